@@ -1,0 +1,4 @@
+// Package adapters groups the thin adapters that connect hostforge to real
+// systems (NetBox, Ironic, Redfish BMCs, a DHCP server over SSH, a vault) and
+// to orchestrators (Temporal, a CLI). The core packages import none of them.
+package adapters

@@ -1,0 +1,110 @@
+package enrollment
+
+import (
+	"context"
+	"errors"
+
+	"github.com/hostforge/hostforge"
+)
+
+// Failure codes raised by the workflow itself. Each phase package declares
+// its own.
+var (
+	RoutingUnresolved = hostforge.Declare(hostforge.Spec{
+		Code:      "IRONIC_ROUTING_UNRESOLVED",
+		Phase:     "resolve_ironic_instance",
+		Owner:     hostforge.OwnerInfraEng,
+		Retryable: false,
+		Action:    "Fix the device role in NetBox so it carries a device_class an Ironic instance manages, or dispatch a workflow that supports this device class, then rerun. Nothing was touched.",
+	})
+	DeviceNotFound = hostforge.Declare(hostforge.Spec{
+		Code:      "NETBOX_DEVICE_NOT_FOUND",
+		Phase:     "netbox_status_gate",
+		Owner:     hostforge.OwnerInfraEng,
+		Retryable: false,
+		Action:    "Register the device in NetBox under exactly this name (or fix the name in the request), then rerun.",
+	})
+	StatusIneligible = hostforge.Declare(hostforge.Spec{
+		Code:      "NETBOX_STATUS_INELIGIBLE",
+		Phase:     "netbox_status_gate",
+		Owner:     hostforge.OwnerInfraEng,
+		Retryable: false,
+		Action:    "Only a staged or active device is enrolled: set the device's NetBox status to staged if it should be enrolled, then rerun.",
+	})
+	DataInvalid = hostforge.Declare(hostforge.Spec{
+		Code:      "NETBOX_DATA_INVALID",
+		Phase:     "read_intent",
+		Owner:     hostforge.OwnerInfraEng,
+		Retryable: false,
+		Action:    "Fix the NetBox field named in the message (device, device type, interface or config context), then rerun. Nothing was written.",
+	})
+	NetBoxUnavailable = hostforge.Declare(hostforge.Spec{
+		Code:      "NETBOX_UNAVAILABLE",
+		Phase:     "read_intent",
+		Owner:     hostforge.OwnerInfraEng,
+		Retryable: true,
+		Action:    "NetBox did not answer or answered 5xx past the retry budget: check NetBox's health, then rerun.",
+	})
+	NetBoxUnauthorized = hostforge.Declare(hostforge.Spec{
+		Code:      "NETBOX_UNAUTHORIZED",
+		Phase:     "read_intent",
+		Owner:     hostforge.OwnerInfraEng,
+		Retryable: false,
+		Action:    "NetBox refused the API token (401/403): check the token and its write permissions on dcim devices, tags and custom fields, then rerun.",
+	})
+	NetBoxWriteRejected = hostforge.Declare(hostforge.Spec{
+		Code:      "NETBOX_WRITE_REJECTED",
+		Phase:     "netbox_activation",
+		Owner:     hostforge.OwnerInfraEng,
+		Retryable: false,
+		Action:    "NetBox refused a write (400/409): read NetBox's reason in the message, fix the object (e.g. a tag or custom field definition), then rerun.",
+	})
+	FleetManagerUnavailable = hostforge.Declare(hostforge.Spec{
+		Code:      "FLEET_MANAGER_UNAVAILABLE",
+		Phase:     "fleet_manager",
+		Owner:     hostforge.OwnerFleetManager,
+		Retryable: true,
+		Action:    "The fleet manager API failed past its retry budget: check its health, then rerun.",
+	})
+	NotImplemented = hostforge.Declare(hostforge.Spec{
+		Code:      "NOT_IMPLEMENTED",
+		Phase:     "any",
+		Owner:     hostforge.OwnerSDK,
+		Retryable: false,
+		Action:    "This phase has no implementation wired into the executor: wire one (or turn the phase's site gate off), then rerun.",
+	})
+)
+
+// netboxErr classifies an error from the NetBox client in a phase. Failures,
+// waits and context errors pass through; hostforge's system errors map to
+// NetBox codes; anything else is left for the runtime to report as
+// UNCLASSIFIED, because it is a bug in the client.
+func netboxErr(err error, phase, format string, args ...any) error {
+	if err == nil {
+		return nil
+	}
+	if _, ok := hostforge.AsFailure(err); ok {
+		return err
+	}
+	if _, ok := hostforge.AsWait(err); ok {
+		return err
+	}
+	var spec *hostforge.Spec
+	switch {
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		return err
+	case errors.Is(err, hostforge.ErrNotFound):
+		spec = DeviceNotFound
+	case errors.Is(err, hostforge.ErrUnauthorized):
+		spec = NetBoxUnauthorized
+	case errors.Is(err, hostforge.ErrUnavailable):
+		spec = NetBoxUnavailable
+	case errors.Is(err, hostforge.ErrInvalid), errors.Is(err, hostforge.ErrConflict):
+		spec = NetBoxWriteRejected
+	default:
+		return err
+	}
+	f := spec.Wrap(err, format, args...)
+	f.Phase = phase
+	return f
+}

@@ -1,0 +1,43 @@
+package enrollment
+
+import (
+	"context"
+
+	"github.com/hostforge/hostforge/bmc"
+)
+
+// StepConfigureBMC is phase 2's step.
+const StepConfigureBMC = "configure_bmc"
+
+// BMCPhase configures one host's BMC (package bmc).
+type BMCPhase interface {
+	Configure(ctx context.Context, t bmc.Target) (bmc.Result, error)
+}
+
+func (e *Executor) bmcSteps() map[string]stepFn {
+	return map[string]stepFn{StepConfigureBMC: bind(e.ConfigureBMC)}
+}
+
+// ConfigureBMC runs phase 2.
+func (e *Executor) ConfigureBMC(ctx context.Context, in bmc.Target) (bmc.Result, error) {
+	if e.BMC == nil {
+		return bmc.Result{}, NotImplemented.New("BMC phase: no BMCPhase in the executor")
+	}
+	return e.BMC.Configure(ctx, in)
+}
+
+// bmcTarget maps the plan to phase 2's input.
+func bmcTarget(req Request, p Plan) bmc.Target {
+	t := bmc.Target{
+		Device:        p.Device.Name,
+		Address:       p.Device.OOBIP,
+		NTPServers:    p.NTPServers,
+		SyslogServers: p.SyslogServers,
+		RestrictBoot:  req.Snapshot.Site.BootRestricted(),
+		ForceRestart:  req.Params.ForceBMCRestart,
+	}
+	if p.ProvisioningNIC != nil {
+		t.ProvisioningMAC = p.ProvisioningNIC.MAC
+	}
+	return t
+}

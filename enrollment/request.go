@@ -1,0 +1,154 @@
+package enrollment
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/hostforge/hostforge/intent"
+)
+
+// Request asks for one device to be enrolled. It is fixed at submission: the
+// per-site gates and the platform-class readiness are snapshotted into it, so
+// a configuration change cannot alter a running execution.
+type Request struct {
+	// Device is the NetBox device name.
+	Device string `json:"device"`
+	// DeviceClass routes the request to the Ironic instance that manages it.
+	DeviceClass string `json:"device_class"`
+	// Site is the site slug the request was submitted for.
+	Site string `json:"site"`
+	// Params are the operator parameters.
+	Params Params `json:"params"`
+	// Snapshot is the configuration in force at submission.
+	Snapshot Snapshot `json:"snapshot"`
+}
+
+// Params are the operator parameters of one enrollment.
+type Params struct {
+	// ForceBMCRestart cold-resets the BMC even when its password was not rotated.
+	ForceBMCRestart bool `json:"force_bmc_restart,omitempty"`
+	// RunInspection: nil or true runs inspection and verification (the default);
+	// false skips both.
+	RunInspection *bool `json:"run_inspection,omitempty"`
+	// ForceInspection runs a fresh inspection even when the existing inventory verifies.
+	ForceInspection bool `json:"force_inspection,omitempty"`
+	// MaxAttemptsOverride, when > 0, replaces the site's attempt budget
+	// (1 fails fast on the first retryable failure).
+	MaxAttemptsOverride int `json:"max_attempts_override,omitempty"`
+}
+
+// InspectionEnabled reports whether inspection runs (default on).
+func (p Params) InspectionEnabled() bool { return p.RunInspection == nil || *p.RunInspection }
+
+// Snapshot is the per-site configuration captured at submission.
+type Snapshot struct {
+	// PlatformClassActivityReady is the site's worker-readiness gate for
+	// recording the platform class (phase 0b). While false the step is skipped.
+	PlatformClassActivityReady bool `json:"platform_class_activity_ready"`
+	// Site is the site configuration.
+	Site SiteConfig `json:"site"`
+}
+
+// SiteConfig is one site's enrollment configuration.
+type SiteConfig struct {
+	// ConfigureDHCP gates phase 1 (enrollment_configure_dhcp).
+	ConfigureDHCP bool `json:"enrollment_configure_dhcp"`
+	// ConfigureBMC gates phase 2 (enrollment_configure_bmc).
+	ConfigureBMC bool `json:"enrollment_configure_bmc"`
+	// IronicEnrol gates phases 4-7 (enrollment_ironic_enrol).
+	IronicEnrol bool `json:"enrollment_ironic_enrol"`
+	// SwitchToIPMIAfterInspection enables phase 6.
+	SwitchToIPMIAfterInspection bool `json:"switch_to_ipmi_after_inspection"`
+	// RestrictBoot: nil or true restricts boot to the provisioning NIC (the
+	// default); false opts the site out.
+	RestrictBoot *bool `json:"restrict_boot,omitempty"`
+	// IronicTag is the NetBox tag slug marking an enrolled host (default "ironic").
+	IronicTag string `json:"ironic_tag,omitempty"`
+	// NodeLockMaxWait bounds how long a locked Ironic node is waited out
+	// (nodeLockMaxWaitSeconds, default 15 minutes).
+	NodeLockMaxWait Duration `json:"node_lock_max_wait,omitempty"`
+	// CleaningDeadline bounds the whole cleaning half (default 3 hours).
+	CleaningDeadline Duration `json:"cleaning_deadline,omitempty"`
+	// MaxAttempts is the retry policy's attempt budget for a retryable
+	// failure of one step or of a whole Ironic attempt (default 3).
+	MaxAttempts int `json:"max_attempts,omitempty"`
+	// IronicInstances maps a device_class to the Ironic instance that manages it.
+	IronicInstances map[string]string `json:"ironic_instances"`
+	// EnrolProject is the Ironic owner/lessee project of enrolled nodes.
+	EnrolProject string `json:"enrol_project,omitempty"`
+}
+
+// Defaults of SiteConfig fields left zero.
+const (
+	DefaultNodeLockMaxWait  = 15 * time.Minute
+	DefaultCleaningDeadline = 3 * time.Hour
+	DefaultMaxAttempts      = 3
+)
+
+// BootRestricted reports whether boot restriction is on (default on).
+func (s SiteConfig) BootRestricted() bool { return s.RestrictBoot == nil || *s.RestrictBoot }
+
+// WithDefaults returns s with every zero optional field set to its default.
+func (s SiteConfig) WithDefaults() SiteConfig {
+	if s.IronicTag == "" {
+		s.IronicTag = intent.DefaultIronicTag
+	}
+	if s.NodeLockMaxWait <= 0 {
+		s.NodeLockMaxWait = Duration(DefaultNodeLockMaxWait)
+	}
+	if s.CleaningDeadline <= 0 {
+		s.CleaningDeadline = Duration(DefaultCleaningDeadline)
+	}
+	if s.MaxAttempts <= 0 {
+		s.MaxAttempts = DefaultMaxAttempts
+	}
+	return s
+}
+
+// NewRequest builds a request for one device, snapshotting the site
+// configuration (with defaults applied) and the platform-class readiness gate.
+func NewRequest(device, deviceClass string, site string, cfg SiteConfig, platformClassReady bool, p Params) Request {
+	return Request{
+		Device:      device,
+		DeviceClass: deviceClass,
+		Site:        site,
+		Params:      p,
+		Snapshot:    Snapshot{PlatformClassActivityReady: platformClassReady, Site: cfg.WithDefaults()},
+	}
+}
+
+// maxAttempts is the attempt budget for this request.
+func (r Request) maxAttempts() int {
+	if r.Params.MaxAttemptsOverride > 0 {
+		return r.Params.MaxAttemptsOverride
+	}
+	if r.Snapshot.Site.MaxAttempts > 0 {
+		return r.Snapshot.Site.MaxAttempts
+	}
+	return DefaultMaxAttempts
+}
+
+// Duration is a time.Duration that reads and writes as a Go duration string
+// ("15m") in JSON and YAML, and also accepts a number of seconds.
+type Duration time.Duration
+
+// D returns the time.Duration.
+func (d Duration) D() time.Duration { return time.Duration(d) }
+
+// MarshalText renders "15m0s".
+func (d Duration) MarshalText() ([]byte, error) { return []byte(time.Duration(d).String()), nil }
+
+// UnmarshalText reads "15m" or "900" (seconds).
+func (d *Duration) UnmarshalText(b []byte) error {
+	s := string(b)
+	if v, err := time.ParseDuration(s); err == nil {
+		*d = Duration(v)
+		return nil
+	}
+	var secs int64
+	if _, err := fmt.Sscanf(s, "%d", &secs); err == nil && fmt.Sprint(secs) == s {
+		*d = Duration(time.Duration(secs) * time.Second)
+		return nil
+	}
+	return fmt.Errorf("invalid duration %q (want e.g. 15m or a number of seconds)", s)
+}

@@ -1,0 +1,110 @@
+package hostforge
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// Owner is the team that acts on a failure.
+type Owner string
+
+// Owners of failures. They say who picks up the page, not who is to blame.
+const (
+	// OwnerInfraEng: the infrastructure engineers who run enrollment (routing,
+	// NetBox data, site configuration).
+	OwnerInfraEng Owner = "INFRA_ENG"
+	// OwnerFleetManager: the team behind the fleet inventory service.
+	OwnerFleetManager Owner = "FLEET_MANAGER"
+	// OwnerDCOps: the on-site data-centre team (cabling, optics, hardware).
+	OwnerDCOps Owner = "DC_OPS"
+	// OwnerNetwork: the network team (switches, DHCP service hosts).
+	OwnerNetwork Owner = "NETWORK"
+	// OwnerSDK: hostforge itself; a failure owned by the SDK is a bug to report.
+	OwnerSDK Owner = "SDK"
+)
+
+// Spec declares one failure code: everything about a failure that does not
+// depend on the particular occurrence. Declare each Spec once, with [Declare].
+type Spec struct {
+	// Code is the stable, upper-case identifier, e.g. IRONIC_ROUTING_UNRESOLVED.
+	Code string
+	// Phase is the workflow phase that raises it, e.g. resolve_ironic_instance.
+	Phase string
+	// Owner is who acts on it.
+	Owner Owner
+	// Retryable says whether rerunning the same attempt, unchanged, can succeed.
+	Retryable bool
+	// Action is the operator's next step.
+	Action string
+}
+
+// New returns a Failure of this code with a message naming what went wrong
+// for this occurrence (the device, the field, the value seen).
+func (s *Spec) New(format string, args ...any) *Failure {
+	return &Failure{Spec: *s, Message: fmt.Sprintf(format, args...)}
+}
+
+// Wrap returns a Failure of this code caused by err.
+func (s *Spec) Wrap(err error, format string, args ...any) *Failure {
+	return &Failure{Spec: *s, Message: fmt.Sprintf(format, args...), Cause: err}
+}
+
+// Is reports whether err is, or wraps, a Failure of this code.
+func (s *Spec) Is(err error) bool { return CodeOf(err) == s.Code }
+
+// Failure is a classified, operator-actionable failure.
+type Failure struct {
+	Spec
+	// Message describes this occurrence. It never carries a secret.
+	Message string
+	// Cause is the underlying error, if any. It is not serialised.
+	Cause error `json:"-"`
+}
+
+// Error renders "CODE (phase, owner OWNER): message: cause".
+func (f *Failure) Error() string {
+	var b strings.Builder
+	b.WriteString(f.Code)
+	if f.Phase != "" {
+		b.WriteString(" (")
+		b.WriteString(f.Phase)
+		b.WriteString(")")
+	}
+	if f.Message != "" {
+		b.WriteString(": ")
+		b.WriteString(f.Message)
+	}
+	if f.Cause != nil {
+		b.WriteString(": ")
+		b.WriteString(f.Cause.Error())
+	}
+	return b.String()
+}
+
+// Unwrap returns the cause.
+func (f *Failure) Unwrap() error { return f.Cause }
+
+// Is matches another *Failure with the same code, so that
+// errors.Is(err, spec.New("")) works as well as spec.Is(err).
+func (f *Failure) Is(target error) bool {
+	t, ok := target.(*Failure)
+	return ok && t.Code == f.Code
+}
+
+// CodeOf returns the code of the first Failure in err's chain, or "" when err
+// is nil or carries no Failure.
+func CodeOf(err error) string {
+	var f *Failure
+	if errors.As(err, &f) {
+		return f.Code
+	}
+	return ""
+}
+
+// AsFailure returns the first Failure in err's chain.
+func AsFailure(err error) (*Failure, bool) {
+	var f *Failure
+	ok := errors.As(err, &f)
+	return f, ok
+}

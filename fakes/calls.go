@@ -1,0 +1,153 @@
+package fakes
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+)
+
+// Systems counted by the fakes.
+const (
+	SysNetBox       = "netbox"
+	SysFleetManager = "fleet_manager"
+	SysVault        = "vault"
+	SysDHCP         = "dhcp"
+	SysBMC          = "bmc"
+	SysIronic       = "ironic"
+)
+
+// Tally is the number of calls to one system.
+type Tally struct {
+	Reads  int `json:"reads"`
+	Writes int `json:"writes"`
+	// Ops counts calls per operation name.
+	Ops map[string]int `json:"ops,omitempty"`
+}
+
+// Calls is a snapshot of call counts per system.
+type Calls map[string]Tally
+
+// Writes is the total number of writes across systems.
+func (c Calls) Writes() int {
+	n := 0
+	for _, t := range c {
+		n += t.Writes
+	}
+	return n
+}
+
+// Reads is the total number of reads across systems.
+func (c Calls) Reads() int {
+	n := 0
+	for _, t := range c {
+		n += t.Reads
+	}
+	return n
+}
+
+// String renders "netbox r=3 w=1, vault r=1 w=0".
+func (c Calls) String() string {
+	keys := make([]string, 0, len(c))
+	for k := range c {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, 0, len(keys))
+	for _, k := range keys {
+		parts = append(parts, fmt.Sprintf("%s r=%d w=%d", k, c[k].Reads, c[k].Writes))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// Sub returns c minus an earlier snapshot, per system.
+func (c Calls) Sub(earlier Calls) Calls {
+	out := Calls{}
+	for k, t := range c {
+		e := earlier[k]
+		d := Tally{Reads: t.Reads - e.Reads, Writes: t.Writes - e.Writes, Ops: map[string]int{}}
+		for op, n := range t.Ops {
+			if m := n - e.Ops[op]; m != 0 {
+				d.Ops[op] = m
+			}
+		}
+		out[k] = d
+	}
+	return out
+}
+
+// counter counts calls; it is shared by every fake of a Site.
+type counter struct {
+	mu sync.Mutex
+	m  map[string]*Tally
+}
+
+func (c *counter) add(system, op string, write bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil {
+		c.m = map[string]*Tally{}
+	}
+	t := c.m[system]
+	if t == nil {
+		t = &Tally{Ops: map[string]int{}}
+		c.m[system] = t
+	}
+	if write {
+		t.Writes++
+	} else {
+		t.Reads++
+	}
+	t.Ops[op]++
+}
+
+func (c *counter) snapshot() Calls {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := Calls{}
+	for k, t := range c.m {
+		ops := make(map[string]int, len(t.Ops))
+		for op, n := range t.Ops {
+			ops[op] = n
+		}
+		out[k] = Tally{Reads: t.Reads, Writes: t.Writes, Ops: ops}
+	}
+	return out
+}
+
+// faults holds injected failures: the next N calls of system/op fail.
+type faults struct {
+	mu sync.Mutex
+	m  map[string]*fault
+}
+
+type fault struct {
+	n   int
+	err error
+}
+
+func (f *faults) inject(system, op string, n int, err error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.m == nil {
+		f.m = map[string]*fault{}
+	}
+	f.m[system+"/"+op] = &fault{n: n, err: err}
+}
+
+// take returns the error for this call, consuming one injection. An op of
+// "*" matches every operation of the system.
+func (f *faults) take(system, op string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, key := range []string{system + "/" + op, system + "/*"} {
+		if ft := f.m[key]; ft != nil && ft.n > 0 {
+			ft.n--
+			if ft.n == 0 {
+				delete(f.m, key)
+			}
+			return ft.err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,402 @@
+package fakes
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/hostforge/hostforge"
+	"github.com/hostforge/hostforge/intent"
+)
+
+// NetBoxState is NetBox's data, normalised as NetBox stores it: objects by
+// id, related by id. The in-memory fake and the REST emulator both serve it.
+type NetBoxState struct {
+	NextID        int
+	Devices       map[int]*NBDevice
+	DeviceTypes   map[int]*NBDeviceType
+	Manufacturers map[int]*NBManufacturer
+	Roles         map[int]*NBRole
+	Sites         map[int]*NBSite
+	Interfaces    map[int]*NBInterface
+	Cables        map[int]*NBCable
+	Tags          map[int]*NBTag
+}
+
+// NBDevice is a dcim.device.
+type NBDevice struct {
+	ID           int
+	Name         string
+	Status       string
+	RoleID       int
+	DeviceTypeID int
+	SiteID       int
+	Serial       string
+	OOBIP        string // with prefix length, as NetBox stores it, e.g. "10.0.0.5/24"
+	PrimaryIP4   string
+	TagIDs       []int
+	CustomFields map[string]any
+	// ConfigContext is the rendered config context.
+	ConfigContext map[string]any
+}
+
+// NBDeviceType is a dcim.devicetype.
+type NBDeviceType struct {
+	ID             int
+	ManufacturerID int
+	Model          string
+	Slug           string
+	CustomFields   map[string]any
+}
+
+// NBManufacturer is a dcim.manufacturer.
+type NBManufacturer struct {
+	ID   int
+	Name string
+	Slug string
+}
+
+// NBRole is a dcim.devicerole.
+type NBRole struct {
+	ID           int
+	Name         string
+	Slug         string
+	CustomFields map[string]any
+}
+
+// NBSite is a dcim.site.
+type NBSite struct {
+	ID   int
+	Name string
+	Slug string
+}
+
+// NBInterface is a dcim.interface.
+type NBInterface struct {
+	ID       int
+	DeviceID int
+	Name     string
+	Type     string
+	MAC      string
+	MgmtOnly bool
+	Enabled  bool
+	LAGID    int // 0 when none
+	CableID  int // 0 when uncabled
+}
+
+// NBTermination is one end of a cable.
+type NBTermination struct {
+	ObjectType string // e.g. "dcim.interface", "dcim.frontport"
+	ObjectID   int
+	// DeviceID and Name describe a termination that is not a dcim.interface
+	// (a front port, a circuit termination), which has no NBInterface.
+	DeviceID int
+	Name     string
+}
+
+// NBCable is a dcim.cable.
+type NBCable struct {
+	ID     int
+	Status string
+	A, B   []NBTermination
+}
+
+// NBTag is an extras.tag.
+type NBTag struct {
+	ID   int
+	Name string
+	Slug string
+}
+
+func newNetBoxState() *NetBoxState {
+	return &NetBoxState{
+		NextID:        1,
+		Devices:       map[int]*NBDevice{},
+		DeviceTypes:   map[int]*NBDeviceType{},
+		Manufacturers: map[int]*NBManufacturer{},
+		Roles:         map[int]*NBRole{},
+		Sites:         map[int]*NBSite{},
+		Interfaces:    map[int]*NBInterface{},
+		Cables:        map[int]*NBCable{},
+		Tags:          map[int]*NBTag{},
+	}
+}
+
+func (s *NetBoxState) id() int { s.NextID++; return s.NextID - 1 }
+
+// DeviceByName returns the device with that name.
+func (s *NetBoxState) DeviceByName(name string) *NBDevice {
+	for _, d := range s.Devices {
+		if d.Name == name {
+			return d
+		}
+	}
+	return nil
+}
+
+// TagBySlug returns the tag with that slug.
+func (s *NetBoxState) TagBySlug(slug string) *NBTag {
+	for _, t := range s.Tags {
+		if t.Slug == slug {
+			return t
+		}
+	}
+	return nil
+}
+
+// DeviceInterfaces returns a device's interfaces in natural name order.
+func (s *NetBoxState) DeviceInterfaces(deviceID int) []*NBInterface {
+	var out []*NBInterface
+	for _, i := range s.Interfaces {
+		if i.DeviceID == deviceID {
+			out = append(out, i)
+		}
+	}
+	sort.Slice(out, func(a, b int) bool { return intent.NaturalLess(out[a].Name, out[b].Name) })
+	return out
+}
+
+// EnsureTag returns the tag with that slug, creating it when missing.
+func (s *NetBoxState) EnsureTag(slug string) *NBTag {
+	if t := s.TagBySlug(slug); t != nil {
+		return t
+	}
+	t := &NBTag{ID: s.id(), Name: slug, Slug: slug}
+	s.Tags[t.ID] = t
+	return t
+}
+
+// Intent assembles the recorded intent of one device, as a NetBox client
+// reads it.
+func (s *NetBoxState) Intent(d *NBDevice) (intent.Device, error) {
+	out := intent.Device{
+		ID:         d.ID,
+		Name:       d.Name,
+		Status:     intent.Status(d.Status),
+		Serial:     d.Serial,
+		OOBIP:      stripPrefix(d.OOBIP),
+		PrimaryIP4: stripPrefix(d.PrimaryIP4),
+	}
+	if r := s.Roles[d.RoleID]; r != nil {
+		out.Role = intent.Role{Slug: r.Slug, Name: r.Name, DeviceClass: cfString(r.CustomFields, "device_class")}
+	}
+	if dt := s.DeviceTypes[d.DeviceTypeID]; dt != nil {
+		out.DeviceType = intent.DeviceType{ID: dt.ID, Slug: dt.Slug, Model: dt.Model, GPUType: cfString(dt.CustomFields, "gpu_type")}
+		if m := s.Manufacturers[dt.ManufacturerID]; m != nil {
+			out.DeviceType.Manufacturer = m.Name
+		}
+	}
+	if st := s.Sites[d.SiteID]; st != nil {
+		out.Site = intent.Site{Slug: st.Slug, Name: st.Name}
+	}
+	for _, id := range d.TagIDs {
+		if t := s.Tags[id]; t != nil {
+			out.Tags = append(out.Tags, t.Slug)
+		}
+	}
+	sort.Strings(out.Tags)
+	out.PlatformClass = cfString(d.CustomFields, "platform_class")
+	out.ConfigContext = cloneJSON(d.ConfigContext)
+	for _, i := range s.DeviceInterfaces(d.ID) {
+		ii := intent.Interface{ID: i.ID, Name: i.Name, Type: i.Type, MAC: i.MAC, MgmtOnly: i.MgmtOnly, Enabled: i.Enabled}
+		if lag := s.Interfaces[i.LAGID]; lag != nil {
+			ii.LAG = lag.Name
+		}
+		ii.Peer = s.peerOf(i)
+		out.Interfaces = append(out.Interfaces, ii)
+	}
+	return out, nil
+}
+
+// peerOf is the far end of an interface's cable.
+func (s *NetBoxState) peerOf(i *NBInterface) *intent.Peer {
+	c := s.Cables[i.CableID]
+	if c == nil {
+		return nil
+	}
+	far := c.B
+	for _, t := range c.B {
+		if t.ObjectType == intent.PeerKindInterface && t.ObjectID == i.ID {
+			far = c.A
+		}
+	}
+	if len(far) == 0 {
+		return nil
+	}
+	t := far[0]
+	p := &intent.Peer{Kind: t.ObjectType, Port: t.Name}
+	devID := t.DeviceID
+	if t.ObjectType == intent.PeerKindInterface {
+		if pi := s.Interfaces[t.ObjectID]; pi != nil {
+			devID, p.Port = pi.DeviceID, pi.Name
+			if lag := s.Interfaces[pi.LAGID]; lag != nil {
+				p.PortLAG = lag.Name
+			}
+		}
+	}
+	if pd := s.Devices[devID]; pd != nil {
+		p.Device = pd.Name
+		if r := s.Roles[pd.RoleID]; r != nil {
+			p.DeviceRole = r.Slug
+		}
+	}
+	return p
+}
+
+func stripPrefix(addr string) string {
+	if i := strings.IndexByte(addr, '/'); i >= 0 {
+		return addr[:i]
+	}
+	return addr
+}
+
+func cfString(cf map[string]any, key string) string {
+	if s, ok := cf[key].(string); ok {
+		return s
+	}
+	return ""
+}
+
+// cloneJSON deep-copies a JSON-shaped map so callers cannot alias fake state.
+func cloneJSON(m map[string]any) map[string]any {
+	if m == nil {
+		return nil
+	}
+	b, err := json.Marshal(m)
+	if err != nil {
+		panic(fmt.Sprintf("fakes: config context is not JSON: %v", err))
+	}
+	var out map[string]any
+	if err := json.Unmarshal(b, &out); err != nil {
+		panic(err)
+	}
+	return out
+}
+
+// NetBox is the in-memory NetBox. It implements enrollment's NetBox and
+// DeviceLister interfaces.
+type NetBox struct {
+	mu    sync.Mutex
+	state *NetBoxState
+	site  *Site
+}
+
+// View runs fn with the state locked for reading. fn must not keep pointers.
+func (n *NetBox) View(fn func(*NetBoxState)) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	fn(n.state)
+}
+
+// Update runs fn with the state locked for writing.
+func (n *NetBox) Update(fn func(*NetBoxState) error) error {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return fn(n.state)
+}
+
+func (n *NetBox) enter(ctx context.Context, op string, write bool) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	n.site.calls.add(SysNetBox, op, write)
+	return n.site.faults.take(SysNetBox, op)
+}
+
+// Device reads one device's intent.
+func (n *NetBox) Device(ctx context.Context, name string) (intent.Device, error) {
+	if err := n.enter(ctx, "device", false); err != nil {
+		return intent.Device{}, err
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	d := n.state.DeviceByName(name)
+	if d == nil {
+		return intent.Device{}, fmt.Errorf("netbox: device %q: %w", name, hostforge.ErrNotFound)
+	}
+	return n.state.Intent(d)
+}
+
+// DeviceNames lists every device name, sorted.
+func (n *NetBox) DeviceNames(ctx context.Context) ([]string, error) {
+	if err := n.enter(ctx, "device_names", false); err != nil {
+		return nil, err
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	out := make([]string, 0, len(n.state.Devices))
+	for _, d := range n.state.Devices {
+		out = append(out, d.Name)
+	}
+	sort.Strings(out)
+	return out, nil
+}
+
+// SetStatus changes a device's status and nothing else.
+func (n *NetBox) SetStatus(ctx context.Context, deviceID int, status intent.Status) error {
+	if err := n.enter(ctx, "set_status", true); err != nil {
+		return err
+	}
+	if !status.Known() {
+		return fmt.Errorf("netbox: status %q is not a valid choice: %w", status, hostforge.ErrInvalid)
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	d := n.state.Devices[deviceID]
+	if d == nil {
+		return fmt.Errorf("netbox: device id %d: %w", deviceID, hostforge.ErrNotFound)
+	}
+	d.Status = string(status)
+	return nil
+}
+
+// AddTags adds tags, creating missing tag objects, keeping existing tags.
+func (n *NetBox) AddTags(ctx context.Context, deviceID int, slugs ...string) error {
+	if err := n.enter(ctx, "add_tags", true); err != nil {
+		return err
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	d := n.state.Devices[deviceID]
+	if d == nil {
+		return fmt.Errorf("netbox: device id %d: %w", deviceID, hostforge.ErrNotFound)
+	}
+	for _, slug := range slugs {
+		if slug == "" {
+			return fmt.Errorf("netbox: empty tag slug: %w", hostforge.ErrInvalid)
+		}
+		t := n.state.EnsureTag(slug)
+		has := false
+		for _, id := range d.TagIDs {
+			has = has || id == t.ID
+		}
+		if !has {
+			d.TagIDs = append(d.TagIDs, t.ID)
+		}
+	}
+	return nil
+}
+
+// SetPlatformClass writes custom_fields.platform_class and nothing else.
+func (n *NetBox) SetPlatformClass(ctx context.Context, deviceID int, value string) error {
+	if err := n.enter(ctx, "set_platform_class", true); err != nil {
+		return err
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	d := n.state.Devices[deviceID]
+	if d == nil {
+		return fmt.Errorf("netbox: device id %d: %w", deviceID, hostforge.ErrNotFound)
+	}
+	if d.CustomFields == nil {
+		d.CustomFields = map[string]any{}
+	}
+	if _, defined := d.CustomFields["platform_class"]; !defined && !n.site.platformClassFieldDefined() {
+		return fmt.Errorf("netbox: custom field platform_class does not exist: %w", hostforge.ErrInvalid)
+	}
+	d.CustomFields["platform_class"] = value
+	return nil
+}
