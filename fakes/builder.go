@@ -46,6 +46,9 @@ type HostSpec struct {
 	// ConfigContext entries are merged over the generated ones (a nil value
 	// deletes a key).
 	ConfigContext map[string]any
+	// Vendor is the BMC vendor: "dell", "lenovo", "ami" or "supermicro"
+	// (default from the manufacturer).
+	Vendor string
 }
 
 // Host is a host's physical truth: what is really there, which NetBox may or
@@ -56,6 +59,8 @@ type Host struct {
 	OOBIP  string
 	BMCMAC string
 	NICs   []PhysNIC
+	// Hardware is what inspection finds.
+	Hardware Hardware
 }
 
 // PhysNIC is a NIC as wired.
