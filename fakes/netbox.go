@@ -298,6 +298,18 @@ func (n *NetBox) Update(fn func(*NetBoxState) error) error {
 	return fn(n.state)
 }
 
+// Enter records one call of op (a write when write is set) in the site's
+// call counts and returns the error injected for it, if any. The REST
+// emulator calls it once per HTTP request, so call counts and Site.Inject
+// apply over HTTP too.
+func (n *NetBox) Enter(ctx context.Context, op string, write bool) error {
+	return n.enter(ctx, op, write)
+}
+
+// PlatformClassFieldDefined reports whether the platform_class custom field
+// exists on this site (see Site.RemovePlatformClassField).
+func (n *NetBox) PlatformClassFieldDefined() bool { return n.site.platformClassFieldDefined() }
+
 func (n *NetBox) enter(ctx context.Context, op string, write bool) error {
 	if err := ctx.Err(); err != nil {
 		return err
