@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/hostforge/hostforge"
+	"github.com/hostforge/hostforge/dhcp"
 	"github.com/hostforge/hostforge/intent"
 	"github.com/hostforge/hostforge/platformclass"
 )
@@ -19,6 +20,9 @@ type Result struct {
 	// ProvisionState is the Ironic node's final provision state, when the
 	// Ironic phases ran.
 	ProvisionState string `json:"provision_state,omitempty"`
+	// Node is the Ironic node UUID the Ironic phases ended on, when they ran;
+	// with Instance it is the reference completion proof compares.
+	Node string `json:"node,omitempty"`
 	// PlatformClass is the effective platform class, when recorded.
 	PlatformClass string `json:"platform_class,omitempty"`
 	// Phases lists each phase in order with what became of it.
@@ -66,6 +70,7 @@ type flow struct {
 	req      Request
 	instance string
 	plan     Plan
+	dhcpIn   dhcp.Entry
 	res      Result
 }
 
@@ -114,7 +119,12 @@ func (f *flow) enroll(ctx context.Context) error {
 		f.record(PhaseStatusGate, "failed", string(ri.Device.Status))
 		return err
 	}
-	if f.plan, err = buildPlan(f.req, ri.Device); err != nil {
+	if f.plan, err = buildPlan(f.req, ri.Device); err == nil && site.ConfigureDHCP {
+		// Every enabled phase's input is mapped before anything is written,
+		// so bad NetBox data changes nothing.
+		f.dhcpIn, err = dhcpEntry(f.plan)
+	}
+	if err != nil {
 		f.record(PhaseStatusGate, "failed", "invalid NetBox data")
 		return err
 	}
@@ -141,11 +151,7 @@ func (f *flow) enroll(ctx context.Context) error {
 
 	// 1. DHCP.
 	if site.ConfigureDHCP {
-		entry, err := dhcpEntry(f.plan)
-		if err == nil {
-			err = f.run(ctx, StepConfigureDHCP, entry, nil)
-		}
-		if err != nil {
+		if err := f.run(ctx, StepConfigureDHCP, f.dhcpIn, nil); err != nil {
 			f.record(PhaseDHCP, "failed", "")
 			return err
 		}
