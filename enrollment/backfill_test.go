@@ -124,3 +124,15 @@ func TestBackfillErrors(t *testing.T) {
 		t.Fatalf("cancelled backfill = %+v", out)
 	}
 }
+
+func TestSubmitReadsTheDeviceClass(t *testing.T) {
+	site := backfillSite()
+	ctx := context.Background()
+	req, err := enrollment.Submit(ctx, site.NetBox, "gpu-1", "lab1", enrollment.SiteConfig{}, true, enrollment.Params{})
+	if err != nil || req.DeviceClass != intent.ClassGPUCompute || !req.Snapshot.PlatformClassActivityReady || req.Snapshot.Site.IronicTag != "ironic" {
+		t.Fatalf("req = %+v, %v", req, err)
+	}
+	if _, err := enrollment.Submit(ctx, site.NetBox, "ghost", "lab1", enrollment.SiteConfig{}, true, enrollment.Params{}); hostforge.CodeOf(err) != "NETBOX_DEVICE_NOT_FOUND" {
+		t.Fatalf("ghost: %v", err)
+	}
+}
