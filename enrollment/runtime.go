@@ -73,9 +73,19 @@ func (l *Local) Do(ctx context.Context, step string, in, out any) error {
 		}
 	}
 	err := hostforge.Classified(s.call(ctx, in, out, l.RoundTrip))
+	o, f, w := hostforge.Classify(err)
+	took := l.Clock.Now().Sub(start)
+	log := l.Exec.log()
+	switch o {
+	case hostforge.Done:
+		log.Debug("step done", "device", l.Device, "step", step, "took", took)
+	case hostforge.Waiting:
+		log.Info("step waits", "device", l.Device, "step", step, "reason", w.Reason, "after", w.After, "detail", w.Detail)
+	default:
+		log.Warn("step failed", "device", l.Device, "step", step, "phase", f.Phase, "code", f.Code, "owner", f.Owner, "retryable", f.Retryable, "error", f.Error())
+	}
 	if l.OnEvent != nil {
-		o, f, w := hostforge.Classify(err)
-		l.OnEvent(Event{Device: l.Device, Kind: "step", Step: step, Outcome: o, At: l.Clock.Now(), Took: l.Clock.Now().Sub(start), Wait: w, Failure: f})
+		l.OnEvent(Event{Device: l.Device, Kind: "step", Step: step, Outcome: o, At: l.Clock.Now(), Took: took, Wait: w, Failure: f})
 	}
 	return err
 }

@@ -46,6 +46,7 @@ func newWorld(t *testing.T) *world {
 func (w *world) enroll(t *testing.T, device, class string, p enrollment.Params) (enrollment.Result, error) {
 	t.Helper()
 	req := enrollment.NewRequest(device, class, "lab1", w.cfg, true, p)
+	w.rt.Device = device
 	res, err := enrollment.Enroll(context.Background(), w.rt, req)
 	if err != nil {
 		if _, ok := err.(*hostforge.Failure); !ok {
@@ -507,6 +508,11 @@ func TestUnclassifiedPhaseErrorIsReportedAsABug(t *testing.T) {
 	f := wantFailure(t, err, "UNCLASSIFIED", false, hostforge.OwnerSDK, "index out of range")
 	if !strings.Contains(f.Action, "bug") {
 		t.Fatalf("action = %q", f.Action)
+	}
+	for _, field := range []string{"step failed", "device=h", "step=configure_dhcp", "code=UNCLASSIFIED", "owner=SDK"} {
+		if !strings.Contains(w.logs.String(), field) {
+			t.Errorf("failure log lacks %q:\n%s", field, w.logs)
+		}
 	}
 }
 
