@@ -1,5 +1,7 @@
 package bmc
 
+import "log/slog"
+
 // Target is the BMC to configure and the intent it is configured to.
 type Target struct {
 	// Device is the NetBox device name; the BMC hostname derives from it.
@@ -15,11 +17,38 @@ type Target struct {
 	RestrictBoot bool `json:"restrict_boot"`
 	// ForceRestart cold-resets the BMC even without a password rotation.
 	ForceRestart bool `json:"force_restart,omitempty"`
+	// FactoryCredentialItem names the vault item holding the factory/initial
+	// admin credential the site's BMCs ship with ("" = the Configurator's
+	// default, DefaultFactoryItem).
+	FactoryCredentialItem string `json:"factory_credential_item,omitempty"`
 }
 
 // Result says what the strategy did.
 type Result struct {
-	Vendor string   `json:"vendor"`
-	Steps  []string `json:"steps,omitempty"`
-	Writes int      `json:"writes"`
+	Vendor string `json:"vendor"`
+	// Steps lists each step the vendor ran as "name:outcome", in order, e.g.
+	// "password:ok", "ntp:set", "boot_restriction:not_identified".
+	Steps []string `json:"steps,omitempty"`
+	// Writes counts the configuration writes made (PATCH/POST/DELETE).
+	Writes int `json:"writes"`
+	// Rotated is true when the admin password was rotated in this run.
+	Rotated bool `json:"rotated,omitempty"`
+	// Reset is true when the BMC was cold-reset in this run.
+	Reset bool `json:"reset,omitempty"`
 }
+
+// Credential is a user name and password. It never prints its password:
+// String, GoString and slog all redact it.
+type Credential struct {
+	Username string `json:"-"`
+	Password string `json:"-"`
+}
+
+func (c Credential) String() string   { return c.Username + ":<redacted>" }
+func (c Credential) GoString() string { return "bmc.Credential{" + c.String() + "}" }
+
+// LogValue redacts the password in structured logs.
+func (c Credential) LogValue() slog.Value { return slog.StringValue(c.String()) }
+
+// Valid reports whether both fields are set.
+func (c Credential) Valid() bool { return c.Username != "" && c.Password != "" }
