@@ -332,7 +332,10 @@ func (c *checker) memory() {
 		}
 		obs += fmt.Sprintf(" in %d DIMMs adding up to %d MB: %s", len(mem.DIMMs), sum, strings.Join(slots, ", "))
 	}
-	action := fmt.Sprintf("%s: memory differs from NetBox (%s): a slot missing from the populated list above is empty or its DIMM failed training — reseat or replace it and check the BMC's event log", c.host, strings.Join(bad, ", "))
+	action := fmt.Sprintf("%s: memory differs from NetBox (%s): a slot missing from the populated slots the host reports is empty or its DIMM failed training — reseat or replace it and check the BMC's event log", c.host, strings.Join(bad, ", "))
+	if mem.DIMMs == nil {
+		action = fmt.Sprintf("%s: memory differs from NetBox (%s): a DIMM is missing or failed training — find its slot in the BMC's memory inventory and event log, reseat or replace it", c.host, strings.Join(bad, ", "))
+	}
 	if len(odd) > 0 {
 		action += fmt.Sprintf("; slots with a DIMM of the wrong size: %s", strings.Join(odd, ", "))
 	}
