@@ -275,6 +275,7 @@ func (s *Site) AddHost(spec HostSpec) *Host {
 	s.hosts[spec.Name] = h
 	s.hostOrder = append(s.hostOrder, spec.Name)
 	s.mu.Unlock()
+	s.BMCs.addHost(h)
 	return h
 }
 

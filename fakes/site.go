@@ -17,6 +17,8 @@ type Site struct {
 	NetBox       *NetBox
 	FleetManager *FleetManager
 	Vault        *Vault
+	// BMCs is one fake BMC per host, reached by out-of-band address.
+	BMCs *BMCs
 
 	calls  counter
 	faults faults
@@ -38,6 +40,8 @@ func NewSite() *Site {
 	s.NetBox = &NetBox{state: newNetBoxState(), site: s}
 	s.FleetManager = &FleetManager{site: s, devices: map[string]string{}}
 	s.Vault = &Vault{site: s, items: map[string]map[string]string{}}
+	s.BMCs = newBMCs(s)
+	s.seedBMCVault()
 	return s
 }
 

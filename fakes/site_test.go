@@ -147,7 +147,7 @@ func TestCallsAndFaults(t *testing.T) {
 	if got := c.String(); got != "fleet_manager r=0 w=1, netbox r=3 w=0, vault r=3 w=1" {
 		t.Fatalf("String() = %q", got)
 	}
-	if fmt.Sprint(site.Vault.Names()) != "[bmc/h]" {
+	if fmt.Sprint(site.Vault.Names()) != "[bmc-admin-h bmc-factory bmc/h ipmi-exporter]" {
 		t.Fatal("Names")
 	}
 	cctx, cancel := context.WithCancel(ctx)
