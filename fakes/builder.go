@@ -217,7 +217,7 @@ func (s *Site) AddHost(spec HostSpec) *Host {
 	}
 	s.mu.Unlock()
 
-	h := &Host{Name: spec.Name, Spec: spec, BMCMAC: mac(0x0a, n, 0)}
+	h := &Host{Name: spec.Name, Spec: spec, BMCMAC: mac(0x0a, n, 0), Hardware: DefaultHardware(spec.Manufacturer, spec.Model)}
 	if !spec.NoOOB {
 		h.OOBIP = fmt.Sprintf("10.10.%d.%d", n/250, n%250+2)
 	}
@@ -268,7 +268,7 @@ func (s *Site) AddHost(spec HostSpec) *Host {
 			}
 			h.NICs = append(h.NICs, nic)
 		}
-		d.ConfigContext = hostConfigContext(spec)
+		d.ConfigContext = hostConfigContext(spec, h.Hardware)
 		return nil
 	})
 	s.mu.Lock()
@@ -296,7 +296,7 @@ func roleFor(spec HostSpec) (slug, class string) {
 }
 
 // hostConfigContext renders the config context a well-configured site gives a host.
-func hostConfigContext(spec HostSpec) map[string]any {
+func hostConfigContext(spec HostSpec, hw Hardware) map[string]any {
 	ironic := map[string]any{
 		"driver":         "redfish",
 		"interface_type": spec.NICType,
@@ -315,6 +315,8 @@ func hostConfigContext(spec HostSpec) map[string]any {
 		"ironic_settings": ironic,
 		"ntp-servers":     []any{"10.0.0.11", "10.0.0.12"},
 		"syslog-servers":  []any{"10.0.0.21"},
+		// inspection_validation agrees with the host's Hardware (schema: verify/doc.go).
+		"inspection_validation": inspectionValidation(spec, hw),
 	}
 	if spec.HasZTP {
 		cc["ztp"] = spec.ZTP

@@ -17,6 +17,8 @@ type Site struct {
 	NetBox       *NetBox
 	FleetManager *FleetManager
 	Vault        *Vault
+	// Ironic holds the Ironic instances by name (see AddIronic).
+	Ironic map[string]*Ironic
 	// BMCs is one fake BMC per host, reached by out-of-band address.
 	BMCs *BMCs
 

@@ -26,4 +26,5 @@ func Executor(site *fakes.Site, log *slog.Logger) *enrollment.Executor {
 // wirePhases connects the DHCP, BMC and Ironic phases to the site's fakes.
 func wirePhases(site *fakes.Site, e *enrollment.Executor) {
 	e.BMC = &bmc.Configurator{Connector: site.BMCs, Vault: site.Vault, Clock: site.Clock, Log: e.Log}
+	e.Ironic = ironicPhases(site, e.Log)
 }

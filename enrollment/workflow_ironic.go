@@ -1,0 +1,292 @@
+package enrollment
+
+import (
+	"context"
+	"time"
+
+	"github.com/hostforge/hostforge"
+	"github.com/hostforge/hostforge/intent"
+	"github.com/hostforge/hostforge/ironic"
+	"github.com/hostforge/hostforge/verify"
+)
+
+// ironicAttemptLimit bounds one attempt's polling, whatever the phases say:
+// a node that neither finishes nor fails for this long is a stuck workflow.
+const ironicAttemptLimit = 6 * time.Hour
+
+// ironic runs phases 4-7 from the workflow body: the inspection half with
+// whole-attempt reruns, the optional IPMI switch, the cleaning half with
+// reruns of its start, finalize and the NetBox ironic tag.
+func (f *flow) ironic(ctx context.Context) error {
+	site := f.req.Snapshot.Site
+	if err := f.ironicInspection(ctx); err != nil {
+		return err
+	}
+	spec := ironicSpec(f.req, f.plan)
+	if site.SwitchToIPMIAfterInspection {
+		var sw ironic.SwitchResult
+		lock := f.newLockMeter(ctx, time.Time{})
+		if err := f.ironicRun(ctx, StepIronicSwitchIPMI, IronicNodeIn{Instance: f.instance, Spec: spec}, &sw, lock); err != nil {
+			return err
+		}
+	}
+	if err := f.ironicCleaning(ctx); err != nil {
+		return err
+	}
+	var fin ironic.FinalizeOut
+	if err := f.ironicRun(ctx, StepIronicFinalize, IronicNodeIn{Instance: f.instance, Spec: ironicSpec(f.req, f.plan)}, &fin, f.newLockMeter(ctx, time.Time{})); err != nil {
+		return err
+	}
+	f.res.ProvisionState = fin.Node.ProvisionState
+	tag := site.IronicTag
+	if tag == "" {
+		tag = intent.DefaultIronicTag
+	}
+	return f.tag(ctx, tag)
+}
+
+// ironicInspection runs the inspection half; a retryable failure (unexpected
+// state, inspection failed or timed out, power-on timeout, Ironic down)
+// reruns the whole attempt — re-reading NetBox, the prelude recovering the
+// node — within the request's attempt budget. Each attempt has its own
+// node-lock budget, so lock time and inspection failures never share one.
+func (f *flow) ironicInspection(ctx context.Context) error {
+	for attempt := 1; ; attempt++ {
+		err := f.inspectionAttempt(ctx, attempt)
+		if err == nil {
+			return nil
+		}
+		fl, ok := hostforge.AsFailure(err)
+		if !ok || !fl.Retryable || fl.Code == ironic.NodeLocked.Code || fl.Code == WaitBudgetExhausted.Code || attempt >= f.req.maxAttempts() {
+			return err
+		}
+		if err := f.rt.Sleep(ctx, retryBackoff(attempt)); err != nil {
+			return err
+		}
+	}
+}
+
+func (f *flow) inspectionAttempt(ctx context.Context, attempt int) error {
+	if attempt > 1 {
+		if err := f.refreshPlan(ctx); err != nil {
+			return err
+		}
+	}
+	exp, err := ironicExpectations(f.plan)
+	if err != nil {
+		return err
+	}
+	in := IronicInspectionIn{Instance: f.instance, In: ironic.InspectionIn{
+		Spec:    ironicSpec(f.req, f.plan),
+		Inspect: f.req.Params.InspectionEnabled(),
+		Force:   f.req.Params.ForceInspection,
+		Expect:  exp,
+	}}
+	lock := f.newLockMeter(ctx, time.Time{})
+	start := f.rt.Now(ctx)
+	for {
+		var out ironic.InspectionOut
+		if err := f.ironicRun(ctx, StepIronicInspection, in, &out, lock); err != nil {
+			return err
+		}
+		in.In.Progress = out.Progress
+		f.res.ProvisionState = out.Node.ProvisionState
+		if out.Done {
+			return nil
+		}
+		if f.rt.Now(ctx).Sub(start) > ironicAttemptLimit {
+			return WaitBudgetExhausted.New("step %s polled for %s without finishing; last: %s (%s)", StepIronicInspection, ironicAttemptLimit, out.Note, out.Node.ProvisionState)
+		}
+		if err := f.rt.Sleep(ctx, out.Next); err != nil {
+			return err
+		}
+	}
+}
+
+// ironicCleaning runs the cleaning half within the overall cleaning
+// deadline. clean failed (or Ironic being down) reruns the start within the
+// attempt budget; anything else fails at once.
+func (f *flow) ironicCleaning(ctx context.Context) error {
+	deadline := f.rt.Now(ctx).Add(f.req.Snapshot.Site.CleaningDeadline.D())
+	if f.req.Snapshot.Site.CleaningDeadline <= 0 {
+		deadline = f.rt.Now(ctx).Add(DefaultCleaningDeadline)
+	}
+	for attempt := 1; ; attempt++ {
+		err := f.cleaningAttempt(ctx, attempt, deadline)
+		if err == nil {
+			return nil
+		}
+		code := hostforge.CodeOf(err)
+		if (code != ironic.CleaningFailed.Code && code != ironic.Unavailable.Code) || attempt >= f.req.maxAttempts() {
+			return err
+		}
+		pause := retryBackoff(attempt)
+		if left := deadline.Sub(f.rt.Now(ctx)); left < pause {
+			return err
+		}
+		if err := f.rt.Sleep(ctx, pause); err != nil {
+			return err
+		}
+	}
+}
+
+func (f *flow) cleaningAttempt(ctx context.Context, attempt int, deadline time.Time) error {
+	if attempt > 1 {
+		if err := f.refreshPlan(ctx); err != nil {
+			return err
+		}
+	}
+	in := IronicCleaningIn{Instance: f.instance, In: ironic.CleaningIn{Spec: ironicSpec(f.req, f.plan), Deadline: deadline}}
+	lock := f.newLockMeter(ctx, deadline)
+	for {
+		var out ironic.CleaningOut
+		if err := f.ironicRun(ctx, StepIronicCleaning, in, &out, lock); err != nil {
+			return err
+		}
+		in.In.Progress = out.Progress
+		f.res.ProvisionState = out.Node.ProvisionState
+		if out.Done {
+			return nil
+		}
+		if err := f.rt.Sleep(ctx, out.Next); err != nil {
+			return err
+		}
+	}
+}
+
+// refreshPlan re-reads NetBox: every rerun of an Ironic attempt re-resolves
+// the device's intent.
+func (f *flow) refreshPlan(ctx context.Context) error {
+	var ri ReadIntentOut
+	if err := f.run(ctx, StepReadIntent, ReadIntentIn{Device: f.req.Device}, &ri); err != nil {
+		return err
+	}
+	p, err := buildPlan(f.req, ri.Device)
+	if err != nil {
+		return err
+	}
+	f.plan = p
+	return nil
+}
+
+// lockMeter is one attempt's node-lock budget: waits back off 10 s → 60 s
+// and add up to at most the budget.
+type lockMeter struct {
+	budget time.Duration
+	waited time.Duration
+	n      int
+}
+
+// newLockMeter starts a lock budget: the site's NodeLockMaxWait, clamped to
+// the time left before deadline when one is given.
+func (f *flow) newLockMeter(ctx context.Context, deadline time.Time) *lockMeter {
+	b := f.req.Snapshot.Site.NodeLockMaxWait.D()
+	if b <= 0 {
+		b = DefaultNodeLockMaxWait
+	}
+	if !deadline.IsZero() {
+		if left := deadline.Sub(f.rt.Now(ctx)); left < b {
+			b = left
+		}
+	}
+	return &lockMeter{budget: b}
+}
+
+// lockBackoff is the pause before lock retry n (1-based): 10 s, 20 s, 40 s, 60 s, 60 s, ...
+func lockBackoff(n int) time.Duration {
+	d := 10 * time.Second
+	for i := 1; i < n && d < time.Minute; i++ {
+		d *= 2
+	}
+	if d > time.Minute {
+		d = time.Minute
+	}
+	return d
+}
+
+// ironicRun runs one Ironic step until it is done or fails: a node_locked
+// wait sleeps on the lock meter's backoff within its budget (then fails
+// IRONIC_NODE_LOCKED with the holder and state the phase read live); any
+// other wait sleeps its After within DefaultWaitBudget. Failures return at
+// once: the callers decide about whole-attempt reruns.
+func (f *flow) ironicRun(ctx context.Context, step string, in, out any, lock *lockMeter) error {
+	waited := map[string]time.Duration{}
+	for {
+		err := f.rt.Do(ctx, step, in, out)
+		o, fl, w := hostforge.Classify(err)
+		switch o {
+		case hostforge.Done:
+			return nil
+		case hostforge.Failed:
+			return fl
+		}
+		after := w.After
+		if w.Reason == WaitReasonNodeLocked {
+			lock.n++
+			after = lockBackoff(lock.n)
+			if lock.waited+after > lock.budget {
+				return ironic.NodeLocked.Wrap(w, "step %s: node stayed locked for %s (budget %s); last seen: %s", step, lock.waited, lock.budget, w.Detail)
+			}
+			lock.waited += after
+		} else {
+			if waited[w.Reason]+after > DefaultWaitBudget {
+				return WaitBudgetExhausted.Wrap(w, "step %s waited %s for %s, past its %s budget; last: %s", step, waited[w.Reason], w.Reason, DefaultWaitBudget, w.Detail)
+			}
+			waited[w.Reason] += after
+		}
+		if err := f.rt.Sleep(ctx, after); err != nil {
+			return err
+		}
+	}
+}
+
+// ironicSpec maps the plan to the Ironic phases' node spec: the single place
+// where NetBox's ironic_settings become Ironic's node.
+func ironicSpec(req Request, p Plan) ironic.NodeSpec {
+	s := p.Ironic
+	if s == nil {
+		return ironic.NodeSpec{Name: p.Device.Name}
+	}
+	spec := ironic.NodeSpec{
+		Name:                   p.Device.Name,
+		Driver:                 s.Driver,
+		Interfaces:             s.Interfaces,
+		BMCAddress:             p.Device.OOBIP,
+		RedfishAddressOverride: s.RedfishAddressOverride,
+		DriverInfoExtras:       s.IronicDriverInfo,
+		Project:                req.Snapshot.Site.EnrolProject,
+		ResourceClass:          s.ResourceClass,
+		Capabilities:           s.Capabilities,
+		CPUArch:                s.CPUArch,
+		RootDevice:             s.RootDevice,
+		SoftwareRAID:           s.SoftwareRAID,
+		TargetRAIDConfig:       s.TargetRAIDConfig,
+		SkipCableVerification:  s.SkipCableVerification,
+	}
+	if s.Bond != nil {
+		spec.Bond = &ironic.Bond{Mode: s.Bond.Mode, Miimon: s.Bond.Miimon, XmitHashPolicy: s.Bond.XmitHashPolicy}
+	}
+	for _, n := range p.Frontend {
+		spec.NICs = append(spec.NICs, ironic.NIC{Name: n.Name, MAC: n.MAC, Switch: n.Switch, Port: n.Port})
+	}
+	return spec
+}
+
+// ironicExpectations builds verification's expectations from the plan: the
+// inspection_validation block and one cable per frontend NIC (the physical
+// switch port: LLDP speaks for it, never for the LAG parent).
+func ironicExpectations(p Plan) (verify.Expectations, error) {
+	cables := make([]verify.Cable, 0, len(p.Frontend))
+	for _, n := range p.Frontend {
+		cables = append(cables, verify.Cable{Interface: n.Name, MAC: n.MAC, Switch: n.Switch, Port: n.PhysicalPort})
+	}
+	skip := p.Ironic != nil && p.Ironic.SkipCableVerification
+	exp, err := verify.ExpectationsFrom(p.Device.Name, p.InspectionValidation, cables, skip)
+	if err != nil {
+		if _, ok := hostforge.AsFailure(err); ok {
+			return exp, err
+		}
+		return exp, invalid(p.Device.Name, "config_context.inspection_validation", "%v", err)
+	}
+	return exp, nil
+}

@@ -1,0 +1,290 @@
+package ironic
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/hostforge/hostforge"
+	"github.com/hostforge/hostforge/verify"
+)
+
+// InspectionIn is one call of the inspection half. The workflow calls it
+// repeatedly, passing back the Progress of the previous call, and sleeps
+// Next between calls, until Done.
+type InspectionIn struct {
+	Spec NodeSpec `json:"spec"`
+	// Inspect is run_inspection (default on): inspection and verification.
+	Inspect bool `json:"inspect"`
+	// Force is force_inspection: inspect even when the inventory verifies.
+	Force bool `json:"force,omitempty"`
+	// Expect is what verification checks the inventory against.
+	Expect   verify.Expectations `json:"expect"`
+	Progress InspectionProgress  `json:"progress"`
+}
+
+// InspectionProgress carries what one attempt has done so far.
+type InspectionProgress struct {
+	PreludeDone bool          `json:"prelude_done,omitempty"`
+	Prelude     PreludeResult `json:"prelude"`
+	// ManageRequested is set once manage was requested from enroll.
+	ManageRequested bool `json:"manage_requested,omitempty"`
+	// Repaired is set once the MANAGEABLE link repair ran.
+	Repaired    bool `json:"repaired,omitempty"`
+	RAIDApplied bool `json:"raid_applied,omitempty"`
+	// InspectedAt is when this attempt requested inspection (zero: not yet).
+	InspectedAt time.Time `json:"inspected_at,omitzero"`
+	// ManageableAt is when the node was first seen manageable after inspection.
+	ManageableAt time.Time `json:"manageable_at,omitzero"`
+	Verified     bool      `json:"verified,omitempty"`
+	// Reused is true when an existing inventory passed verification.
+	Reused bool `json:"reused,omitempty"`
+	// PowerOnAt is when power on was requested to leave the node on.
+	PowerOnAt time.Time `json:"power_on_at,omitzero"`
+	Link      LinkGuard `json:"link"`
+}
+
+// InspectionOut is the result of one call.
+type InspectionOut struct {
+	Node     NodeStatus         `json:"node"`
+	Progress InspectionProgress `json:"progress"`
+	// Done: the node is MANAGEABLE, verified (when inspecting) and powered
+	// on — or enrolment-satisfied and left alone.
+	Done bool `json:"done"`
+	// Next is how long to wait before the next call.
+	Next time.Duration `json:"next,omitempty"`
+	// Note says what this call did, for the step timeline.
+	Note string `json:"note,omitempty"`
+}
+
+// Inspection runs one call of the inspection half (phase 5): prelude,
+// networking objects, manage, RAID config, inspection (or reuse of a
+// verifying inventory), the frontend-link guard, verification, and leaving
+// the node MANAGEABLE and powered on. Every error is a Failure or a Wait.
+func (p *Phases) Inspection(ctx context.Context, in InspectionIn) (InspectionOut, error) {
+	out, err := p.inspection(ctx, in)
+	return out, hostforge.Classified(err)
+}
+
+func (p *Phases) inspection(ctx context.Context, in InspectionIn) (out InspectionOut, err error) {
+	const phase = PhaseInspection
+	spec, t := in.Spec, p.timing()
+	pr := in.Progress
+	out.Next = t.StatePoll
+	log := p.log(spec.Name, phase)
+	var node Node
+	if !pr.PreludeDone {
+		n, res, err := p.prelude(ctx, spec, phase)
+		if err != nil {
+			return out, err
+		}
+		node, pr.PreludeDone, pr.Prelude = n, true, res
+		if res.Satisfied {
+			out.Node, out.Progress, out.Done = status(node), pr, true
+			if !in.Inspect {
+				out.Note = "enrolment-satisfied; run_inspection off"
+				return out, nil
+			}
+			if err := p.verifyInventory(ctx, spec.Name, node.UUID, in.Expect, phase); err != nil {
+				return out, err
+			}
+			out.Progress.Verified = true
+			out.Note = "enrolment-satisfied; cached inventory verified"
+			return out, nil
+		}
+	} else {
+		n, err := p.Client.GetNode(ctx, spec.Name)
+		if err != nil {
+			return out, p.classify(ctx, phase, spec.Name, err, "reading node %s", spec.Name)
+		}
+		node = n
+		if node.InstanceUUID != "" {
+			f := NodeOwned.New("node %s was given instance %s during inspection (provision state %q)", spec.Name, node.InstanceUUID, node.ProvisionState)
+			f.Phase = phase
+			return out, f
+		}
+	}
+	out.Node = status(node)
+	defer func() { out.Progress = pr }()
+	now := p.now()
+
+	switch node.ProvisionState {
+	case StateEnroll:
+		if pr.ManageRequested {
+			f := ManageFailed.New("node %s went back to enroll after manage (last_error: %s)", spec.Name, node.LastError)
+			return out, f
+		}
+		changes, err := p.ensureNetworking(ctx, spec, node, phase, false)
+		if err != nil {
+			return out, err
+		}
+		if err := p.Client.ChangeProvisionState(ctx, node.UUID, ActionManage); err != nil {
+			return out, p.classify(ctx, phase, spec.Name, err, "manage of node %s", spec.Name)
+		}
+		pr.ManageRequested = true
+		log.Info("manage requested", "step", "manage", "networking", changes)
+		out.Note = "networking ensured; manage requested"
+		return out, nil
+
+	case StateVerifying:
+		out.Note = "verifying"
+		return out, nil
+
+	case StateManageable:
+		return p.inspectManageable(ctx, in, node, &pr, out, now)
+
+	case StateInspecting, StateInspectWait:
+		if pr.InspectedAt.IsZero() {
+			out.Note = "someone else's inspection is running; waiting"
+			return out, nil
+		}
+		out.Next = t.InspectionPoll
+		abort := func() {
+			if node.ProvisionState == StateInspectWait {
+				if err := p.Client.ChangeProvisionState(ctx, node.UUID, ActionAbort); err != nil {
+					log.Warn("aborting inspection failed", "step", "inspect", "error", err)
+				}
+			}
+		}
+		if now.Sub(pr.InspectedAt) > t.InspectionTimeout {
+			abort()
+			return out, InspectionTimeout.New("node %s still in %q %s after the inspect request (limit %s); inspection aborted", spec.Name, node.ProvisionState, now.Sub(pr.InspectedAt), t.InspectionTimeout)
+		}
+		if node.PowerState != PowerOn && pr.Link.PoweredOnAt.IsZero() && now.Sub(pr.InspectedAt) > t.PowerOnTimeout {
+			abort()
+			return out, PowerOnTimeout.New("node %s not powered on %s after the inspect request (limit %s); inspection aborted", spec.Name, now.Sub(pr.InspectedAt), t.PowerOnTimeout)
+		}
+		if err := p.guardLinks(ctx, spec, node, &pr.Link, phase, now); err != nil {
+			if hostforge.CodeOf(err) == LinkDown.Code {
+				abort()
+			}
+			return out, err
+		}
+		out.Note = "inspecting"
+		return out, nil
+
+	case StateInspectFailed:
+		if !pr.InspectedAt.IsZero() {
+			return out, InspectionFailed.New("node %s: inspection failed: %s", spec.Name, node.LastError)
+		}
+	}
+	if !Stable(node) {
+		out.Note = "waiting for " + node.ProvisionState
+		return out, nil
+	}
+	return out, UnexpectedState.New("node %s is in %q during the inspection half", spec.Name, node.ProvisionState)
+}
+
+// inspectManageable is the inspection half on a MANAGEABLE node: link repair,
+// RAID config, inspection or inventory reuse, verification, power on.
+func (p *Phases) inspectManageable(ctx context.Context, in InspectionIn, node Node, pr *InspectionProgress, out InspectionOut, now time.Time) (InspectionOut, error) {
+	const phase = PhaseInspection
+	spec, t := in.Spec, p.timing()
+	log := p.log(spec.Name, phase)
+	if spec.SkipCableVerification && !pr.Repaired && pr.InspectedAt.IsZero() {
+		if _, err := p.ensureNetworking(ctx, spec, node, phase, true); err != nil {
+			return out, err
+		}
+		pr.Repaired = true
+	}
+	if spec.TargetRAIDConfig != nil && !pr.RAIDApplied {
+		if err := p.Client.SetRAIDConfig(ctx, node.UUID, spec.TargetRAIDConfig); err != nil {
+			return out, p.classify(ctx, phase, spec.Name, err, "setting the target RAID config of node %s", spec.Name)
+		}
+		pr.RAIDApplied = true
+		log.Info("target RAID config applied", "step", "raid")
+	}
+	if in.Inspect && !pr.Verified {
+		if pr.InspectedAt.IsZero() {
+			if !in.Force {
+				err := p.verifyInventory(ctx, spec.Name, node.UUID, in.Expect, phase)
+				if err == nil {
+					pr.Verified, pr.Reused = true, true
+					log.Info("existing inventory verifies; inspection skipped", "step", "inspect")
+				} else {
+					log.Info("existing inventory not reused", "step", "inspect", "reason", err.Error())
+				}
+			}
+			if !pr.Verified {
+				if err := p.Client.ChangeProvisionState(ctx, node.UUID, ActionInspect); err != nil {
+					return out, p.classify(ctx, phase, spec.Name, err, "inspect of node %s", spec.Name)
+				}
+				pr.InspectedAt = now
+				pr.Link = LinkGuard{}
+				log.Info("inspection requested", "step", "inspect", "forced", in.Force)
+				out.Note, out.Next = "inspection requested", t.InspectionPoll
+				return out, nil
+			}
+		} else {
+			if pr.ManageableAt.IsZero() {
+				pr.ManageableAt = now
+			}
+			err := p.verifyInventory(ctx, spec.Name, node.UUID, in.Expect, phase)
+			if hostforge.CodeOf(err) == InventoryMissing.Code && isNotFound(err) && now.Sub(pr.ManageableAt) < t.InventoryGrace {
+				out.Note = "inspected; inventory not written yet"
+				return out, nil
+			}
+			if err != nil {
+				return out, err
+			}
+			pr.Verified = true
+			log.Info("inventory verified", "step", "verify")
+		}
+	}
+	if node.PowerState == PowerOn {
+		out.Done = true
+		out.Note = "manageable, verified and powered on"
+		if !in.Inspect {
+			out.Note = "manageable and powered on; run_inspection off"
+		}
+		return out, nil
+	}
+	if !pr.PowerOnAt.IsZero() {
+		if now.Sub(pr.PowerOnAt) > t.PowerOnTimeout {
+			return out, PowerOnTimeout.New("node %s not powered on %s after the power-on request (limit %s)", spec.Name, now.Sub(pr.PowerOnAt), t.PowerOnTimeout)
+		}
+		if node.TargetPowerState != "" {
+			out.Note = "powering on"
+			return out, nil
+		}
+	}
+	if err := p.Client.ChangePowerState(ctx, node.UUID, PowerOn); err != nil {
+		return out, p.classify(ctx, phase, spec.Name, err, "powering on node %s", spec.Name)
+	}
+	if pr.PowerOnAt.IsZero() {
+		pr.PowerOnAt = now
+	}
+	log.Info("power on requested", "step", "power")
+	out.Note = "power on requested"
+	return out, nil
+}
+
+// verifyInventory reads the node's inventory and checks it.
+func (p *Phases) verifyInventory(ctx context.Context, name, uuid string, exp verify.Expectations, phase string) error {
+	b, err := p.Client.Inventory(ctx, uuid)
+	if err != nil {
+		if isNotFound(err) {
+			f := InventoryMissing.Wrap(err, "node %s has no inspection inventory", name)
+			f.Phase = phase
+			return f
+		}
+		return p.classify(ctx, phase, name, err, "reading the inventory of node %s", name)
+	}
+	inv, err := verify.ParseInventory(b)
+	if err != nil {
+		f := InventoryMissing.Wrap(err, "node %s: the inventory cannot be parsed", name)
+		f.Phase = phase
+		return f
+	}
+	if err := verify.Check(inv, exp).Err(); err != nil {
+		if _, ok := hostforge.AsFailure(err); ok {
+			return err
+		}
+		f := InventoryMissing.Wrap(err, "node %s: verification could not run", name)
+		f.Phase = phase
+		return f
+	}
+	return nil
+}
+
+func isNotFound(err error) bool { return errors.Is(err, hostforge.ErrNotFound) }

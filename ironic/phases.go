@@ -1,0 +1,379 @@
+package ironic
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/hostforge/hostforge"
+	"github.com/hostforge/hostforge/clock"
+	"github.com/hostforge/hostforge/verify"
+)
+
+// LinkReader reads the BMC-reported link state of a host's frontend ports,
+// keyed by MAC. The BMC package implements it over Redfish (even for
+// ipmi-driver nodes); the fakes over the fake hosts. An error means the BMC
+// cannot observe links (unsupported or failing), which fails the attempt;
+// a link it cannot judge is verify.LinkUnknown, which fails open.
+type LinkReader interface {
+	FrontendLinks(ctx context.Context, bmcAddress string, macs []string) (map[string]verify.LinkState, error)
+}
+
+// Timing holds the phases' waits and deadlines. Zero fields take the defaults.
+type Timing struct {
+	// StatePoll is how long to wait for a node between provision states (10 s).
+	StatePoll time.Duration
+	// LockRetry is the After of a node_locked wait (10 s); the workflow
+	// applies its own 10 s → 60 s backoff on top.
+	LockRetry time.Duration
+	// InspectionPoll is the pause between inspection probes (20 s).
+	InspectionPoll time.Duration
+	// InspectionTimeout bounds one inspection from the inspect request (1 h).
+	InspectionTimeout time.Duration
+	// PowerOnTimeout bounds the wait for Ironic to report power on (10 min).
+	PowerOnTimeout time.Duration
+	// LinkBudget is the frontend-link guard's budget from power on (5 min).
+	LinkBudget time.Duration
+	// CleanPollMin and CleanPollMax bound the cleaning probes' exponential
+	// backoff (15 s → 5 min).
+	CleanPollMin, CleanPollMax time.Duration
+	// InventoryGrace is how long a missing inventory is retried after
+	// inspection lands in manageable (Ironic writes it a moment later; 1 min).
+	InventoryGrace time.Duration
+}
+
+func (t Timing) withDefaults() Timing {
+	def := func(d *time.Duration, v time.Duration) {
+		if *d <= 0 {
+			*d = v
+		}
+	}
+	def(&t.StatePoll, 10*time.Second)
+	def(&t.LockRetry, 10*time.Second)
+	def(&t.InspectionPoll, 20*time.Second)
+	def(&t.InspectionTimeout, time.Hour)
+	def(&t.PowerOnTimeout, 10*time.Minute)
+	def(&t.LinkBudget, 5*time.Minute)
+	def(&t.CleanPollMin, 15*time.Second)
+	def(&t.CleanPollMax, 5*time.Minute)
+	def(&t.InventoryGrace, time.Minute)
+	return t
+}
+
+// Phases runs the Ironic phases against one Ironic instance. It is safe for
+// concurrent use by many enrollments: it keeps no per-node state, every call
+// reads the node live, acts at most a little and returns.
+type Phases struct {
+	Client      Client
+	Credentials Credentials
+	// Links reads BMC link state for the frontend-link guard. nil disables
+	// the guard (logged), as for a BMC family that cannot report links at all.
+	Links  LinkReader
+	Clock  clock.Clock
+	Log    *slog.Logger
+	Timing Timing
+}
+
+func (p *Phases) now() time.Time {
+	if p.Clock == nil {
+		return clock.Real{}.Now()
+	}
+	return p.Clock.Now()
+}
+
+func (p *Phases) timing() Timing { return p.Timing.withDefaults() }
+
+func (p *Phases) log(node, phase string) *slog.Logger {
+	l := p.Log
+	if l == nil {
+		l = slog.New(slog.DiscardHandler)
+	}
+	return l.With("device", node, "phase", phase)
+}
+
+// NodeStatus is a node's state as a step reports it.
+type NodeStatus struct {
+	UUID           string `json:"uuid,omitempty"`
+	Driver         string `json:"driver,omitempty"`
+	ProvisionState string `json:"provision_state,omitempty"`
+	PowerState     string `json:"power_state,omitempty"`
+	InstanceUUID   string `json:"instance_uuid,omitempty"`
+	Maintenance    bool   `json:"maintenance,omitempty"`
+}
+
+func status(n Node) NodeStatus {
+	return NodeStatus{UUID: n.UUID, Driver: n.Driver, ProvisionState: n.ProvisionState, PowerState: n.PowerState, InstanceUUID: n.InstanceUUID, Maintenance: n.Maintenance}
+}
+
+// Satisfied reports whether a node is enrolment-satisfied: active,
+// available, or manageable with an instance_uuid. Such a node is never
+// mutated by the Ironic phases.
+func Satisfied(n Node) bool {
+	switch n.ProvisionState {
+	case StateActive, StateAvailable:
+		return true
+	case StateManageable:
+		return n.InstanceUUID != ""
+	}
+	return false
+}
+
+// stable lists the provision states a node rests in.
+var stable = map[string]bool{
+	StateEnroll: true, StateManageable: true, StateAvailable: true, StateActive: true,
+	StateInspectFailed: true, StateCleanFailed: true, StateDeployFailed: true, StateError: true,
+	"rescue": true, "rescue failed": true, "unrescue failed": true, "adopt failed": true, "service failed": true,
+}
+
+// Stable reports whether the node rests in its provision state (no
+// transition in flight).
+func Stable(n Node) bool { return stable[n.ProvisionState] && n.TargetProvisionState == "" }
+
+// PreludeResult says what the shared prelude found and did.
+type PreludeResult struct {
+	Node NodeStatus `json:"node"`
+	// Created is true when the node was created by this prelude.
+	Created bool `json:"created,omitempty"`
+	// Satisfied is true for an enrolment-satisfied node: nothing was changed.
+	Satisfied bool `json:"satisfied,omitempty"`
+	// Recovered is the failed state the node was recovered from via manage.
+	Recovered string `json:"recovered,omitempty"`
+	// Changes lists what convergence rewrote.
+	Changes []string `json:"changes,omitempty"`
+}
+
+// Prelude runs the shared prelude on its own: get-or-create the node, the
+// Nova guard, the stable-state wait, recovery and convergence.
+func (p *Phases) Prelude(ctx context.Context, spec NodeSpec) (PreludeResult, error) {
+	_, res, err := p.prelude(ctx, spec, PhasePrelude)
+	return res, hostforge.Classified(err)
+}
+
+func (p *Phases) prelude(ctx context.Context, spec NodeSpec, phase string) (Node, PreludeResult, error) {
+	var res PreludeResult
+	if err := spec.Validate(); err != nil {
+		return Node{}, res, err
+	}
+	log := p.log(spec.Name, phase)
+	node, err := p.Client.GetNode(ctx, spec.Name)
+	if errors.Is(err, hostforge.ErrNotFound) {
+		cred, err := p.credential(ctx, spec.Name)
+		if err != nil {
+			return Node{}, res, err
+		}
+		node, err = p.Client.CreateNode(ctx, spec.create(cred))
+		if err != nil {
+			if errors.Is(err, hostforge.ErrConflict) && !IsNodeLocked(err) {
+				// Another run created it between our read and our write.
+				return Node{}, res, hostforge.RetryAfter(p.timing().StatePoll, WaitStateUnstable, "node %s was created concurrently", spec.Name)
+			}
+			return Node{}, res, p.classify(ctx, phase, spec.Name, err, "creating node %s", spec.Name)
+		}
+		log.Info("ironic node created", "step", "prelude", "uuid", node.UUID, "driver", node.Driver)
+		res.Created = true
+		res.Node = status(node)
+		return node, res, nil
+	}
+	if err != nil {
+		return Node{}, res, p.classify(ctx, phase, spec.Name, err, "reading node %s", spec.Name)
+	}
+	res.Node = status(node)
+
+	// Nova guard: never mutate a node the scheduler may own.
+	if Satisfied(node) {
+		res.Satisfied = true
+		log.Info("node is enrolment-satisfied; no mutation", "step", "prelude", "provision_state", node.ProvisionState, "instance_uuid", node.InstanceUUID)
+		return node, res, nil
+	}
+	if node.InstanceUUID != "" {
+		f := NodeOwned.New("node %s holds instance %s in provision state %q", spec.Name, node.InstanceUUID, node.ProvisionState)
+		f.Phase = phase
+		return node, res, f
+	}
+	if !Stable(node) {
+		return node, res, hostforge.RetryAfter(p.timing().StatePoll, WaitStateUnstable,
+			"node %s is in %q (target %q)", spec.Name, node.ProvisionState, node.TargetProvisionState)
+	}
+
+	switch node.ProvisionState {
+	case StateEnroll, StateManageable:
+	case StateInspectFailed, StateCleanFailed:
+		if node, err = p.recover(ctx, spec, node, phase); err != nil {
+			return node, res, err
+		}
+		res.Recovered = res.Node.ProvisionState
+		res.Node = status(node)
+		if !Stable(node) {
+			return node, res, hostforge.RetryAfter(p.timing().StatePoll, WaitStateUnstable,
+				"node %s recovered from %s, now %q", spec.Name, res.Recovered, node.ProvisionState)
+		}
+	case StateDeployFailed, StateError:
+		f := NeedsReview.New("node %s is in %q (last_error: %s); it is never recovered automatically", spec.Name, node.ProvisionState, node.LastError)
+		f.Phase = phase
+		return node, res, f
+	default:
+		f := UnexpectedState.New("node %s is in %q, which the prelude does not handle", spec.Name, node.ProvisionState)
+		f.Phase = phase
+		return node, res, f
+	}
+
+	node, changes, err := p.converge(ctx, spec, node, phase)
+	res.Changes = changes
+	res.Node = status(node)
+	return node, res, err
+}
+
+// recover moves an inspect failed / clean failed node back to manageable.
+// For clean failed the maintenance flag is cleared first and restored if,
+// and only if, the manage call fails.
+func (p *Phases) recover(ctx context.Context, spec NodeSpec, node Node, phase string) (Node, error) {
+	log := p.log(spec.Name, phase)
+	cleared := false
+	if node.ProvisionState == StateCleanFailed && node.Maintenance {
+		if err := p.Client.SetMaintenance(ctx, node.UUID, false, ""); err != nil {
+			return node, p.classify(ctx, phase, spec.Name, err, "clearing maintenance of clean failed node %s", spec.Name)
+		}
+		cleared = true
+		log.Info("maintenance cleared for clean failed recovery", "step", "recover", "reason", node.MaintenanceReason)
+	}
+	if err := p.Client.ChangeProvisionState(ctx, node.UUID, ActionManage); err != nil {
+		restoreNote := ""
+		if cleared {
+			if rerr := p.Client.SetMaintenance(ctx, node.UUID, true, node.MaintenanceReason); rerr != nil {
+				restoreNote = fmt.Sprintf("; restoring maintenance ALSO failed (%v): set it back by hand", rerr)
+				log.Error("restoring maintenance after a failed manage failed", "step", "recover", "error", rerr)
+			} else {
+				restoreNote = "; maintenance restored"
+				log.Warn("manage failed; maintenance restored", "step", "recover")
+			}
+		}
+		if IsNodeLocked(err) {
+			return node, p.lockedWait(ctx, spec.Name, err)
+		}
+		if f, ok := p.classify(ctx, phase, spec.Name, err, "").(*hostforge.Failure); ok && (f.Code == Unauthorized.Code || f.Code == Unavailable.Code) {
+			f.Message = fmt.Sprintf("recovering node %s from %s with manage%s", spec.Name, node.ProvisionState, restoreNote)
+			return node, f
+		}
+		f := RecoveryFailed.Wrap(err, "recovering node %s from %s with manage%s", spec.Name, node.ProvisionState, restoreNote)
+		f.Phase = phase
+		return node, f
+	}
+	log.Info("node recovered via manage", "step", "recover", "from", node.ProvisionState)
+	n, err := p.Client.GetNode(ctx, node.UUID)
+	if err != nil {
+		return node, p.classify(ctx, phase, spec.Name, err, "re-reading node %s after recovery", spec.Name)
+	}
+	return n, nil
+}
+
+// interfaceChangeStates are the provision states where Ironic accepts a
+// hardware-interface change.
+var interfaceChangeStates = map[string]bool{
+	StateEnroll: true, StateManageable: true, StateAvailable: true, StateInspecting: true, StateInspectWait: true,
+}
+
+// converge rewrites what can drift on an existing node.
+func (p *Phases) converge(ctx context.Context, spec NodeSpec, node Node, phase string) (Node, []string, error) {
+	log := p.log(spec.Name, phase)
+	var changes []string
+	cred, err := p.credential(ctx, spec.Name)
+	if err != nil {
+		return node, nil, err
+	}
+	var ops []PatchOp
+	// Credentials keyed off the node's actual driver. Ironic masks stored
+	// passwords, so the password is always rewritten.
+	_, userKey, passKey := credentialKeys(node.Driver)
+	ops = append(ops, Add("/driver_info/"+userKey, cred.Username), Add("/driver_info/"+passKey, cred.Password))
+	changes = append(changes, "credentials")
+
+	if spec.TargetRAIDConfig != nil {
+		if want := spec.Interfaces["raid"]; want != "" && node.Interfaces["raid"] != want {
+			if interfaceChangeStates[node.ProvisionState] {
+				ops = append(ops, Replace("/raid_interface", want))
+				changes = append(changes, "raid_interface")
+			} else {
+				log.Warn("raid_interface differs but Ironic does not allow changing it in this state", "step", "converge", "provision_state", node.ProvisionState, "have", node.Interfaces["raid"], "want", want)
+			}
+		}
+	}
+	have, hasHint := node.Properties["root_device"]
+	switch {
+	case spec.RootDevice != nil && !sameJSON(have, spec.RootDevice):
+		ops = append(ops, Add("/properties/root_device", spec.RootDevice))
+		changes = append(changes, "root_device")
+	case spec.RootDevice == nil && hasHint && have != nil:
+		if spec.SoftwareRAID {
+			ops = append(ops, Remove("/properties/root_device"))
+			changes = append(changes, "root_device removed")
+		} else {
+			log.Warn("NetBox sets no root-device hint but the node has one; it is the OS-disk pin and is kept", "step", "converge", "root_device", have)
+		}
+	}
+	n, err := p.Client.UpdateNode(ctx, node.UUID, ops)
+	if err != nil {
+		return node, nil, p.classify(ctx, phase, spec.Name, err, "converging node %s", spec.Name)
+	}
+	node = n
+	if want := ArchTrait(spec.CPUArch); want != "" && !node.HasTrait(want) {
+		traits := append(append([]string(nil), node.Traits...), want)
+		if err := p.Client.SetTraits(ctx, node.UUID, traits); err != nil {
+			return node, changes, p.classify(ctx, phase, spec.Name, err, "adding trait %s to node %s", want, spec.Name)
+		}
+		node.Traits = traits
+		changes = append(changes, "trait "+want)
+	}
+	log.Info("node converged", "step", "converge", "changes", changes)
+	return node, changes, nil
+}
+
+// classify turns a client error into a Failure of this phase, or a wait for
+// a locked node. Failures, waits and context errors pass through; an error
+// of no known kind is returned as is (the runtime reports it as a bug).
+func (p *Phases) classify(ctx context.Context, phase, node string, err error, format string, args ...any) error {
+	if err == nil {
+		return nil
+	}
+	if _, ok := hostforge.AsFailure(err); ok {
+		return err
+	}
+	if _, ok := hostforge.AsWait(err); ok {
+		return err
+	}
+	if IsNodeLocked(err) {
+		return p.lockedWait(ctx, node, err)
+	}
+	var spec *hostforge.Spec
+	switch {
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		return err
+	case errors.Is(err, hostforge.ErrUnavailable):
+		spec = Unavailable
+	case errors.Is(err, hostforge.ErrUnauthorized):
+		spec = Unauthorized
+	case errors.Is(err, hostforge.ErrNotFound), errors.Is(err, hostforge.ErrInvalid), errors.Is(err, hostforge.ErrConflict):
+		spec = Rejected
+	default:
+		return err
+	}
+	f := spec.Wrap(err, format, args...)
+	f.Phase = phase
+	return f
+}
+
+// lockedWait is the wait for a NodeLocked answer. It reads the node (a read
+// needs no lock) so the detail names the holder and the live provision state.
+func (p *Phases) lockedWait(ctx context.Context, node string, cause error) error {
+	holder, state := "unknown", "unknown"
+	if n, err := p.Client.GetNode(ctx, node); err == nil {
+		if n.Reservation != "" {
+			holder = n.Reservation
+		}
+		state = n.ProvisionState
+	}
+	p.log(node, "ironic").Info("node locked; waiting", "step", "lock", "holder", holder, "provision_state", state)
+	return hostforge.RetryAfter(p.timing().LockRetry, WaitNodeLocked,
+		"node %s is locked by host %s (provision state %s): %v", node, holder, state, cause)
+}
