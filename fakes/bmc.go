@@ -313,6 +313,12 @@ func (m *FakeBMC) SetIdentity(id bmc.Identity) {
 // StageRunningJob models a BIOS change another reboot already carried into
 // the Lifecycle Controller: the attributes are pending and their job Running.
 func (m *FakeBMC) StageRunningJob(attrs map[string]any) string {
+	return m.StageJob(attrs, bmc.JobRunning)
+}
+
+// StageJob stages BIOS attributes as an iDRAC job in the given state (a
+// Scheduled one blocks later settings writes until it runs or is deleted).
+func (m *FakeBMC) StageJob(attrs map[string]any, state string) string {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	now := m.site.Clock.Now()
@@ -320,7 +326,7 @@ func (m *FakeBMC) StageRunningJob(attrs map[string]any) string {
 		m.biosPending[k] = v
 	}
 	j := m.newJobLocked(now)
-	j.attrs, j.State, j.started = attrs, bmc.JobRunning, now
+	j.attrs, j.State, j.started = cloneMap(attrs), state, now
 	return j.ID
 }
 
