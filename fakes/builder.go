@@ -49,6 +49,9 @@ type HostSpec struct {
 	// Vendor is the BMC vendor: "dell", "lenovo", "ami" or "supermicro"
 	// (default from the manufacturer).
 	Vendor string
+	// Switches, when set, are the leaf switches this host's NICs are cabled
+	// to round-robin (default: every switch of the site).
+	Switches []string
 }
 
 // Host is a host's physical truth: what is really there, which NetBox may or
@@ -208,6 +211,9 @@ func (s *Site) AddHost(spec HostSpec) *Host {
 		spec.NICType = "25gbase-x-sfp28"
 	}
 	switches := s.SwitchNames()
+	if len(spec.Switches) > 0 {
+		switches = spec.Switches
+	}
 	s.mu.Lock()
 	s.hostSeq++
 	n := s.hostSeq
