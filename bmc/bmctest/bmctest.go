@@ -1,0 +1,240 @@
+// Package bmctest is the contract suite every bmc.Connector must pass: the
+// in-memory fake world, the Redfish adapter against the emulator for each
+// vendor tree, and a user's own adapter.
+package bmctest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"slices"
+	"testing"
+
+	"github.com/hostforge/hostforge"
+	"github.com/hostforge/hostforge/bmc"
+)
+
+// Env is one BMC ready for the suite: a fresh one per call of newEnv.
+type Env struct {
+	Connector bmc.Connector
+	Address   string
+	// Admin is a working administrator credential.
+	Admin bmc.Credential
+	// Vendor is what detection must say.
+	Vendor bmc.Vendor
+}
+
+// Run runs the contract against fresh environments from newEnv.
+func Run(t *testing.T, newEnv func(t *testing.T) Env) {
+	ctx := context.Background()
+	connect := func(t *testing.T) (Env, bmc.Client) {
+		t.Helper()
+		e := newEnv(t)
+		c, err := e.Connector.Connect(ctx, e.Address, e.Admin)
+		if err != nil {
+			t.Fatalf("Connect with the admin credential: %v", err)
+		}
+		return e, c
+	}
+
+	t.Run("Identify", func(t *testing.T) {
+		e, c := connect(t)
+		id, err := c.Identify(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if v, err := bmc.Detect(id); err != nil || v != e.Vendor {
+			t.Fatalf("Detect(%+v) = %q, %v; want %q", id, v, err, e.Vendor)
+		}
+	})
+
+	t.Run("WrongPasswordIsUnauthorized", func(t *testing.T) {
+		e := newEnv(t)
+		_, err := e.Connector.Connect(ctx, e.Address, bmc.Credential{Username: e.Admin.Username, Password: e.Admin.Password + "-wrong"})
+		if !errors.Is(err, hostforge.ErrUnauthorized) {
+			t.Fatalf("err = %v, want ErrUnauthorized", err)
+		}
+	})
+
+	t.Run("ManagerNetworkRoundTrip", func(t *testing.T) {
+		_, c := connect(t)
+		before, err := c.ManagerNetwork(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		host, on := "contract-bmc-1", true
+		p := bmc.NetworkPatch{Hostname: &host, NTPEnabled: &on, NTPServers: []string{"192.0.2.1", "192.0.2.2"}, DHCP: &on, IPMIOverLAN: &on, VirtualMedia: &on}
+		off := map[string]bool{}
+		for k := range before.Protocols {
+			off[k] = false
+		}
+		p.Protocols = off
+		if err := c.SetManagerNetwork(ctx, p); err != nil {
+			t.Fatal(err)
+		}
+		got, err := c.ManagerNetwork(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Hostname != host || !got.NTPEnabled || !slices.Equal(got.NTPServers, p.NTPServers) || !got.DHCP || !got.IPMIOverLAN || !got.VirtualMedia {
+			t.Fatalf("read back %+v after %+v", got, p)
+		}
+		for k := range before.Protocols {
+			if got.Protocols[k] {
+				t.Errorf("protocol %s still on", k)
+			}
+		}
+	})
+
+	t.Run("SyslogRoundTrip", func(t *testing.T) {
+		_, c := connect(t)
+		want := []string{"192.0.2.10", "192.0.2.11"}
+		if err := c.SetSyslogServers(ctx, want); errors.Is(err, bmc.ErrUnsupported) {
+			t.Skip("no syslog endpoint on this model")
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		got, err := c.SyslogServers(ctx)
+		if err != nil || !slices.Equal(got, want) {
+			t.Fatalf("syslog = %v, %v; want %v", got, err, want)
+		}
+	})
+
+	t.Run("Accounts", func(t *testing.T) {
+		e, c := connect(t)
+		accts, err := c.ListAccounts(ctx)
+		if errors.Is(err, bmc.ErrUnsupported) {
+			t.Skip("no account endpoint on this model")
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.ContainsFunc(accts, func(a bmc.Account) bool { return a.UserName == e.Admin.Username }) {
+			t.Fatalf("admin %q not listed: %+v", e.Admin.Username, accts)
+		}
+		user := bmc.Credential{Username: "contract_user", Password: "Contract-Pass-1"}
+		id, err := c.CreateAccount(ctx, bmc.Account{UserName: user.Username, Role: bmc.IPMIRole, Enabled: true}, user.Password)
+		if err != nil || id == "" {
+			t.Fatalf("CreateAccount = %q, %v", id, err)
+		}
+		if _, err := e.Connector.Connect(ctx, e.Address, user); err != nil {
+			t.Fatalf("new account cannot log in: %v", err)
+		}
+		accts, _ = c.ListAccounts(ctx)
+		i := slices.IndexFunc(accts, func(a bmc.Account) bool { return a.ID == id })
+		if i < 0 || accts[i].UserName != user.Username || accts[i].Role != bmc.IPMIRole || !accts[i].Enabled {
+			t.Fatalf("created account reads back as %+v", accts)
+		}
+		if err := c.SetPassword(ctx, id, "Contract-Pass-2"); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := e.Connector.Connect(ctx, e.Address, user); !errors.Is(err, hostforge.ErrUnauthorized) {
+			t.Fatalf("old password still accepted: %v", err)
+		}
+		user.Password = "Contract-Pass-2"
+		if _, err := e.Connector.Connect(ctx, e.Address, user); err != nil {
+			t.Fatalf("new password refused: %v", err)
+		}
+		if err := c.UpdateAccount(ctx, bmc.Account{ID: id, UserName: user.Username, Role: "Operator", Enabled: true}); err != nil {
+			t.Fatal(err)
+		}
+		accts, _ = c.ListAccounts(ctx)
+		if i := slices.IndexFunc(accts, func(a bmc.Account) bool { return a.ID == id }); i < 0 || accts[i].Role != "Operator" {
+			t.Fatalf("role not updated: %+v", accts)
+		}
+	})
+
+	t.Run("BootOrder", func(t *testing.T) {
+		_, c := connect(t)
+		opts, err := c.BootOptions(ctx)
+		if err != nil || len(opts) == 0 {
+			t.Fatalf("BootOptions = %v, %v", opts, err)
+		}
+		cur, _, err := c.BootOrder(ctx)
+		if err != nil || len(cur) == 0 {
+			t.Fatalf("BootOrder = %v, %v", cur, err)
+		}
+		want := slices.Clone(cur)
+		slices.Reverse(want)
+		if _, err := c.SetBootOrder(ctx, want); err != nil {
+			t.Fatal(err)
+		}
+		cur2, pend, err := c.BootOrder(ctx)
+		if err != nil || !(slices.Equal(cur2, want) || slices.Equal(pend, want)) {
+			t.Fatalf("order %v pending %v; want %v in either", cur2, pend, want)
+		}
+		for _, o := range opts {
+			if o.Enabled == nil {
+				continue
+			}
+			if err := c.SetBootOptionEnabled(ctx, o.ID, false); err != nil {
+				t.Fatal(err)
+			}
+			after, _ := c.BootOptions(ctx)
+			i := slices.IndexFunc(after, func(a bmc.BootOption) bool { return a.ID == o.ID })
+			if i < 0 || after[i].Enabled == nil || *after[i].Enabled {
+				t.Fatalf("%s not disabled", o.ID)
+			}
+			break
+		}
+	})
+
+	t.Run("BiosStaging", func(t *testing.T) {
+		e, c := connect(t)
+		want := bmc.DefaultBIOS[e.Vendor]
+		if want == nil {
+			t.Skip("vendor has no BIOS convergence")
+		}
+		cur, _, err := c.BiosAttributes(ctx)
+		if err != nil || len(cur) == 0 {
+			t.Fatalf("BiosAttributes = %v, %v", cur, err)
+		}
+		k, v := "", any(nil)
+		for key, val := range want {
+			if fmt.Sprint(cur[key]) != fmt.Sprint(val) {
+				k, v = key, val
+				break
+			}
+		}
+		if k == "" {
+			t.Skip("every desired attribute already set")
+		}
+		job, err := c.SetBiosAttributes(ctx, map[string]any{k: v})
+		if err != nil {
+			t.Fatal(err)
+		}
+		cur, pend, err := c.BiosAttributes(ctx)
+		if err != nil || (fmt.Sprint(cur[k]) != fmt.Sprint(v) && fmt.Sprint(pend[k]) != fmt.Sprint(v)) {
+			t.Fatalf("%s not staged: current %v pending %v", k, cur[k], pend[k])
+		}
+		if e.Vendor == bmc.VendorDell {
+			jobs, err := c.ListJobs(ctx)
+			if err != nil || job == "" || !slices.ContainsFunc(jobs, func(j bmc.Job) bool { return j.ID == job }) {
+				t.Fatalf("iDRAC staged %s without a listed job (%q): %v %v", k, job, jobs, err)
+			}
+			if err := c.DeleteJob(ctx, job); err != nil {
+				t.Fatalf("DeleteJob: %v", err)
+			}
+			if _, pend, _ := c.BiosAttributes(ctx); pend[k] != nil && fmt.Sprint(pend[k]) == fmt.Sprint(v) {
+				t.Fatal("deleting the job left the value pending")
+			}
+		}
+	})
+
+	t.Run("HostNICs", func(t *testing.T) {
+		_, c := connect(t)
+		nics, err := c.HostNICs(ctx)
+		if errors.Is(err, bmc.ErrUnsupported) {
+			t.Skip("no link observation")
+		}
+		if err != nil || len(nics) == 0 {
+			t.Fatalf("HostNICs = %v, %v", nics, err)
+		}
+		for _, n := range nics {
+			if _, err := net.ParseMAC(n.MAC); err != nil {
+				t.Errorf("MAC %q: %v", n.MAC, err)
+			}
+		}
+	})
+}
