@@ -530,8 +530,12 @@ func (c *checker) lldp() {
 			continue // the carrier mismatch is the root cause; no LLDP can be heard
 		}
 		it := c.front[i]
+		if it != nil && cb.Cabled() && it.LLDP != nil && SwitchNamesMatch(cb.Switch, it.LLDP.Name()) &&
+			(PortNamesMatch(cb.Port, it.LLDP.Port()) || PortNamesMatch(cb.Port, it.LLDP.Description())) {
+			continue // the common case, without building any text
+		}
 		label := ifLabel(cb, it)
-		want := fmt.Sprintf("switch %s port %s", cb.Switch, cb.Port)
+		want := "switch " + cb.Switch + " port " + cb.Port
 		switch {
 		case it == nil:
 			if !cb.Cabled() {
@@ -555,11 +559,7 @@ func (c *checker) lldp() {
 				fmt.Sprintf("switch %s port %s: host %s %s has link but heard no LLDP: check that the cable really lands on this port and that LLDP is enabled on it, then rerun",
 					cb.Switch, cb.Port, c.exp.Device, label))
 		default:
-			l := it.LLDP
-			if SwitchNamesMatch(cb.Switch, l.Name()) && (PortNamesMatch(cb.Port, l.Port()) || PortNamesMatch(cb.Port, l.Description())) {
-				continue
-			}
-			saw := sawText(l)
+			saw := sawText(it.LLDP)
 			c.add(CheckLLDP, cb.Interface, want+" on "+label, "LLDP saw "+saw,
 				fmt.Sprintf("switch %s port %s: NetBox expects host %s %s here, but LLDP on %s saw %s: move the cable to switch %s port %s, or fix the cable in NetBox if NetBox is stale, then rerun",
 					cb.Switch, cb.Port, c.exp.Device, label, orDefault(it.Name, cb.Interface), saw, cb.Switch, cb.Port))

@@ -126,3 +126,5 @@ func FuzzDecodeLLDPJSON(f *testing.F) {
 		}
 	})
 }
+
+func readReal(t *testing.T, p ...string) []byte { t.Helper(); return realdata.Read(t, p...) }

@@ -187,6 +187,9 @@ func (inv *Inventory) index() {
 
 // normMAC lower-cases a MAC and writes it with colons; junk is returned lower-cased.
 func normMAC(s string) string {
+	if isCanonicalMAC(s) {
+		return s
+	}
 	if hw, err := net.ParseMAC(strings.TrimSpace(s)); err == nil {
 		return hw.String()
 	}
@@ -661,4 +664,22 @@ func anyStr(v any) string {
 		return ""
 	}
 	return fmt.Sprint(v)
+}
+
+// isCanonicalMAC reports whether s is already aa:bb:cc:dd:ee:ff in lower case.
+func isCanonicalMAC(s string) bool {
+	if len(s) != 17 {
+		return false
+	}
+	for i := 0; i < 17; i++ {
+		c := s[i]
+		if i%3 == 2 {
+			if c != ':' {
+				return false
+			}
+		} else if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+			return false
+		}
+	}
+	return true
 }
