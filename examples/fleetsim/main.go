@@ -54,11 +54,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, err)
 		return 2
 	}
-	opts := fleet.Prepare(fleetsim.Options{Wall: clock.Real{}, Workers: *workers, PlatformClassOff: *noPC})
-	ctx := context.Background()
-	fresh := fleet.Run(ctx, opts)
-	rerun := fleet.Run(ctx, opts)
-	rep := fleet.Summarise(fresh, rerun)
+	rep := fleet.Simulate(context.Background(), fleetsim.Options{Wall: clock.Real{}, Workers: *workers, PlatformClassOff: *noPC})
 	if *out == "json" {
 		err = rep.WriteJSON(stdout)
 	} else {

@@ -10,6 +10,9 @@ import (
 	"github.com/hostforge/hostforge/intent"
 )
 
+// hostsPerLeafPair is how many hosts share a pair of leaf switches.
+const hostsPerLeafPair = 16
+
 // SiteSlug is the simulated site's slug.
 const SiteSlug = "sim1"
 
@@ -88,6 +91,8 @@ var Profiles = []Profile{
 type Fleet struct {
 	Config Config
 	Site   *fakes.Site
+	// Clock is the fleet's shared virtual time over Site.Clock.
+	Clock *SimClock
 	// Names lists the hosts in the order they were added.
 	Names []string
 	// Broken maps a broken host to its breakage.
@@ -144,12 +149,10 @@ func Build(cfg Config) (*Fleet, error) {
 	}
 	rng := rand.New(rand.NewPCG(cfg.Seed, 0x666c656574))
 	site := fakes.NewSite()
-	// One leaf pair per 32 hosts keeps every host's cables on real switch ports.
-	leaves := (cfg.Hosts*4+63)/64 + 1
-	for i := 1; i <= leaves; i++ {
-		site.AddSwitch(fmt.Sprintf("leaf-%d", i))
+	for _, inst := range SiteConfig().IronicInstances {
+		site.AddIronic(inst)
 	}
-	f := &Fleet{Config: cfg, Site: site, Broken: map[string]Breakage{}, Profile: map[string]string{}}
+	f := &Fleet{Config: cfg, Site: site, Clock: NewSimClock(site.Clock), Broken: map[string]Breakage{}, Profile: map[string]string{}}
 	nBroken := int(float64(cfg.Hosts)*cfg.Broken + 0.5)
 	broken := map[int]bool{}
 	for _, i := range rng.Perm(cfg.Hosts)[:nBroken] {
@@ -179,6 +182,14 @@ func Build(cfg Config) (*Fleet, error) {
 		if kind == Healthy && cfg.Divergent > 0 && rng.Float64() < cfg.Divergent {
 			spec.PlatformClass = "LEGACY_" + squash(spec.Manufacturer) + "_01"
 		}
+		// One leaf pair per 16 hosts: at most two NICs of a host land on
+		// a leaf, so every cable ends on one of its 64 real ports.
+		if i%hostsPerLeafPair == 0 {
+			for k := 1; k <= 2; k++ {
+				site.AddSwitch(fmt.Sprintf("leaf-%d", 2*(i/hostsPerLeafPair)+k))
+			}
+		}
+		spec.Switches = []string{fmt.Sprintf("leaf-%d", 2*(i/hostsPerLeafPair)+1), fmt.Sprintf("leaf-%d", 2*(i/hostsPerLeafPair)+2)}
 		h := site.AddHost(spec)
 		if !plant(site, h, kind) {
 			kind = Healthy // the fake hardware has nothing to break this way

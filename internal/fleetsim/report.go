@@ -1,6 +1,7 @@
 package fleetsim
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -28,7 +29,11 @@ type Report struct {
 	// phases ran, else "enrolled" (every enabled phase done).
 	EndState string    `json:"end_state"`
 	Fresh    RunReport `json:"fresh"`
-	Rerun    RunReport `json:"rerun"`
+	// Rerun reruns the hosts the fresh run brought to the end state: a
+	// converged host's rerun must write nothing.
+	Rerun RunReport `json:"converged_rerun"`
+	// RerunFailed reruns the hosts that failed: each must fail the same way.
+	RerunFailed RunReport `json:"failed_rerun"`
 	// Violations are broken promises: a panic, an UNCLASSIFIED failure, a
 	// broken host that reached the end state. Empty on a good run.
 	Violations []string `json:"violations"`
@@ -87,8 +92,29 @@ func EndedOK(o HostOutcome, ironic bool) bool {
 	return !ironic || o.Result.ProvisionState == "available"
 }
 
-// Summarise turns a fresh pass and a rerun into the report.
-func (f *Fleet) Summarise(fresh, rerun RunStats) Report {
+// Simulate runs the fleet fresh, then reruns the hosts that reached the end
+// state and, separately, the hosts that failed, and reports all three.
+func (f *Fleet) Simulate(ctx context.Context, o Options) Report {
+	o = f.Prepare(o)
+	fresh := f.Run(ctx, o)
+	ended, failed := []string{}, []string{}
+	for _, h := range fresh.Outcomes {
+		if EndedOK(h, fresh.Config.IronicEnrol) {
+			ended = append(ended, h.Device)
+		} else {
+			failed = append(failed, h.Device)
+		}
+	}
+	o.Hosts = ended
+	rerun := f.Run(ctx, o)
+	o.Hosts = failed
+	again := f.Run(ctx, o)
+	return f.Summarise(fresh, rerun, again)
+}
+
+// Summarise turns a fresh pass, the converged hosts' rerun and the failed
+// hosts' rerun into the report.
+func (f *Fleet) Summarise(fresh, rerun, failed RunStats) Report {
 	cfg := fresh.Config
 	r := Report{
 		Hosts: len(f.Names), Broken: len(f.Broken), Seed: f.Config.Seed, Share: f.Config.Broken,
@@ -100,7 +126,10 @@ func (f *Fleet) Summarise(fresh, rerun RunStats) Report {
 	}
 	r.Fresh = f.runReport(fresh)
 	r.Rerun = f.runReport(rerun)
+	r.RerunFailed = f.runReport(failed)
 	r.Violations = append(f.Violations(fresh, "fresh"), f.Violations(rerun, "rerun")...)
+	r.Violations = append(r.Violations, f.Violations(failed, "failed rerun")...)
+	r.Violations = append(r.Violations, f.rerunDrift(fresh, failed)...)
 	if r.Violations == nil {
 		r.Violations = []string{}
 	}
@@ -125,6 +154,27 @@ func (f *Fleet) Violations(st RunStats, pass string) []string {
 		}
 		if (b.NetBoxBreakage() && st.PlatformClass) || st.Config.IronicEnrol {
 			out = append(out, fmt.Sprintf("%s %s: broken (%s) but reached the end state", pass, o.Device, b))
+		}
+	}
+	return out
+}
+
+// rerunDrift lists failed hosts whose rerun failed differently, or not at all.
+func (f *Fleet) rerunDrift(fresh, failed RunStats) []string {
+	first := map[string]string{}
+	for _, o := range fresh.Outcomes {
+		if o.Failure != nil {
+			first[o.Device] = o.Failure.Code
+		}
+	}
+	var out []string
+	for _, o := range failed.Outcomes {
+		code := ""
+		if o.Failure != nil {
+			code = o.Failure.Code
+		}
+		if want, ok := first[o.Device]; ok && code != want {
+			out = append(out, fmt.Sprintf("failed rerun %s: failed first with %s, then with %q", o.Device, want, code))
 		}
 	}
 	return out
@@ -213,29 +263,35 @@ func (r Report) WriteText(w io.Writer) error {
 	fmt.Fprintf(&b, "phases: platform_class %s, dhcp %s, bmc %s, ironic %s; end state: %s\n\n",
 		on(r.Phases.PlatformClass), on(r.Phases.DHCP), on(r.Phases.BMC), on(r.Phases.Ironic), r.EndState)
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "\tfresh\tconverged rerun")
-	row := func(label, format string, a, c any) { fmt.Fprintf(tw, "%s\t"+format+"\t"+format+"\n", label, a, c) }
-	row("wall time (s)", "%.3f", r.Fresh.WallSeconds, r.Rerun.WallSeconds)
-	row("hosts/s", "%.0f", r.Fresh.HostsPerSecond, r.Rerun.HostsPerSecond)
-	row("peak heap (MiB)", "%.1f", r.Fresh.PeakHeapMiB, r.Rerun.PeakHeapMiB)
-	row("hosts in "+r.EndState, "%d", r.Fresh.Ended, r.Rerun.Ended)
-	row("hosts failed", "%d", r.Fresh.Failed, r.Rerun.Failed)
-	row("virtual time to "+r.EndState+" p50", "%s", secs(r.Fresh.VirtualToEnd.P50), secs(r.Rerun.VirtualToEnd.P50))
-	row("                          p95", "%s", secs(r.Fresh.VirtualToEnd.P95), secs(r.Rerun.VirtualToEnd.P95))
-	row("                          p99", "%s", secs(r.Fresh.VirtualToEnd.P99), secs(r.Rerun.VirtualToEnd.P99))
-	row("writes (all systems)", "%d", r.Fresh.Writes, r.Rerun.Writes)
-	for _, sys := range systems(r.Fresh.CallsPerHost, r.Rerun.CallsPerHost) {
-		a, c := r.Fresh.CallsPerHost[sys], r.Rerun.CallsPerHost[sys]
-		row("calls/host "+sys+" (r / w)", "%s", fmt.Sprintf("%.2f / %.2f", a.Reads, a.Writes), fmt.Sprintf("%.2f / %.2f", c.Reads, c.Writes))
+	fmt.Fprintln(tw, "\tfresh\tconverged rerun\tfailed rerun\t")
+	passes := []RunReport{r.Fresh, r.Rerun, r.RerunFailed}
+	row := func(label string, cell func(p RunReport) string) {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t\n", label, cell(passes[0]), cell(passes[1]), cell(passes[2]))
+	}
+	row("hosts", func(p RunReport) string { return fmt.Sprint(p.Ended + p.Failed) })
+	row("wall time (s)", func(p RunReport) string { return fmt.Sprintf("%.3f", p.WallSeconds) })
+	row("hosts/s", func(p RunReport) string { return fmt.Sprintf("%.0f", p.HostsPerSecond) })
+	row("peak heap (MiB)", func(p RunReport) string { return fmt.Sprintf("%.1f", p.PeakHeapMiB) })
+	row("hosts in "+r.EndState, func(p RunReport) string { return fmt.Sprint(p.Ended) })
+	row("hosts failed", func(p RunReport) string { return fmt.Sprint(p.Failed) })
+	row("virtual time to "+r.EndState+" p50", func(p RunReport) string { return secs(p.VirtualToEnd.P50) })
+	row("                          p95", func(p RunReport) string { return secs(p.VirtualToEnd.P95) })
+	row("                          p99", func(p RunReport) string { return secs(p.VirtualToEnd.P99) })
+	row("writes (all systems)", func(p RunReport) string { return fmt.Sprint(p.Writes) })
+	for _, sys := range systems(r.Fresh.CallsPerHost, r.Rerun.CallsPerHost, r.RerunFailed.CallsPerHost) {
+		row("calls/host "+sys+" (r / w)", func(p RunReport) string {
+			c := p.CallsPerHost[sys]
+			return fmt.Sprintf("%.2f / %.2f", c.Reads, c.Writes)
+		})
 	}
 	tw.Flush()
-	fmt.Fprintf(&b, "\nfailures by code (fresh | rerun):\n")
-	codes := keys(r.Fresh.FailuresByCode, r.Rerun.FailuresByCode)
+	fmt.Fprintf(&b, "\nfailures by code (fresh | failed rerun):\n")
+	codes := keys(r.Fresh.FailuresByCode, r.RerunFailed.FailuresByCode)
 	if len(codes) == 0 {
 		fmt.Fprintf(&b, "  none\n")
 	}
 	for _, c := range codes {
-		fmt.Fprintf(&b, "  %-40s %6d | %d\n", c, r.Fresh.FailuresByCode[c], r.Rerun.FailuresByCode[c])
+		fmt.Fprintf(&b, "  %-40s %6d | %d\n", c, r.Fresh.FailuresByCode[c], r.RerunFailed.FailuresByCode[c])
 	}
 	if len(r.Fresh.BreakageCodes) > 0 {
 		fmt.Fprintf(&b, "\nbroken hosts, by breakage → code (fresh):\n")
@@ -264,7 +320,9 @@ func (r Report) WriteText(w io.Writer) error {
 	return err
 }
 
-func secs(s float64) string { return (time.Duration(s * float64(time.Second))).Round(time.Second).String() }
+func secs(s float64) string {
+	return (time.Duration(s * float64(time.Second))).Round(time.Second).String()
+}
 
 func keys[V any](ms ...map[string]V) []string {
 	seen := map[string]bool{}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/hostforge/hostforge"
+	"github.com/hostforge/hostforge/bmc"
 	"github.com/hostforge/hostforge/clock"
 	"github.com/hostforge/hostforge/enrollment"
 	"github.com/hostforge/hostforge/enrollment/enrollfake"
@@ -33,6 +34,11 @@ type Options struct {
 	RoundTrip bool
 	// Log receives the executor's logs when Exec is nil (default: discarded).
 	Log *slog.Logger
+	// Hosts restricts the pass to these hosts (default: every host).
+	Hosts []string
+	// OnEvent, when set, sees every event of every host, after the
+	// simulator's own accounting. It is called from the hosts' goroutines.
+	OnEvent func(enrollment.Event)
 }
 
 // HostOutcome is how one host's enrollment ended.
@@ -70,17 +76,28 @@ type RunStats struct {
 // Prepare fills the options' defaults for the fleet.
 func (f *Fleet) Prepare(o Options) Options {
 	if o.Exec == nil {
-		log := o.Log
-		if log == nil {
-			log = slog.New(slog.DiscardHandler)
-		}
-		o.Exec = enrollfake.Executor(f.Site, log)
+		o.Exec = f.Executor(o.Log)
 	}
 	if o.SiteConfig == nil {
 		cfg := Gate(SiteConfig(), o.Exec)
 		o.SiteConfig = &cfg
 	}
 	return o
+}
+
+// Executor is enrollfake's executor for the fleet's site, with every phase
+// that sleeps inside a step (the BMC phase waits out a cold reset or an
+// iDRAC job on its clock) sleeping on the fleet's SimClock, so that
+// concurrent hosts share virtual time instead of each pushing it forward.
+func (f *Fleet) Executor(log *slog.Logger) *enrollment.Executor {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	e := enrollfake.Executor(f.Site, log)
+	if c, ok := e.BMC.(*bmc.Configurator); ok && c != nil {
+		c.Clock = f.Clock
+	}
+	return e
 }
 
 // Request is the request a submitter makes for one host of the fleet.
@@ -128,7 +145,8 @@ func (h *heapSampler) tick() {
 }
 
 // Run enrols every host of the fleet concurrently through enrollment.Local
-// on the site's virtual clock, and reports what became of each.
+// on virtual time (a SimClock over the site's clock: concurrent sleeps
+// overlap, as they do on a wall clock), and reports what became of each.
 func (f *Fleet) Run(ctx context.Context, o Options) RunStats {
 	o = f.Prepare(o)
 	heap := newHeapSampler()
@@ -137,23 +155,32 @@ func (f *Fleet) Run(ctx context.Context, o Options) RunStats {
 	if o.Wall != nil {
 		start = o.Wall.Now()
 	}
-	out := make([]HostOutcome, len(f.Names))
+	names := o.Hosts
+	if names == nil {
+		names = f.Names
+	}
+	out := make([]HostOutcome, len(names))
 	var sem chan struct{}
 	if o.Workers > 0 {
 		sem = make(chan struct{}, o.Workers)
 	}
+	sim := f.Clock
 	var wg sync.WaitGroup
-	for i, name := range f.Names {
+	for i, name := range names {
 		if sem != nil {
 			sem <- struct{}{}
 		}
+		// Enter before the goroutine starts, so that the clock cannot move
+		// on before every host admitted so far has had its turn.
+		sim.Enter()
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			if sem != nil {
 				defer func() { <-sem }()
 			}
-			out[i] = f.enrolOne(ctx, name, o, heap)
+			defer sim.Leave()
+			out[i] = f.enrolOne(ctx, name, o, sim, heap)
 		}()
 	}
 	wg.Wait()
@@ -167,14 +194,14 @@ func (f *Fleet) Run(ctx context.Context, o Options) RunStats {
 
 // enrolOne runs one host's workflow; a panic is caught and recorded, so one
 // bad host cannot take the simulation down.
-func (f *Fleet) enrolOne(ctx context.Context, name string, o Options, heap *heapSampler) (ho HostOutcome) {
+func (f *Fleet) enrolOne(ctx context.Context, name string, o Options, clk clock.Clock, heap *heapSampler) (ho HostOutcome) {
 	ho.Device = name
 	defer func() {
 		if p := recover(); p != nil {
 			ho.Panic = p
 		}
 	}()
-	rt := &enrollment.Local{Exec: o.Exec, Clock: f.Site.Clock, Device: name, RoundTrip: o.RoundTrip,
+	rt := &enrollment.Local{Exec: o.Exec, Clock: clk, Device: name, RoundTrip: o.RoundTrip,
 		OnEvent: func(e enrollment.Event) {
 			switch e.Kind {
 			case "sleep":
@@ -184,6 +211,9 @@ func (f *Fleet) enrolOne(ctx context.Context, name string, o Options, heap *heap
 			}
 			if heap != nil {
 				heap.tick()
+			}
+			if o.OnEvent != nil {
+				o.OnEvent(e)
 			}
 		}}
 	res, err := enrollment.Enroll(ctx, rt, f.Request(name, o))

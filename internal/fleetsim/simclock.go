@@ -1,0 +1,136 @@
+package fleetsim
+
+import (
+	"container/heap"
+	"context"
+	"sync"
+	"time"
+
+	"github.com/hostforge/hostforge/clock"
+)
+
+// SimClock is virtual time shared by many concurrent workflows, as wall time
+// is: a sleeper blocks until every participant is asleep, and then the
+// clock jumps to the earliest wake-up and wakes whoever is due. A hundred
+// hosts that each sleep ten seconds at once therefore see ten seconds pass,
+// not a thousand — which a clock.Fake, where every sleeper moves the clock,
+// would show them, exhausting their poll budgets long before the fake
+// systems' transitions (which run on the same base clock) are due.
+//
+// Participants announce themselves with Enter and Leave; a goroutine that
+// sleeps must have entered. The base clock is what the fakes read; SimClock
+// only ever moves it forward.
+type SimClock struct {
+	base *clock.Fake
+
+	mu       sync.Mutex
+	running  int
+	sleepers wakeHeap
+	seq      uint64
+}
+
+var _ clock.Clock = (*SimClock)(nil)
+
+// NewSimClock returns a SimClock driving base.
+func NewSimClock(base *clock.Fake) *SimClock { return &SimClock{base: base} }
+
+// Now reads the base clock.
+func (c *SimClock) Now() time.Time { return c.base.Now() }
+
+// Enter registers a running participant.
+func (c *SimClock) Enter() {
+	c.mu.Lock()
+	c.running++
+	c.mu.Unlock()
+}
+
+// Leave unregisters a participant that will not sleep again.
+func (c *SimClock) Leave() {
+	c.mu.Lock()
+	c.running--
+	c.advanceLocked()
+	c.mu.Unlock()
+}
+
+// Sleep blocks until the virtual time has moved d forward, or ctx is done.
+func (c *SimClock) Sleep(ctx context.Context, d time.Duration) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if d <= 0 {
+		return nil
+	}
+	c.mu.Lock()
+	c.seq++
+	w := &waker{at: c.base.Now().Add(d), seq: c.seq, ch: make(chan struct{})}
+	heap.Push(&c.sleepers, w)
+	c.running--
+	c.advanceLocked()
+	c.mu.Unlock()
+	select {
+	case <-w.ch:
+		return nil
+	case <-ctx.Done():
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		select {
+		case <-w.ch: // woken meanwhile: running was already counted for us
+		default:
+			heap.Remove(&c.sleepers, w.index)
+			c.running++
+		}
+		return ctx.Err()
+	}
+}
+
+// advanceLocked moves time to the earliest wake-up once nobody is running,
+// and wakes every sleeper that is due then.
+func (c *SimClock) advanceLocked() {
+	if c.running > 0 || c.sleepers.Len() == 0 {
+		return
+	}
+	next := c.sleepers[0].at
+	if d := next.Sub(c.base.Now()); d > 0 {
+		c.base.Advance(d)
+	}
+	now := c.base.Now()
+	for c.sleepers.Len() > 0 && !c.sleepers[0].at.After(now) {
+		w := heap.Pop(&c.sleepers).(*waker)
+		c.running++
+		close(w.ch)
+	}
+}
+
+type waker struct {
+	at    time.Time
+	seq   uint64
+	ch    chan struct{}
+	index int
+}
+
+// wakeHeap orders sleepers by wake time, then by arrival, so runs repeat.
+type wakeHeap []*waker
+
+func (h wakeHeap) Len() int { return len(h) }
+func (h wakeHeap) Less(i, j int) bool {
+	if !h[i].at.Equal(h[j].at) {
+		return h[i].at.Before(h[j].at)
+	}
+	return h[i].seq < h[j].seq
+}
+func (h wakeHeap) Swap(i, j int) {
+	h[i], h[j] = h[j], h[i]
+	h[i].index, h[j].index = i, j
+}
+func (h *wakeHeap) Push(x any) {
+	w := x.(*waker)
+	w.index = len(*h)
+	*h = append(*h, w)
+}
+func (h *wakeHeap) Pop() any {
+	old := *h
+	w := old[len(old)-1]
+	old[len(old)-1] = nil
+	*h = old[:len(old)-1]
+	return w
+}
