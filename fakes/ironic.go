@@ -470,6 +470,7 @@ func (f *Ironic) ChangeProvisionState(ctx context.Context, ident, action string)
 			return invalid
 		}
 		set(ironic.StateInspecting, ironic.StateManageable)
+		n.n.PowerState = ironic.PowerOff // rebooted into the ramdisk
 		n.lock(now, t.Inspecting)
 		n.schedule(now.Add(t.Inspecting), func(at time.Time, n *inode) {
 			set(ironic.StateInspectWait, ironic.StateManageable)
@@ -499,6 +500,7 @@ func (f *Ironic) ChangeProvisionState(ctx context.Context, ident, action string)
 			return invalid
 		}
 		set(ironic.StateCleaning, ironic.StateAvailable)
+		n.n.PowerState = ironic.PowerOff // rebooted into the ramdisk
 		n.lock(now, t.Cleaning)
 		n.schedule(now.Add(t.Cleaning), func(at time.Time, n *inode) {
 			set(ironic.StateCleanWait, ironic.StateAvailable)
