@@ -73,9 +73,9 @@
 //	  ]
 //	}
 //
-// DIMM consistency also runs without dimm_count or dimm_size_mb whenever the
-// host reports both DIMMs and physical_mb: the DIMMs must add up to
-// physical_mb. With a "gpus" list, any known accelerator (the table of
+// Whenever the memory check runs and the host reports both DIMMs and
+// physical_mb, the DIMMs must also add up to physical_mb (DIMM consistency).
+// A host's memory findings are one mismatch, naming the populated slots. With a "gpus" list, any known accelerator (the table of
 // Ironic's known_accelerators plus every listed id) that the list does not
 // name is reported too; "gpus": [] asserts the host has none.
 //
@@ -112,7 +112,14 @@
 //  8. lldp: every frontend interface's LLDP neighbour matches its NetBox cable.
 //     Skipped entirely with skip_cable_verification.
 //
-// Every mismatch is reported, not just the first. An interface already
+// Every mismatch is reported, not just the first, each with the check, its
+// subject (interface, disk, GPU id, ...), what NetBox says, what the host
+// reported and the operator's action naming the place to go ("switch leaf-3
+// port swp12: NetBox expects host h1 eth2 (…) here, but LLDP on eth2 saw …").
+// [Report.Err] maps a failed report to INSPECTION_CABLING_MISMATCH when its
+// first mismatch is a carrier or LLDP one, else INSPECTION_HARDWARE_MISMATCH;
+// both are owned by DC_OPS and not retryable, and the message lists every
+// mismatch. An interface already
 // reported by the carrier check is not reported again by the LLDP check: with
 // no carrier there is no neighbour to hear, and the carrier is the root cause.
 //

@@ -155,7 +155,8 @@ var portSubtypes = map[int]string{
 	5: "interface name", 6: "agent circuit id", 7: "locally assigned",
 }
 
-// isMAC and isNetwork say how a subtype's bytes read, for chassis or port IDs.
+// render shows an ID's bytes the way its subtype reads: a MAC, an address,
+// or text (hex when not printable).
 func (id ID) render(port bool) string {
 	mac, network := 4, 5
 	if port {
