@@ -1,0 +1,430 @@
+package cli
+
+import (
+	"encoding"
+	"fmt"
+	"net/url"
+	"os"
+	"reflect"
+	"sort"
+	"strconv"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/hostforge/hostforge/enrollment"
+	"github.com/hostforge/hostforge/intent"
+)
+
+// configHelp documents the config file in 'hostforge enroll --help'.
+const configHelp = `Config file (--config, YAML). Secrets never appear in it nor in flags: each
+is read from the environment variable or the file the config names.
+
+  site: lab1
+  netbox:
+    url: https://netbox.example.net
+    token_env: HOSTFORGE_NETBOX_TOKEN   # or token_file: /etc/hostforge/netbox-token
+    ca_file: /etc/hostforge/ca.pem      # optional: trust an internal CA
+    insecure_skip_verify: false         # opt-in for a lab NetBox only; logged
+  ironic:                               # Ironic instances by device_class
+    - name: ironic-gpu
+      url: https://ironic-gpu.example.net:6385
+      device_classes: [GPU_COMPUTE]
+    - name: ironic-cpu
+      url: https://ironic-cpu.example.net:6385
+      device_classes: [CPU_BAREMETAL, HYPERVISOR]
+  gates:                                # the site's gates and settings
+    enrollment_configure_dhcp: true
+    enrollment_configure_bmc: true
+    enrollment_ironic_enrol: true
+    switch_to_ipmi_after_inspection: false
+    restrict_boot: true
+    platform_class_activity_ready: true
+    ironic_tag: ironic
+    node_lock_max_wait: 15m
+    cleaning_deadline: 3h
+    max_attempts: 3
+    enrol_project: baremetal-enrol
+  dhcp:                                 # the DHCP target (phase 1)
+    host: dhcp1.example.net:22
+    user: deploy
+    flavour: isc                        # isc or kea
+    dir: /etc/dhcp/hosts.d
+    known_hosts: /etc/hostforge/known_hosts
+  vault:
+    kind: file                          # items of named fields in a YAML file
+    path: /etc/hostforge/vault.yaml     # must not be readable by group or others
+
+A bad config file fails with CLI_CONFIG_INVALID naming the key and its line.`
+
+// Config is the --config file.
+type Config struct {
+	Site   string         `yaml:"site"`
+	NetBox NetBoxConfig   `yaml:"netbox"`
+	Ironic []IronicConfig `yaml:"ironic"`
+	Gates  GatesConfig    `yaml:"gates"`
+	DHCP   *DHCPConfig    `yaml:"dhcp"`
+	Vault  *VaultConfig   `yaml:"vault"`
+
+	// lines maps each key path ("netbox.url", "ironic[1].name") to its line.
+	lines map[string]int
+}
+
+// NetBoxConfig locates NetBox and its token.
+type NetBoxConfig struct {
+	URL                string `yaml:"url"`
+	TokenEnv           string `yaml:"token_env"`
+	TokenFile          string `yaml:"token_file"`
+	CAFile             string `yaml:"ca_file"`
+	InsecureSkipVerify bool   `yaml:"insecure_skip_verify"`
+}
+
+// IronicConfig is one Ironic instance and the device classes it manages.
+type IronicConfig struct {
+	Name          string   `yaml:"name"`
+	URL           string   `yaml:"url"`
+	DeviceClasses []string `yaml:"device_classes"`
+}
+
+// GatesConfig are the site's gates, mapped onto enrollment.SiteConfig.
+type GatesConfig struct {
+	ConfigureDHCP               bool                `yaml:"enrollment_configure_dhcp"`
+	ConfigureBMC                bool                `yaml:"enrollment_configure_bmc"`
+	IronicEnrol                 bool                `yaml:"enrollment_ironic_enrol"`
+	SwitchToIPMIAfterInspection bool                `yaml:"switch_to_ipmi_after_inspection"`
+	RestrictBoot                *bool               `yaml:"restrict_boot"`
+	PlatformClassActivityReady  bool                `yaml:"platform_class_activity_ready"`
+	IronicTag                   string              `yaml:"ironic_tag"`
+	NodeLockMaxWait             enrollment.Duration `yaml:"node_lock_max_wait"`
+	CleaningDeadline            enrollment.Duration `yaml:"cleaning_deadline"`
+	MaxAttempts                 int                 `yaml:"max_attempts"`
+	EnrolProject                string              `yaml:"enrol_project"`
+}
+
+// DHCPConfig is the DHCP server enrollment uploads reservations to.
+type DHCPConfig struct {
+	Host       string `yaml:"host"`
+	User       string `yaml:"user"`
+	Flavour    string `yaml:"flavour"`
+	Dir        string `yaml:"dir"`
+	KnownHosts string `yaml:"known_hosts"`
+}
+
+// VaultConfig chooses the secrets vault.
+type VaultConfig struct {
+	Kind string `yaml:"kind"`
+	Path string `yaml:"path"`
+}
+
+// SiteConfig maps the gates and Ironic instances onto the workflow's site
+// configuration.
+func (c *Config) SiteConfig() enrollment.SiteConfig {
+	s := enrollment.SiteConfig{
+		ConfigureDHCP:               c.Gates.ConfigureDHCP,
+		ConfigureBMC:                c.Gates.ConfigureBMC,
+		IronicEnrol:                 c.Gates.IronicEnrol,
+		SwitchToIPMIAfterInspection: c.Gates.SwitchToIPMIAfterInspection,
+		RestrictBoot:                c.Gates.RestrictBoot,
+		IronicTag:                   c.Gates.IronicTag,
+		NodeLockMaxWait:             c.Gates.NodeLockMaxWait,
+		CleaningDeadline:            c.Gates.CleaningDeadline,
+		MaxAttempts:                 c.Gates.MaxAttempts,
+		IronicInstances:             map[string]string{},
+		EnrolProject:                c.Gates.EnrolProject,
+	}
+	for _, ir := range c.Ironic {
+		for _, dc := range ir.DeviceClasses {
+			s.IronicInstances[dc] = ir.Name
+		}
+	}
+	return s
+}
+
+// loadConfigFile reads and validates a config file.
+func loadConfigFile(path string) (*Config, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, usageErr(ConfigInvalid.New("--config %s: %v", path, err))
+	}
+	c, err := parseConfig(b)
+	if err != nil {
+		return nil, usageErr(ConfigInvalid.New("%s: %s", path, err))
+	}
+	return c, nil
+}
+
+// parseConfig decodes and validates a config document. Errors name the key
+// and its line.
+func parseConfig(b []byte) (*Config, error) {
+	var doc yaml.Node
+	if err := yaml.Unmarshal(b, &doc); err != nil {
+		return nil, fmt.Errorf("not valid YAML: %s", strings.TrimPrefix(err.Error(), "yaml: "))
+	}
+	c := &Config{lines: map[string]int{}}
+	if len(doc.Content) == 0 {
+		return nil, fmt.Errorf("the file is empty")
+	}
+	d := decoder{lines: c.lines}
+	if err := d.decode("", doc.Content[0], reflect.ValueOf(c).Elem()); err != nil {
+		return nil, err
+	}
+	if err := c.validate(); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// keyError names a key and its line.
+func (c *Config) keyError(key, format string, args ...any) error {
+	line, ok := c.lines[key]
+	if !ok {
+		// a missing key: name its parent's line when known
+		parent := key
+		for !ok && parent != "" {
+			if i := strings.LastIndexAny(parent, ".["); i >= 0 {
+				parent = parent[:i]
+			} else {
+				parent = ""
+			}
+			line, ok = c.lines[parent]
+		}
+	}
+	if ok {
+		return fmt.Errorf("line %d: %s: %s", line, key, fmt.Sprintf(format, args...))
+	}
+	return fmt.Errorf("%s: %s", key, fmt.Sprintf(format, args...))
+}
+
+func (c *Config) validate() error {
+	if strings.TrimSpace(c.Site) == "" {
+		return c.keyError("site", "missing: the site slug requests are submitted for")
+	}
+	if c.NetBox.URL == "" {
+		return c.keyError("netbox.url", "missing: NetBox's base URL, e.g. https://netbox.example.net")
+	}
+	if err := checkURL(c.NetBox.URL); err != nil {
+		return c.keyError("netbox.url", "%v", err)
+	}
+	if c.NetBox.TokenEnv != "" && c.NetBox.TokenFile != "" {
+		return c.keyError("netbox.token_file", "set token_env or token_file, not both")
+	}
+	seenName := map[string]bool{}
+	seenClass := map[string]string{}
+	for i, ir := range c.Ironic {
+		at := fmt.Sprintf("ironic[%d]", i)
+		if ir.Name == "" {
+			return c.keyError(at+".name", "missing: the instance name")
+		}
+		if seenName[ir.Name] {
+			return c.keyError(at+".name", "instance %q is named twice", ir.Name)
+		}
+		seenName[ir.Name] = true
+		if ir.URL == "" {
+			return c.keyError(at+".url", "missing: the Ironic API endpoint")
+		}
+		if err := checkURL(ir.URL); err != nil {
+			return c.keyError(at+".url", "%v", err)
+		}
+		if len(ir.DeviceClasses) == 0 {
+			return c.keyError(at+".device_classes", "missing: the device classes this instance manages")
+		}
+		for j, dc := range ir.DeviceClasses {
+			key := fmt.Sprintf("%s.device_classes[%d]", at, j)
+			switch dc {
+			case intent.ClassGPUCompute, intent.ClassCPUBaremetal, intent.ClassHypervisor:
+			default:
+				return c.keyError(key, "%q is not a device class Ironic manages (GPU_COMPUTE, CPU_BAREMETAL, HYPERVISOR)", dc)
+			}
+			if prev, dup := seenClass[dc]; dup {
+				return c.keyError(key, "%s is already routed to %s; a device class has one Ironic instance", dc, prev)
+			}
+			seenClass[dc] = ir.Name
+		}
+	}
+	g := c.Gates
+	if g.IronicEnrol && len(c.Ironic) == 0 {
+		return c.keyError("ironic", "missing: gates.enrollment_ironic_enrol is on, so at least one Ironic instance is needed")
+	}
+	if g.MaxAttempts < 0 {
+		return c.keyError("gates.max_attempts", "%d: want 1 or more (0 or absent for the default %d)", g.MaxAttempts, enrollment.DefaultMaxAttempts)
+	}
+	if g.NodeLockMaxWait < 0 {
+		return c.keyError("gates.node_lock_max_wait", "negative duration")
+	}
+	if g.CleaningDeadline < 0 {
+		return c.keyError("gates.cleaning_deadline", "negative duration")
+	}
+	if g.ConfigureDHCP {
+		if c.DHCP == nil {
+			return c.keyError("dhcp", "missing: gates.enrollment_configure_dhcp is on, so the DHCP target is needed")
+		}
+		if c.DHCP.Host == "" {
+			return c.keyError("dhcp.host", "missing: the DHCP server's host[:port]")
+		}
+		switch c.DHCP.Flavour {
+		case "isc", "kea":
+		default:
+			return c.keyError("dhcp.flavour", "%q: want isc or kea", c.DHCP.Flavour)
+		}
+		if c.DHCP.KnownHosts == "" {
+			return c.keyError("dhcp.known_hosts", "missing: the DHCP server's host key is always verified")
+		}
+	}
+	if c.Vault != nil {
+		switch c.Vault.Kind {
+		case "file":
+			if c.Vault.Path == "" {
+				return c.keyError("vault.path", "missing: the vault file")
+			}
+		default:
+			return c.keyError("vault.kind", "%q: want file", c.Vault.Kind)
+		}
+	}
+	if (g.ConfigureBMC || g.IronicEnrol || g.ConfigureDHCP) && c.Vault == nil {
+		return c.keyError("vault", "missing: the DHCP, BMC and Ironic phases read credentials from the vault")
+	}
+	return nil
+}
+
+func checkURL(s string) error {
+	u, err := url.Parse(s)
+	if err != nil || u.Host == "" || (u.Scheme != "https" && u.Scheme != "http") {
+		return fmt.Errorf("%q is not an http(s) URL", s)
+	}
+	if u.User != nil {
+		return fmt.Errorf("the URL carries credentials; put secrets in the environment or a file instead")
+	}
+	return nil
+}
+
+// decoder decodes a YAML node tree into Go values strictly: an unknown key
+// or a value of the wrong type is an error naming the key and its line.
+type decoder struct{ lines map[string]int }
+
+var textUnmarshaler = reflect.TypeFor[encoding.TextUnmarshaler]()
+
+func join(path, key string) string {
+	if path == "" {
+		return key
+	}
+	return path + "." + key
+}
+
+func (d decoder) decode(path string, n *yaml.Node, v reflect.Value) error {
+	if n.Kind == yaml.AliasNode {
+		n = n.Alias
+	}
+	if path != "" {
+		d.lines[path] = n.Line
+	}
+	at := func(format string, args ...any) error {
+		name := path
+		if name == "" {
+			name = "the document"
+		}
+		return fmt.Errorf("line %d: %s: %s", n.Line, name, fmt.Sprintf(format, args...))
+	}
+	if n.Kind == yaml.ScalarNode && n.Tag == "!!null" {
+		return nil // absent
+	}
+	if v.Kind() == reflect.Pointer {
+		if v.IsNil() {
+			v.Set(reflect.New(v.Type().Elem()))
+		}
+		return d.decode(path, n, v.Elem())
+	}
+	if v.Addr().Type().Implements(textUnmarshaler) {
+		if n.Kind != yaml.ScalarNode {
+			return at("want a scalar value, got a %s", kindName(n))
+		}
+		if err := v.Addr().Interface().(encoding.TextUnmarshaler).UnmarshalText([]byte(n.Value)); err != nil {
+			return at("%v", err)
+		}
+		return nil
+	}
+	switch v.Kind() {
+	case reflect.Struct:
+		if n.Kind != yaml.MappingNode {
+			return at("want a mapping of keys, got a %s", kindName(n))
+		}
+		fields := map[string]int{}
+		var known []string
+		for i := range v.NumField() {
+			tag := v.Type().Field(i).Tag.Get("yaml")
+			if tag == "" || tag == "-" {
+				continue
+			}
+			fields[tag] = i
+			known = append(known, tag)
+		}
+		sort.Strings(known)
+		seen := map[string]bool{}
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k, val := n.Content[i], n.Content[i+1]
+			idx, ok := fields[k.Value]
+			key := join(path, k.Value)
+			if !ok {
+				return fmt.Errorf("line %d: %s: unknown key (known here: %s)", k.Line, key, strings.Join(known, ", "))
+			}
+			if seen[k.Value] {
+				return fmt.Errorf("line %d: %s: key given twice", k.Line, key)
+			}
+			seen[k.Value] = true
+			if err := d.decode(key, val, v.Field(idx)); err != nil {
+				return err
+			}
+			d.lines[key] = k.Line
+		}
+		return nil
+	case reflect.Slice:
+		if n.Kind != yaml.SequenceNode {
+			return at("want a list, got a %s", kindName(n))
+		}
+		s := reflect.MakeSlice(v.Type(), len(n.Content), len(n.Content))
+		for i, item := range n.Content {
+			if err := d.decode(fmt.Sprintf("%s[%d]", path, i), item, s.Index(i)); err != nil {
+				return err
+			}
+		}
+		v.Set(s)
+		return nil
+	case reflect.String:
+		if n.Kind != yaml.ScalarNode {
+			return at("want a string, got a %s", kindName(n))
+		}
+		v.SetString(n.Value)
+		return nil
+	case reflect.Bool:
+		b, ok := map[string]bool{"true": true, "false": false}[n.Value]
+		if n.Kind != yaml.ScalarNode || !ok {
+			return at("want true or false, got %s", describe(n))
+		}
+		v.SetBool(b)
+		return nil
+	case reflect.Int:
+		i, err := strconv.Atoi(n.Value)
+		if n.Kind != yaml.ScalarNode || err != nil {
+			return at("want a whole number, got %s", describe(n))
+		}
+		v.SetInt(int64(i))
+		return nil
+	}
+	return at("cannot hold a %s (a hostforge bug)", v.Kind())
+}
+
+func kindName(n *yaml.Node) string {
+	switch n.Kind {
+	case yaml.MappingNode:
+		return "mapping"
+	case yaml.SequenceNode:
+		return "list"
+	}
+	return "scalar"
+}
+
+func describe(n *yaml.Node) string {
+	if n.Kind == yaml.ScalarNode {
+		return strconv.Quote(n.Value)
+	}
+	return "a " + kindName(n)
+}

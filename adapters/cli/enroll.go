@@ -1,0 +1,326 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+	"sync"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/hostforge/hostforge"
+	"github.com/hostforge/hostforge/clock"
+	"github.com/hostforge/hostforge/enrollment"
+	"github.com/hostforge/hostforge/fakes"
+)
+
+// systems are the clients a command runs against: the demo rack's fakes or
+// the real systems a config file names.
+type systems struct {
+	site       string
+	netbox     enrollment.NetBox
+	lister     enrollment.DeviceLister
+	fleet      enrollment.FleetManager
+	exec       *enrollment.Executor
+	clock      clock.Clock
+	siteConfig enrollment.SiteConfig
+	pcReady    bool
+	log        *slog.Logger
+	// demo is the fake site behind --demo, nil otherwise.
+	demo    *fakes.Site
+	closers []func()
+}
+
+func (s *systems) close() {
+	for i := len(s.closers) - 1; i >= 0; i-- {
+		s.closers[i]()
+	}
+}
+
+// systems builds the clients for --demo or --config.
+func (a *app) systems(cmd *cobra.Command, demo bool, config string) (*systems, error) {
+	log, err := a.logger(cmd)
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case demo && config != "":
+		return nil, inputErr("--demo and --config exclude each other: run against the demo rack or against the systems the config file names")
+	case demo:
+		return demoSystems(log), nil
+	case config != "":
+		cfg, err := loadConfigFile(config)
+		if err != nil {
+			return nil, err
+		}
+		return a.realSystems(cfg, log)
+	}
+	return nil, inputErr("name the systems to run against: --config FILE, or --demo for the built-in fake rack")
+}
+
+// logger builds the slog logger of --log-level, writing to the error stream.
+func (a *app) logger(cmd *cobra.Command) (*slog.Logger, error) {
+	lvl, _ := cmd.Flags().GetString("log-level")
+	var l slog.Level
+	switch strings.ToLower(lvl) {
+	case "", "warn":
+		l = slog.LevelWarn
+	case "debug":
+		l = slog.LevelDebug
+	case "info":
+		l = slog.LevelInfo
+	case "error":
+		l = slog.LevelError
+	case "off":
+		return slog.New(slog.DiscardHandler), nil
+	default:
+		return nil, inputErr("--log-level %q: want debug, info, warn, error or off", lvl)
+	}
+	return slog.New(slog.NewTextHandler(a.streams.Err, &slog.HandlerOptions{Level: l})), nil
+}
+
+// logLevelFlag adds --log-level to a command that talks to systems.
+func logLevelFlag(cmd *cobra.Command) {
+	cmd.Flags().String("log-level", "warn", "log level of the structured log on standard error: debug, info, warn, error or off")
+}
+
+// hostResult is one host's outcome.
+type hostResult struct {
+	Result  enrollment.Result
+	Failure *hostforge.Failure
+	Elapsed time.Duration
+}
+
+// enrollJSON is one host's line in -o json.
+type enrollJSON struct {
+	Device         string                   `json:"device"`
+	Enrolled       bool                     `json:"enrolled"`
+	Instance       string                   `json:"instance,omitempty"`
+	Node           string                   `json:"node,omitempty"`
+	ProvisionState string                   `json:"provision_state,omitempty"`
+	PlatformClass  string                   `json:"platform_class,omitempty"`
+	ElapsedSeconds float64                  `json:"elapsed_seconds"`
+	Phases         []enrollment.PhaseRecord `json:"phases"`
+	Failure        *failureJSON             `json:"failure,omitempty"`
+	ExitCode       int                      `json:"exit_code"`
+}
+
+type enrollOpts struct {
+	demo, forceBMCRestart, noInspection, forceInspection bool
+	config                                               string
+	maxAttempts, parallel                                int
+	output                                               *string
+}
+
+func (a *app) enrollCmd() *cobra.Command {
+	var o enrollOpts
+	cmd := &cobra.Command{
+		Use:   "enroll DEVICE...",
+		Short: "Enrol devices: DHCP, BMC, NetBox activation, Ironic inspection and cleaning",
+		Long: `Run the enrollment workflow in-process for each device, against the real
+systems a config file names (--config) or against the built-in fake rack
+(--demo; with no DEVICE, every host of the rack).
+
+Progress shows a line per host with its current phase/step, elapsed time and
+what it waits for ("node locked by conductor-2, retry in 20s"): redrawn in
+place on a terminal, a line per event otherwise. A summary table and each
+failure's operator action follow; -o json prints one JSON object per host
+instead (and no progress).
+
+Operator parameters: --force-bmc-restart cold-resets the BMC even without a
+password rotation; --no-inspection skips inspection and verification;
+--force-inspection runs a fresh inspection even when the existing inventory
+verifies; --max-attempts replaces the site's attempt budget (1 fails fast).
+
+` + configHelp + `
+` + exitCodeHelp,
+		Example: `  hostforge enroll --demo
+  hostforge enroll --demo --parallel 4 gpu-r1-u02 cpu-r1-u10
+  hostforge enroll --config /etc/hostforge/lab1.yaml --force-inspection cpu-r1-u10
+  hostforge enroll --config lab1.yaml --max-attempts 1 -o json cpu-r1-u10 cpu-r1-u11`,
+	}
+	f := cmd.Flags()
+	f.BoolVar(&o.demo, "demo", false, "run against the built-in fake rack instead of real systems")
+	f.StringVar(&o.config, "config", "", "config file naming the real systems (format below)")
+	f.BoolVar(&o.forceBMCRestart, "force-bmc-restart", false, "cold-reset the BMC even when its password was not rotated")
+	f.BoolVar(&o.noInspection, "no-inspection", false, "skip inspection and verification (run_inspection=false)")
+	f.BoolVar(&o.forceInspection, "force-inspection", false, "run a fresh inspection even when the existing inventory verifies")
+	f.IntVar(&o.maxAttempts, "max-attempts", 0, "attempt budget for retryable failures, replacing the site's (1 fails fast; 0 keeps the site's)")
+	f.IntVar(&o.parallel, "parallel", 1, "number of devices enrolled at once")
+	cmd.MarkFlagsMutuallyExclusive("no-inspection", "force-inspection")
+	cmd.MarkFlagsMutuallyExclusive("demo", "config")
+	_ = cmd.MarkFlagFilename("config", "yaml", "yml")
+	logLevelFlag(cmd)
+	o.output = outputFlag(cmd)
+	cmd.RunE = func(cmd *cobra.Command, args []string) error {
+		if err := checkOutput(*o.output); err != nil {
+			return err
+		}
+		if o.parallel < 1 {
+			return inputErr("--parallel %d: want 1 or more", o.parallel)
+		}
+		if o.maxAttempts < 0 {
+			return inputErr("--max-attempts %d: want 1 or more (0 keeps the site's budget)", o.maxAttempts)
+		}
+		if len(args) == 0 && !o.demo {
+			return usageErr(fmt.Errorf("name at least one DEVICE to enrol"))
+		}
+		if dup := duplicate(args); dup != "" {
+			return inputErr("device %s is named twice", dup)
+		}
+		sys, err := a.systems(cmd, o.demo, o.config)
+		if err != nil {
+			return err
+		}
+		defer sys.close()
+		if len(args) == 0 {
+			args = sys.demo.HostNames()
+		}
+		params := enrollment.Params{ForceBMCRestart: o.forceBMCRestart, ForceInspection: o.forceInspection, MaxAttemptsOverride: o.maxAttempts}
+		if o.noInspection {
+			off := false
+			params.RunInspection = &off
+		}
+		var prog *progress
+		if *o.output == formatText {
+			prog = newProgress(cmd.OutOrStdout(), a.streams.Terminal, args)
+		}
+		results := enrollAll(cmd.Context(), sys, args, params, o.parallel, prog)
+		return printEnroll(cmd.OutOrStdout(), *o.output, args, results)
+	}
+	return cmd
+}
+
+func duplicate(names []string) string {
+	seen := map[string]bool{}
+	for _, n := range names {
+		if seen[n] {
+			return n
+		}
+		seen[n] = true
+	}
+	return ""
+}
+
+// enrollAll enrols the devices, parallel at a time, and returns their
+// results in the order given. prog may be nil.
+func enrollAll(ctx context.Context, sys *systems, devices []string, p enrollment.Params, parallel int, prog *progress) []hostResult {
+	results := make([]hostResult, len(devices))
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range min(parallel, len(devices)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				results[i] = enrollOne(ctx, sys, devices[i], p, prog)
+			}
+		}()
+	}
+	for i := range devices {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	return results
+}
+
+// enrollOne submits and runs one device's enrollment inline.
+func enrollOne(ctx context.Context, sys *systems, device string, p enrollment.Params, prog *progress) hostResult {
+	start := sys.clock.Now()
+	if prog != nil {
+		prog.begin(device, start)
+	}
+	r := hostResult{Result: enrollment.Result{Device: device}}
+	req, err := enrollment.Submit(ctx, sys.netbox, device, sys.site, sys.siteConfig, sys.pcReady, p)
+	if err == nil {
+		rt := &enrollment.Local{Exec: sys.exec, Clock: sys.clock, Device: device}
+		if prog != nil {
+			rt.OnEvent = prog.event
+		}
+		r.Result, err = enrollment.Enroll(ctx, rt, req)
+	}
+	if err != nil {
+		_, r.Failure, _ = hostforge.Classify(err)
+		r.Result.Failure = r.Failure
+	}
+	r.Elapsed = sys.clock.Now().Sub(start)
+	if prog != nil {
+		prog.finish(device, r)
+	}
+	return r
+}
+
+// printEnroll writes the summary (or the JSON lines) and returns the exit status.
+func printEnroll(w io.Writer, format string, devices []string, results []hostResult) error {
+	failures := make([]*hostforge.Failure, 0, len(results))
+	for _, r := range results {
+		if r.Failure != nil {
+			failures = append(failures, r.Failure)
+		}
+	}
+	code := worst(failures)
+	if format == formatJSON {
+		for _, r := range results {
+			j := enrollJSON{Device: r.Result.Device, Enrolled: r.Result.Enrolled && r.Failure == nil, Instance: r.Result.Instance,
+				Node: r.Result.Node, ProvisionState: r.Result.ProvisionState, PlatformClass: r.Result.PlatformClass,
+				ElapsedSeconds: r.Elapsed.Seconds(), Phases: r.Result.Phases, Failure: failureOut(r.Failure), ExitCode: exitCodeOf(r.Failure)}
+			if j.Phases == nil {
+				j.Phases = []enrollment.PhaseRecord{}
+			}
+			if err := writeJSONLine(w, j); err != nil {
+				return err
+			}
+		}
+		return exitWith(code)
+	}
+	fmt.Fprintln(w)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "HOST\tRESULT\tOWNER\tINSTANCE\tSTATE\tPLATFORM CLASS\tELAPSED")
+	enrolled := 0
+	for _, r := range results {
+		result, owner := "enrolled", "-"
+		if r.Failure != nil {
+			result, owner = r.Failure.Code, string(r.Failure.Owner)
+		} else {
+			enrolled++
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Result.Device, result, owner, dash(r.Result.Instance),
+			dash(r.Result.ProvisionState), dash(r.Result.PlatformClass), fmtElapsed(r.Elapsed))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "\n%d of %d enrolled.\n", enrolled, len(devices))
+	first := true
+	for _, r := range results {
+		if r.Failure == nil {
+			continue
+		}
+		if first {
+			fmt.Fprintln(w, "\nOperator actions:")
+			first = false
+		}
+		fmt.Fprintf(w, "  %s — %s (owner %s, %s)\n      %s\n      next: %s\n", r.Result.Device, r.Failure.Code, r.Failure.Owner,
+			retryWord(r.Failure.Retryable), oneLine(failureOut(r.Failure).Message), r.Failure.Action)
+	}
+	return exitWith(code)
+}
+
+func retryWord(retryable bool) string {
+	if retryable {
+		return "a rerun may succeed"
+	}
+	return "a rerun alone will not help"
+}
+
+func dash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}

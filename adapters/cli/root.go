@@ -1,0 +1,149 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/hostforge/hostforge"
+)
+
+// Streams are the command's standard streams.
+type Streams struct {
+	In  io.Reader
+	Out io.Writer
+	Err io.Writer
+	// Terminal says Out is an interactive terminal: progress is then redrawn
+	// in place instead of printed a line per event.
+	Terminal bool
+}
+
+// Env looks up an environment variable. Secrets (NetBox token, BMC password)
+// are read through it and never from flags.
+type Env func(key string) (string, bool)
+
+// app is what every command shares.
+type app struct {
+	streams Streams
+	env     Env
+}
+
+func (a *app) getenv(key string) string {
+	if a.env == nil {
+		return ""
+	}
+	v, _ := a.env(key)
+	return v
+}
+
+// NewRoot builds the hostforge command tree on the given streams and
+// environment. Run it with Run to get the process exit code.
+func NewRoot(s Streams, env Env) *cobra.Command {
+	if s.In == nil {
+		s.In = strings.NewReader("")
+	}
+	if s.Out == nil {
+		s.Out = io.Discard
+	}
+	if s.Err == nil {
+		s.Err = io.Discard
+	}
+	a := &app{streams: s, env: env}
+	root := &cobra.Command{
+		Use:   "hostforge",
+		Short: "Enrol NetBox-registered servers into OpenStack Ironic, and the offline tools around it",
+		Long: `hostforge turns a racked, NetBox-registered server into a schedulable Ironic
+node: DHCP, BMC over Redfish, Ironic enrolment, inspection verified against
+NetBox, cleaning. Its offline tools resolve platform classes, verify saved
+inspection inventories, decode LLDP and detect BMC vendors.
+
+` + exitCodeHelp,
+		Example: `  hostforge enroll --demo gpu-r1-u02 cpu-r1-u10
+  hostforge platform-class resolve --manufacturer Lenovo --model "HG635N V2" --gpu-type GB300 --device-class GPU_COMPUTE --ztp ztp.json
+  hostforge failure-codes -o json`,
+		SilenceErrors: true,
+		SilenceUsage:  true,
+	}
+	root.SetIn(s.In)
+	root.SetOut(s.Out)
+	root.SetErr(s.Err)
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageErr(err) })
+	root.AddCommand(
+		a.enrollCmd(),
+		a.platformClassCmd(),
+		a.verifyCmd(),
+		a.lldpCmd(),
+		a.bmcCmd(),
+		a.failureCodesCmd(),
+		a.versionCmd(),
+	)
+	return root
+}
+
+// Run executes the command tree with args (without the program name) and
+// returns the process exit code. Errors are written to the error stream as
+// one line, followed by the operator's next action.
+func Run(ctx context.Context, args []string, s Streams, env Env) int {
+	root := NewRoot(s, env)
+	root.SetArgs(args)
+	cmd, err := root.ExecuteContextC(ctx)
+	if err == nil {
+		return ExitOK
+	}
+	if cmd == nil {
+		cmd = root
+	}
+	return report(root.ErrOrStderr(), cmd, err)
+}
+
+// report prints err and returns its exit code.
+func report(w io.Writer, cmd *cobra.Command, err error) int {
+	var done *exitStatus
+	if errors.As(err, &done) {
+		// The command already printed its outcome.
+		return done.code
+	}
+	var ue *usageError
+	if errors.As(err, &ue) {
+		fmt.Fprintf(w, "error: %s\n", oneLine(ue.err.Error()))
+		if f, ok := hostforge.AsFailure(ue.err); ok {
+			fmt.Fprintf(w, "action: %s\n", f.Action)
+		} else {
+			fmt.Fprintf(w, "action: see '%s --help'\n", cmd.CommandPath())
+		}
+		return ExitUsage
+	}
+	if isCobraUsage(err) {
+		fmt.Fprintf(w, "error: %s\n", oneLine(err.Error()))
+		fmt.Fprintf(w, "action: see '%s --help'\n", cmd.CommandPath())
+		return ExitUsage
+	}
+	_, f, _ := hostforge.Classify(err)
+	fmt.Fprintf(w, "error: %s\n", oneLine(f.Error()))
+	fmt.Fprintf(w, "action: %s\n", f.Action)
+	return exitCodeOf(f)
+}
+
+// isCobraUsage recognises the errors cobra itself returns for a command
+// line it cannot parse (unknown command, wrong number of arguments).
+func isCobraUsage(err error) bool {
+	if _, ok := hostforge.AsFailure(err); ok {
+		return false
+	}
+	msg := err.Error()
+	for _, p := range []string{"unknown command", "accepts ", "requires at least", "requires at most", "received ", "unknown flag", "unknown shorthand", "invalid argument", "flag needs an argument", "required flag", "if any flags in the group"} {
+		if strings.Contains(msg, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// oneLine folds a multi-line message onto one line.
+func oneLine(s string) string {
+	return strings.Join(strings.Fields(strings.ReplaceAll(s, "\n", " ")), " ")
+}
