@@ -30,11 +30,11 @@ type lldpJSON struct {
 
 func (a *app) lldpCmd() *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "lldp",
-		Short: "LLDP tools",
-		Args:  cobra.NoArgs,
+		Use:     "lldp",
+		Short:   "LLDP tools",
+		Args:    cobra.NoArgs,
 		Example: `  hostforge lldp decode --inventory node-inventory.json`,
-		RunE: func(cmd *cobra.Command, _ []string) error { return usageErr(fmt.Errorf("missing subcommand: decode")) },
+		RunE:    func(cmd *cobra.Command, _ []string) error { return usageErr(fmt.Errorf("missing subcommand: decode")) },
 	}
 	var inventory string
 	dec := &cobra.Command{

@@ -21,7 +21,9 @@ func (a *app) platformClassCmd() *cobra.Command {
 		Example: `  hostforge platform-class resolve --manufacturer Dell --model "PowerEdge R7615" --device-class CPU_BAREMETAL
   hostforge platform-class backfill --demo --dry-run`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error { return usageErr(fmt.Errorf("missing subcommand: resolve or backfill")) },
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return usageErr(fmt.Errorf("missing subcommand: resolve or backfill"))
+		},
 	}
 	cmd.AddCommand(a.resolveCmd(), a.backfillCmd())
 	return cmd
