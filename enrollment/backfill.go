@@ -64,5 +64,5 @@ func backfillOne(ctx context.Context, nb NetBox, fm FleetManager, name string, d
 	if err != nil {
 		return platformclass.Result{}, err
 	}
-	return platformclass.Record(ctx, nb, fm, platformclass.Target{DeviceID: d.ID, Device: d.Name, NetBoxValue: d.PlatformClass}, key, dryRun, log.With("device", name))
+	return platformclass.Record(ctx, nb, fm, platformclass.Target{DeviceID: d.ID, Device: d.Name, NetBoxValue: d.PlatformClass}, key, dryRun, log)
 }

@@ -56,8 +56,7 @@ func (e *Executor) RecordPlatformClass(ctx context.Context, in RecordPlatformCla
 	if err != nil {
 		return platformclass.Result{}, err
 	}
-	return platformclass.Record(ctx, e.NetBox, e.FleetManager, in.Target, key, in.DryRun,
-		e.log().With("device", in.Target.Device))
+	return platformclass.Record(ctx, e.NetBox, e.FleetManager, in.Target, key, in.DryRun, e.log())
 }
 
 // platformClassInputs maps a device to the resolver's inputs.

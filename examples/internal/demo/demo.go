@@ -23,6 +23,8 @@ const Site = "lab1"
 // NewSite builds the rack.
 func NewSite() *fakes.Site {
 	site := fakes.NewSite()
+	site.AddIronic("ironic-gpu")
+	site.AddIronic("ironic-cpu")
 	ib := map[string]any{"infiniband": map[string]any{"rails": 8}}
 	for _, h := range []fakes.HostSpec{
 		{Name: "gpu-r1-u02", Class: intent.ClassGPUCompute, Manufacturer: "Lenovo", Model: "HG635N V2", GPUType: "GB300", HasZTP: true, ZTP: ib, Vendor: "lenovo"},
@@ -39,6 +41,14 @@ func NewSite() *fakes.Site {
 		{Name: "gpu-divergent-u28", Class: intent.ClassGPUCompute, Manufacturer: "Lenovo", Model: "HG635N V2", GPUType: "GB300", HasZTP: true, ZTP: ib, PlatformClass: "GB200_LENOVOHG635N_IB_01", Vendor: "lenovo"},
 	} {
 		site.AddHost(h)
+	}
+	// Broken on site, while NetBox is right: a patch cable moved to another
+	// switch port, and a host whose optics are all dead.
+	moved := site.AddHost(fakes.HostSpec{Name: "bad-miscabled-u30", Class: intent.ClassCPUBaremetal, Vendor: "dell"})
+	moved.NICs[1].Port = "swp60"
+	dead := site.AddHost(fakes.HostSpec{Name: "bad-optics-u32", Class: intent.ClassCPUBaremetal, Vendor: "dell"})
+	for i := range dead.NICs {
+		dead.NICs[i].Link = "down"
 	}
 	return site
 }
@@ -124,7 +134,7 @@ func PrintTable(w io.Writer, title string, rows []Row) {
 	}
 }
 
-// Logger is a quiet logger for the demos: warnings and errors only.
+// Logger is a quiet logger for the demos: errors only (the table says the rest).
 func Logger(w io.Writer) *slog.Logger {
-	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: slog.LevelError}))
 }
