@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"os"
@@ -57,9 +58,20 @@ func printFailure(w io.Writer, f *hostforge.Failure) {
 }
 
 type resolveJSON struct {
-	Inputs  platformclass.Inputs `json:"inputs"`
-	Key     string               `json:"key,omitempty"`
-	Failure *failureJSON         `json:"failure,omitempty"`
+	Inputs  inputsJSON   `json:"inputs"`
+	Key     string       `json:"key,omitempty"`
+	Failure *failureJSON `json:"failure,omitempty"`
+}
+
+// inputsJSON is platformclass.Inputs in -o json.
+type inputsJSON struct {
+	Device       string `json:"device"`
+	DeviceClass  string `json:"device_class"`
+	Manufacturer string `json:"manufacturer"`
+	Model        string `json:"model"`
+	GPUType      string `json:"gpu_type"`
+	HasZTP       bool   `json:"has_ztp"`
+	ZTP          any    `json:"ztp,omitempty"`
 }
 
 func (a *app) resolveCmd() *cobra.Command {
@@ -119,7 +131,7 @@ hypervisor device is never read.
 		}
 		w := cmd.OutOrStdout()
 		if *out == formatJSON {
-			if err := writeJSON(w, resolveJSON{Inputs: in, Key: key, Failure: failureOut(fl)}); err != nil {
+			if err := writeJSON(w, resolveJSON{Inputs: inputsJSON(in), Key: key, Failure: failureOut(fl)}); err != nil {
 				return err
 			}
 		} else if fl == nil {
@@ -187,6 +199,7 @@ would be written. One device's failure does not stop the others.
 	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "read and report, write nothing")
 	cmd.Flags().BoolVar(&demo, "demo", false, "run against the built-in fake demo rack instead of real systems")
 	cmd.Flags().StringVar(&config, "config", "", "config file naming the real systems (see 'hostforge enroll --help')")
+	logLevelFlag(cmd)
 	out := outputFlag(cmd)
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		if err := checkOutput(*out); err != nil {
@@ -197,16 +210,21 @@ would be written. One device's failure does not stop the others.
 			return err
 		}
 		defer sys.close()
-		if sys.lister == nil || sys.fleet == nil {
-			return inputErr("platform-class backfill needs a NetBox that lists devices and a fleet manager; the config file names neither")
-		}
-		entries, err := enrollment.Backfill(cmd.Context(), sys.netbox, sys.lister, sys.fleet, args, dryRun, sys.log)
+		entries, err := backfill(cmd.Context(), sys, args, dryRun)
 		if err != nil {
 			return err
 		}
 		return printBackfill(cmd, *out, dryRun, entries)
 	}
 	return cmd
+}
+
+// backfill runs the platform-class backfill over the systems.
+func backfill(ctx context.Context, sys *systems, names []string, dryRun bool) ([]enrollment.BackfillEntry, error) {
+	if sys.lister == nil || sys.fleet == nil {
+		return nil, inputErr("platform-class backfill needs a NetBox that lists devices and a fleet manager; this build wires no fleet manager adapter for --config yet")
+	}
+	return enrollment.Backfill(ctx, sys.netbox, sys.lister, sys.fleet, names, dryRun, sys.log)
 }
 
 func printBackfill(cmd *cobra.Command, format string, dryRun bool, entries []enrollment.BackfillEntry) error {
