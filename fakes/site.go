@@ -17,6 +17,8 @@ type Site struct {
 	NetBox       *NetBox
 	FleetManager *FleetManager
 	Vault        *Vault
+	// DHCP is the DHCP server host (ISC flavour by default).
+	DHCP *DHCPServer
 	// Ironic holds the Ironic instances by name (see AddIronic).
 	Ironic map[string]*Ironic
 	// BMCs is one fake BMC per host, reached by out-of-band address.
@@ -42,6 +44,7 @@ func NewSite() *Site {
 	s.NetBox = &NetBox{state: newNetBoxState(), site: s}
 	s.FleetManager = &FleetManager{site: s, devices: map[string]string{}}
 	s.Vault = &Vault{site: s, items: map[string]map[string]string{}}
+	s.DHCP = newDHCPServer(s)
 	s.BMCs = newBMCs(s)
 	s.seedBMCVault()
 	return s
