@@ -48,6 +48,10 @@ var Breakages = []Breakage{Miscabled, DeadOptic, WrongDIMMs, BlockedBIOS, NoGPUT
 // only by Ironic inspection).
 func (b Breakage) NetBoxBreakage() bool { return b == NoGPUType || b == BadZTP }
 
+// AuditTag is a tag every simulated device carries before enrollment; it is
+// not enrollment's and must survive it.
+const AuditTag = "rack-audited"
+
 // BlockedBIOSVersion is the BIOS version every simulated host's
 // inspection_validation blocks.
 const BlockedBIOSVersion = "0.9.1"
@@ -213,9 +217,17 @@ func plant(site *fakes.Site, h *fakes.Host, kind Breakage) bool {
 		iv["memory"] = map[string]any{"physical_mb": hw.MemoryMB, "dimm_count": len(hw.DIMMs)}
 	}
 	_ = site.NetBox.Update(func(st *fakes.NetBoxState) error {
-		if d := st.DeviceByName(h.Name); d != nil {
-			d.ConfigContext["inspection_validation"] = iv
+		d := st.DeviceByName(h.Name)
+		if d == nil {
+			return nil
 		}
+		d.ConfigContext["inspection_validation"] = iv
+		if is, ok := d.ConfigContext["ironic_settings"].(map[string]any); ok && len(hw.Disks) > 0 {
+			is["root_device"] = map[string]any{"serial": hw.Disks[0].Serial} // the OS-disk pin
+		}
+		// Data enrollment does not own, which it must leave as it is.
+		d.TagIDs = append(d.TagIDs, st.EnsureTag(AuditTag).ID)
+		d.CustomFields["asset_tag"] = "AT-" + h.Name
 		return nil
 	})
 	switch kind {
