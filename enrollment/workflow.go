@@ -19,9 +19,6 @@ type Result struct {
 	Enrolled bool `json:"enrolled"`
 	// ProvisionState is the Ironic node's final provision state, when the
 	// Ironic phases ran.
-	// Node is the Ironic node UUID the Ironic phases ended on, when they ran;
-	// with Instance it is the reference completion proof compares.
-	Node string `json:"node,omitempty"`
 	ProvisionState string `json:"provision_state,omitempty"`
 	// Node is the Ironic node UUID the Ironic phases ended on, when they ran;
 	// with Instance it is the reference completion proof compares.

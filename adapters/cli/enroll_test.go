@@ -1,0 +1,156 @@
+package cli
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hostforge/hostforge"
+	"github.com/hostforge/hostforge/clock"
+	"github.com/hostforge/hostforge/enrollment"
+)
+
+func TestEnrollDemo(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		args    []string
+		code    int
+		enrolls string // a device the summary must list as enrolled
+		golden  string
+	}{
+		{"healthy host", []string{"cpu-r1-u10"}, ExitOK, "cpu-r1-u10", "enroll-healthy.txt"},
+		{"miscabled host is on site", []string{"cpu-r1-u24"}, ExitOnSite, "", "enroll-miscabled.txt"},
+		{"routing beats on site", []string{"cpu-r1-u24", "sw-r1-u42", "gpu-r1-u06"}, ExitInfra, "gpu-r1-u06", "enroll-mixed.txt"},
+		{"no inspection skips verification", []string{"--no-inspection", "cpu-r1-u24"}, ExitOK, "cpu-r1-u24", ""},
+		{"unknown device", []string{"no-such-host"}, ExitInfra, "", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := run(t, "", nil, append([]string{"enroll", "--demo", "--log-level", "off"}, tc.args...)...)
+			wantCode(t, r, tc.code)
+			if tc.golden != "" {
+				golden(t, tc.golden, r.out)
+			}
+			if tc.enrolls != "" && !summaryHas(r.out, tc.enrolls, "enrolled") {
+				t.Errorf("summary does not list %s as enrolled:\n%s", tc.enrolls, r.out)
+			}
+			if tc.code != ExitOK && !strings.Contains(r.out, "Operator actions:") {
+				t.Errorf("a failed run printed no operator action:\n%s", r.out)
+			}
+		})
+	}
+}
+
+// summaryHas reports whether the summary table has a row for device whose
+// result column is result.
+func summaryHas(out, device, result string) bool {
+	for _, line := range strings.Split(out, "\n") {
+		f := strings.Fields(line)
+		if len(f) >= 2 && f[0] == device && f[1] == result {
+			return true
+		}
+	}
+	return false
+}
+
+func TestEnrollDemoJSON(t *testing.T) {
+	r := run(t, "", nil, "enroll", "--demo", "--log-level", "off", "--parallel", "3", "-o", "json",
+		"cpu-r1-u10", "cpu-r1-u24", "sw-r1-u42", "gpu-r1-u20")
+	wantCode(t, r, ExitInfra)
+	lines := strings.Split(strings.TrimSpace(r.out), "\n")
+	if len(lines) != 4 {
+		t.Fatalf("-o json printed %d lines, want one per host:\n%s", len(lines), r.out)
+	}
+	want := []struct {
+		device, code string
+		exit         int
+	}{
+		{"cpu-r1-u10", "", ExitOK},
+		{"cpu-r1-u24", "INSPECTION_CABLING_MISMATCH", ExitOnSite},
+		{"sw-r1-u42", "IRONIC_ROUTING_UNRESOLVED", ExitInfra},
+		{"gpu-r1-u20", "PLATFORM_CLASS_UNRESOLVABLE", ExitInfra},
+	}
+	for i, line := range lines {
+		var j enrollJSON
+		if err := json.Unmarshal([]byte(line), &j); err != nil {
+			t.Fatalf("line %d: %v", i+1, err)
+		}
+		w := want[i]
+		code := ""
+		if j.Failure != nil {
+			code = j.Failure.Code
+			if j.Failure.Action == "" || j.Failure.Owner == "" {
+				t.Errorf("%s: failure without owner or action: %+v", j.Device, j.Failure)
+			}
+		}
+		if j.Device != w.device || code != w.code || j.ExitCode != w.exit || j.Enrolled != (w.code == "") {
+			t.Errorf("line %d: device %s code %q exit %d enrolled %v, want %s %q %d", i+1, j.Device, code, j.ExitCode, j.Enrolled, w.device, w.code, w.exit)
+		}
+		if w.code == "" && (j.ProvisionState != "available" || j.PlatformClass == "" || len(j.Phases) == 0) {
+			t.Errorf("%s: enrolled host JSON lacks its state: %+v", j.Device, j)
+		}
+	}
+}
+
+func TestEnrollDemoParallelMatchesSerial(t *testing.T) {
+	args := []string{"enroll", "--demo", "--log-level", "off", "-o", "json", "gpu-r1-u02", "gpu-r1-u06", "cpu-r1-u10", "cpu-r1-u11", "hv-r1-u14", "cpu-r1-u22"}
+	serial := run(t, "", nil, args...)
+	parallel := run(t, "", nil, append(args, "--parallel", "6")...)
+	wantCode(t, serial, ExitInfra)
+	wantCode(t, parallel, ExitInfra)
+	// Elapsed times differ (the rack shares one virtual clock); outcomes must not.
+	strip := func(out string) []string {
+		var rows []string
+		for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+			var j enrollJSON
+			if err := json.Unmarshal([]byte(line), &j); err != nil {
+				t.Fatal(err)
+			}
+			j.ElapsedSeconds = 0
+			b, _ := json.Marshal(j)
+			rows = append(rows, string(b))
+		}
+		return rows
+	}
+	s, p := strip(serial.out), strip(parallel.out)
+	if strings.Join(s, "\n") != strings.Join(p, "\n") {
+		t.Errorf("parallel outcomes differ from serial:\nserial:\n%s\nparallel:\n%s", strings.Join(s, "\n"), strings.Join(p, "\n"))
+	}
+}
+
+func TestProgressTerminal(t *testing.T) {
+	var b bytes.Buffer
+	p := newProgress(&b, true, []string{"cpu-a", "gpu-long-name"})
+	t0 := clock.Epoch
+	p.begin("cpu-a", t0)
+	p.event(enrollment.Event{Device: "cpu-a", Kind: "step", Step: enrollment.StepReadIntent, Outcome: hostforge.Done, At: t0.Add(time.Second)})
+	p.begin("gpu-long-name", t0)
+	p.event(enrollment.Event{Device: "gpu-long-name", Kind: "step", Step: enrollment.StepIronicInspection, Outcome: hostforge.Waiting, At: t0.Add(5 * time.Minute),
+		Wait: &hostforge.Wait{After: 20 * time.Second, Reason: enrollment.WaitReasonNodeLocked, Detail: "node locked by conductor-2"}})
+	p.event(enrollment.Event{Device: "gpu-long-name", Kind: "sleep", At: t0.Add(5 * time.Minute), Took: 20 * time.Second})
+	p.finish("cpu-a", hostResult{Result: enrollment.Result{Device: "cpu-a", Enrolled: true, ProvisionState: "available"}, Elapsed: 17 * time.Minute})
+	golden(t, "progress-terminal.txt", strings.ReplaceAll(b.String(), "\x1b", "<ESC>"))
+
+	// The screen after the last redraw shows each host's current state.
+	screen := b.String()[strings.LastIndex(b.String(), "\x1b[2A")+len("\x1b[2A"):]
+	for _, want := range []string{"cpu-a", "enrolled (available)", "17m0s", "waiting: node locked by conductor-2, retry in 20s", "inspection/ironic_inspection"} {
+		if !strings.Contains(screen, want) {
+			t.Errorf("last redraw lacks %q:\n%s", want, screen)
+		}
+	}
+}
+
+func TestProgressPlainWaits(t *testing.T) {
+	var b bytes.Buffer
+	p := newProgress(&b, false, []string{"gpu-a"})
+	t0 := clock.Epoch
+	p.begin("gpu-a", t0)
+	p.event(enrollment.Event{Device: "gpu-a", Kind: "step", Step: enrollment.StepIronicInspection, Outcome: hostforge.Waiting, At: t0.Add(time.Minute),
+		Wait: &hostforge.Wait{After: 20 * time.Second, Reason: enrollment.WaitReasonNodeLocked, Detail: "node locked by conductor-2"}})
+	p.event(enrollment.Event{Device: "gpu-a", Kind: "sleep", At: t0.Add(time.Minute), Took: 20 * time.Second})
+	p.event(enrollment.Event{Device: "gpu-a", Kind: "step", Step: enrollment.StepIronicInspection, Outcome: hostforge.Failed, At: t0.Add(90 * time.Second),
+		Failure: &hostforge.Failure{Spec: hostforge.Spec{Code: "IRONIC_INSPECTION_FAILED", Retryable: true}}})
+	p.event(enrollment.Event{Device: "gpu-a", Kind: "sleep", At: t0.Add(90 * time.Second), Took: 10 * time.Second})
+	golden(t, "progress-plain.txt", b.String())
+}
