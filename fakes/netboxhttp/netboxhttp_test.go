@@ -169,7 +169,7 @@ func TestPatchRefusesBadValuesAndChangesNothing(t *testing.T) {
 	auth := "Token " + token
 	for body, field := range map[string]string{
 		`{"status":"bogus","custom_fields":{"platform_class":"X"}}`: "status",
-		`{"custom_fields":{"no_such_field":"X"}}`:                  "custom_fields",
+		`{"custom_fields":{"no_such_field":"X"}}`:                   "custom_fields",
 		`{"tags":[{"slug":"no-such-tag"}]}`:                         "tags",
 		`{"name":"renamed"}`:                                        "name",
 	} {
