@@ -631,6 +631,11 @@ func (c *fakeBMCClient) SetSyslogServers(ctx context.Context, servers []string) 
 	}
 	c.m.mu.Lock()
 	defer c.m.mu.Unlock()
+	// Per-vendor limits: iDRAC keeps three servers, Lenovo and Supermicro one.
+	limit := map[string]int{string(bmc.VendorDell): 3, string(bmc.VendorLenovo): 1, string(bmc.VendorSupermicro): 1}[c.m.vendor]
+	if limit > 0 && len(servers) > limit {
+		return bmc.HTTPError(http.StatusBadRequest, fmt.Sprintf("this BMC keeps %d syslog server(s), got %d", limit, len(servers)))
+	}
 	c.m.syslog = slices.Clone(servers)
 	return nil
 }

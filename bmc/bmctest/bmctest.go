@@ -89,7 +89,7 @@ func Run(t *testing.T, newEnv func(t *testing.T) Env) {
 
 	t.Run("SyslogRoundTrip", func(t *testing.T) {
 		_, c := connect(t)
-		want := []string{"192.0.2.10", "192.0.2.11"}
+		want := []string{"192.0.2.10"}
 		if err := c.SetSyslogServers(ctx, want); errors.Is(err, bmc.ErrUnsupported) {
 			t.Skip("no syslog endpoint on this model")
 		} else if err != nil {
@@ -98,6 +98,18 @@ func Run(t *testing.T, newEnv func(t *testing.T) Env) {
 		got, err := c.SyslogServers(ctx)
 		if err != nil || !slices.Equal(got, want) {
 			t.Fatalf("syslog = %v, %v; want %v", got, err, want)
+		}
+		// More servers than the model keeps: stored in full or refused as
+		// invalid, never silently truncated.
+		two := []string{"192.0.2.10", "192.0.2.11"}
+		if err := c.SetSyslogServers(ctx, two); err != nil {
+			if !errors.Is(err, hostforge.ErrInvalid) {
+				t.Fatalf("two servers: %v, want success or ErrInvalid", err)
+			}
+			return
+		}
+		if got, err := c.SyslogServers(ctx); err != nil || !slices.Equal(got, two) {
+			t.Fatalf("syslog = %v, %v; want %v", got, err, two)
 		}
 	})
 
