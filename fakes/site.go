@@ -17,6 +17,8 @@ type Site struct {
 	NetBox       *NetBox
 	FleetManager *FleetManager
 	Vault        *Vault
+	// Proofs is the fleet manager's Enrollment proof per device.
+	Proofs *FleetProofs
 	// DHCP is the DHCP server host (ISC flavour by default).
 	DHCP *DHCPServer
 	// Ironic holds the Ironic instances by name (see AddIronic).
@@ -43,6 +45,7 @@ func NewSite() *Site {
 	s := &Site{Clock: clock.NewFake(clock.Epoch)}
 	s.NetBox = &NetBox{state: newNetBoxState(), site: s}
 	s.FleetManager = &FleetManager{site: s, devices: map[string]string{}}
+	s.Proofs = newFleetProofs(s)
 	s.Vault = &Vault{site: s, items: map[string]map[string]string{}}
 	s.DHCP = newDHCPServer(s)
 	s.BMCs = newBMCs(s)
