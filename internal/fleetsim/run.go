@@ -39,6 +39,10 @@ type Options struct {
 	// OnEvent, when set, sees every event of every host, after the
 	// simulator's own accounting. It is called from the hosts' goroutines.
 	OnEvent func(enrollment.Event)
+
+	// wrap and done let Record see each host's runtime.
+	wrap func(host string, rt enrollment.Runtime) enrollment.Runtime
+	done func(host string, rt enrollment.Runtime)
 }
 
 // HostOutcome is how one host's enrollment ended.
@@ -216,7 +220,14 @@ func (f *Fleet) enrolOne(ctx context.Context, name string, o Options, clk clock.
 				o.OnEvent(e)
 			}
 		}}
-	res, err := enrollment.Enroll(ctx, rt, f.Request(name, o))
+	var run enrollment.Runtime = rt
+	if o.wrap != nil {
+		run = o.wrap(name, rt)
+	}
+	res, err := enrollment.Enroll(ctx, run, f.Request(name, o))
+	if o.done != nil {
+		o.done(name, run)
+	}
 	ho.Result = res
 	if err != nil {
 		_, ho.Failure, _ = hostforge.Classify(err)
