@@ -5,6 +5,7 @@ import (
 	"errors"
 
 	"github.com/hostforge/hostforge"
+	"github.com/hostforge/hostforge/intent"
 )
 
 // Failure codes raised by the workflow itself. Each phase package declares
@@ -31,13 +32,9 @@ var (
 		Retryable: false,
 		Action:    "Only a staged or active device is enrolled: set the device's NetBox status to staged if it should be enrolled, then rerun.",
 	})
-	DataInvalid = hostforge.Declare(hostforge.Spec{
-		Code:      "NETBOX_DATA_INVALID",
-		Phase:     "read_intent",
-		Owner:     hostforge.OwnerInfraEng,
-		Retryable: false,
-		Action:    "Fix the NetBox field named in the message (device, device type, interface or config context), then rerun. Nothing was written.",
-	})
+	// DataInvalid is declared with the data model so that fakes and adapters
+	// raise the same failure for malformed NetBox data.
+	DataInvalid = intent.DataInvalid
 	NetBoxUnavailable = hostforge.Declare(hostforge.Spec{
 		Code:      "NETBOX_UNAVAILABLE",
 		Phase:     "read_intent",

@@ -180,11 +180,18 @@ func (s *NetBoxState) Intent(d *NBDevice) (intent.Device, error) {
 		OOBIP:      stripPrefix(d.OOBIP),
 		PrimaryIP4: stripPrefix(d.PrimaryIP4),
 	}
+	var err error
 	if r := s.Roles[d.RoleID]; r != nil {
-		out.Role = intent.Role{Slug: r.Slug, Name: r.Name, DeviceClass: cfString(r.CustomFields, "device_class")}
+		out.Role = intent.Role{Slug: r.Slug, Name: r.Name}
+		if out.Role.DeviceClass, err = cfStrict(d.Name, "role.custom_fields.device_class", r.CustomFields, "device_class"); err != nil {
+			return intent.Device{}, err
+		}
 	}
 	if dt := s.DeviceTypes[d.DeviceTypeID]; dt != nil {
-		out.DeviceType = intent.DeviceType{ID: dt.ID, Slug: dt.Slug, Model: dt.Model, GPUType: cfString(dt.CustomFields, "gpu_type")}
+		out.DeviceType = intent.DeviceType{ID: dt.ID, Slug: dt.Slug, Model: dt.Model}
+		if out.DeviceType.GPUType, err = cfStrict(d.Name, "device_type.custom_fields.gpu_type", dt.CustomFields, "gpu_type"); err != nil {
+			return intent.Device{}, err
+		}
 		if m := s.Manufacturers[dt.ManufacturerID]; m != nil {
 			out.DeviceType.Manufacturer = m.Name
 		}
@@ -198,7 +205,9 @@ func (s *NetBoxState) Intent(d *NBDevice) (intent.Device, error) {
 		}
 	}
 	sort.Strings(out.Tags)
-	out.PlatformClass = cfString(d.CustomFields, "platform_class")
+	if out.PlatformClass, err = cfStrict(d.Name, "custom_fields.platform_class", d.CustomFields, "platform_class"); err != nil {
+		return intent.Device{}, err
+	}
 	out.ConfigContext = cloneJSON(d.ConfigContext)
 	for _, i := range s.DeviceInterfaces(d.ID) {
 		ii := intent.Interface{ID: i.ID, Name: i.Name, Type: i.Type, MAC: i.MAC, MgmtOnly: i.MgmtOnly, Enabled: i.Enabled}
@@ -251,6 +260,20 @@ func stripPrefix(addr string) string {
 		return addr[:i]
 	}
 	return addr
+}
+
+// cfStrict reads a text custom field as NetBox clients must: null or absent
+// is "", a string is itself, anything else is malformed data. Reading a
+// number as "" would let enrollment overwrite a populated platform_class.
+func cfStrict(device, field string, cf map[string]any, key string) (string, error) {
+	switch v := cf[key].(type) {
+	case nil:
+		return "", nil
+	case string:
+		return v, nil
+	default:
+		return "", intent.DataInvalid.New("device %s: %s: is a %T, want text or null", device, field, v)
+	}
 }
 
 func cfString(cf map[string]any, key string) string {

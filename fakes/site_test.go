@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 
@@ -184,5 +185,32 @@ func TestFakesAreSafeForConcurrentUse(t *testing.T) {
 	wg.Wait()
 	if got := site.Calls()[fakes.SysNetBox].Writes; got != 8 {
 		t.Fatalf("writes = %d", got)
+	}
+}
+
+func TestFakeRefusesWronglyTypedCustomFields(t *testing.T) {
+	for _, tt := range []struct {
+		name  string
+		set   func(*fakes.NetBoxState)
+		field string
+	}{
+		{"platform_class", func(st *fakes.NetBoxState) { st.DeviceByName("h").CustomFields["platform_class"] = 42.0 }, "custom_fields.platform_class"},
+		{"gpu_type", func(st *fakes.NetBoxState) {
+			st.DeviceTypes[st.DeviceByName("h").DeviceTypeID].CustomFields["gpu_type"] = true
+		}, "device_type.custom_fields.gpu_type"},
+		{"device_class", func(st *fakes.NetBoxState) {
+			st.Roles[st.DeviceByName("h").RoleID].CustomFields["device_class"] = []any{"GPU"}
+		}, "role.custom_fields.device_class"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			site := fakes.NewSite()
+			site.AddHost(fakes.HostSpec{Name: "h"})
+			_ = site.NetBox.Update(func(st *fakes.NetBoxState) error { tt.set(st); return nil })
+			_, err := site.NetBox.Device(context.Background(), "h")
+			f, ok := hostforge.AsFailure(err)
+			if !ok || f.Code != "NETBOX_DATA_INVALID" || !strings.Contains(f.Message, tt.field) {
+				t.Fatalf("err = %v", err)
+			}
+		})
 	}
 }

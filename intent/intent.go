@@ -1,5 +1,17 @@
 package intent
 
+import "github.com/hostforge/hostforge"
+
+// DataInvalid is the failure for malformed NetBox data: a missing or wrongly
+// typed field. The message names the device and the field.
+var DataInvalid = hostforge.Declare(hostforge.Spec{
+	Code:      "NETBOX_DATA_INVALID",
+	Phase:     "read_intent",
+	Owner:     hostforge.OwnerInfraEng,
+	Retryable: false,
+	Action:    "Fix the NetBox field named in the message (device, device type, interface or config context), then rerun. Nothing was written.",
+})
+
 // Status is a NetBox device status value.
 type Status string
 
