@@ -26,10 +26,11 @@ is read from the environment variable or the file the config names.
     token_env: HOSTFORGE_NETBOX_TOKEN   # or token_file: /etc/hostforge/netbox-token
     ca_file: /etc/hostforge/ca.pem      # optional: trust an internal CA
     insecure_skip_verify: false         # opt-in for a lab NetBox only; logged
-  ironic:                               # Ironic instances by device_class
+  ironic:                               # Ironic instances by device_class (noauth API)
     - name: ironic-gpu
       url: https://ironic-gpu.example.net:6385
       device_classes: [GPU_COMPUTE]
+      ca_file: /etc/hostforge/ironic-ca.pem   # optional; insecure_skip_verify: opt-in
     - name: ironic-cpu
       url: https://ironic-cpu.example.net:6385
       device_classes: [CPU_BAREMETAL, HYPERVISOR]
@@ -51,6 +52,9 @@ is read from the environment variable or the file the config names.
     flavour: isc                        # isc or kea
     dir: /etc/dhcp/hosts.d
     known_hosts: /etc/hostforge/known_hosts
+  bmc:                                  # how BMCs' Redfish TLS is verified
+    ca_file: /etc/hostforge/bmc-ca.pem  # optional: the CA that signed the BMCs
+    insecure_skip_verify: false         # opt-in for self-signed lab BMCs; logged
   vault:
     kind: file                          # items of named fields in a YAML file
     path: /etc/hostforge/vault.yaml     # must not be readable by group or others
@@ -64,6 +68,7 @@ type Config struct {
 	Ironic []IronicConfig `yaml:"ironic"`
 	Gates  GatesConfig    `yaml:"gates"`
 	DHCP   *DHCPConfig    `yaml:"dhcp"`
+	BMC    BMCConfig      `yaml:"bmc"`
 	Vault  *VaultConfig   `yaml:"vault"`
 
 	// lines maps each key path ("netbox.url", "ironic[1].name") to its line.
@@ -81,9 +86,17 @@ type NetBoxConfig struct {
 
 // IronicConfig is one Ironic instance and the device classes it manages.
 type IronicConfig struct {
-	Name          string   `yaml:"name"`
-	URL           string   `yaml:"url"`
-	DeviceClasses []string `yaml:"device_classes"`
+	Name               string   `yaml:"name"`
+	URL                string   `yaml:"url"`
+	DeviceClasses      []string `yaml:"device_classes"`
+	CAFile             string   `yaml:"ca_file"`
+	InsecureSkipVerify bool     `yaml:"insecure_skip_verify"`
+}
+
+// BMCConfig is how the BMCs' Redfish certificates are verified.
+type BMCConfig struct {
+	CAFile             string `yaml:"ca_file"`
+	InsecureSkipVerify bool   `yaml:"insecure_skip_verify"`
 }
 
 // GatesConfig are the site's gates, mapped onto enrollment.SiteConfig.
@@ -269,6 +282,9 @@ func (c *Config) validate() error {
 		if c.DHCP.KnownHosts == "" {
 			return c.keyError("dhcp.known_hosts", "missing: the DHCP server's host key is always verified")
 		}
+	}
+	if c.BMC.CAFile != "" && c.BMC.InsecureSkipVerify {
+		return c.keyError("bmc.insecure_skip_verify", "set ca_file or insecure_skip_verify, not both")
 	}
 	if c.Vault != nil {
 		switch c.Vault.Kind {

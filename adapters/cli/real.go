@@ -5,14 +5,21 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"strings"
+	"sync"
+	"time"
 
 	"gopkg.in/yaml.v3"
 
 	"github.com/hostforge/hostforge"
+	ironicapi "github.com/hostforge/hostforge/adapters/ironic"
 	"github.com/hostforge/hostforge/adapters/netbox"
+	"github.com/hostforge/hostforge/adapters/redfish"
+	"github.com/hostforge/hostforge/bmc"
 	"github.com/hostforge/hostforge/clock"
 	"github.com/hostforge/hostforge/enrollment"
+	"github.com/hostforge/hostforge/ironic"
 )
 
 // EnvNetBoxToken is the default environment variable holding the NetBox token.
@@ -45,6 +52,11 @@ func (a *app) realSystems(cfg *Config, log *slog.Logger) (*systems, error) {
 		}
 		exec.Vault = v
 	}
+	if cfg.Gates.ConfigureBMC || cfg.Gates.IronicEnrol {
+		if err := wireBMCAndIronic(cfg, exec, log); err != nil {
+			return nil, err
+		}
+	}
 	// The phases whose adapters this build wires. A gate turned on for a
 	// phase without one is refused here, before anything runs, rather than
 	// failing every host with NOT_IMPLEMENTED.
@@ -74,6 +86,57 @@ func (a *app) realSystems(cfg *Config, log *slog.Logger) (*systems, error) {
 		pcReady:    cfg.Gates.PlatformClassActivityReady,
 		log:        log,
 	}, nil
+}
+
+// wireBMCAndIronic connects phase 2 (Redfish) and phases 4-7 (one Ironic
+// API per instance). Ironic is contacted here: New negotiates the API
+// microversion, so a wrong endpoint fails before any device is touched.
+func wireBMCAndIronic(cfg *Config, exec *enrollment.Executor, log *slog.Logger) error {
+	vault, ok := exec.Vault.(*fileVault)
+	if !ok {
+		return usageErr(ConfigInvalid.New("%s", cfg.keyError("vault", "missing: the BMC and Ironic phases read credentials from the vault")))
+	}
+	var bmcTLS redfish.TLS
+	if cfg.BMC.CAFile != "" {
+		pem, err := os.ReadFile(cfg.BMC.CAFile)
+		if err != nil {
+			return usageErr(ConfigInvalid.New("%s", cfg.keyError("bmc.ca_file", "%v", err)))
+		}
+		bmcTLS.CAPEM = pem
+	}
+	bmcTLS.InsecureSkipVerify = cfg.BMC.InsecureSkipVerify // explicit opt-in; the connector logs every such connection
+	conn := &redfish.Connector{TLSFor: func(string) redfish.TLS { return bmcTLS }, Log: log}
+	if cfg.Gates.ConfigureBMC {
+		exec.BMC = &bmc.Configurator{Connector: conn, Vault: vault, Clock: clock.Real{}, Log: log}
+	}
+	if !cfg.Gates.IronicEnrol {
+		return nil
+	}
+	exec.Ironic = map[string]enrollment.IronicPhases{}
+	for i, ic := range cfg.Ironic {
+		at := fmt.Sprintf("ironic[%d]", i)
+		icfg := ironicapi.Config{Endpoint: ic.URL, InsecureSkipVerify: ic.InsecureSkipVerify, Log: log}
+		if ic.CAFile != "" {
+			pem, err := os.ReadFile(ic.CAFile)
+			if err != nil {
+				return usageErr(ConfigInvalid.New("%s", cfg.keyError(at+".ca_file", "%v", err)))
+			}
+			icfg.CACertPEM = pem
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+		client, err := ironicapi.New(ctx, icfg)
+		cancel()
+		if err != nil {
+			_, f, _ := hostforge.Classify(err)
+			f.Message = fmt.Sprintf("%s (%s): %s", at, ic.Name, f.Message)
+			return f
+		}
+		// Links is nil: the frontend-link guard needs the BMC credential by
+		// BMC address, which this build does not resolve yet; ironic.Phases
+		// logs that the guard is off and Ironic stays the source of truth.
+		exec.Ironic[ic.Name] = &ironic.Phases{Client: client, Credentials: ironic.VaultCredentials{Vault: vault}, Clock: clock.Real{}, Log: log}
+	}
+	return nil
 }
 
 // secret reads a secret from the environment variable or the file the
@@ -107,6 +170,8 @@ func (a *app) secret(cfg *Config, key, env, file, envDefault string) (string, er
 //
 // It is read once; the file must not be readable by group or others.
 type fileVault struct {
+	path  string
+	mu    sync.Mutex
 	items map[string]map[string]string
 }
 
@@ -122,7 +187,7 @@ func loadFileVault(path string) (*fileVault, error) {
 	if err != nil {
 		return nil, err
 	}
-	v := &fileVault{items: map[string]map[string]string{}}
+	v := &fileVault{path: path, items: map[string]map[string]string{}}
 	if err := yaml.Unmarshal(b, &v.items); err != nil {
 		// yaml's message may quote file content: keep only its position.
 		return nil, fmt.Errorf("the vault file %s is not a mapping of items to fields of strings", path)
@@ -135,6 +200,8 @@ func (v *fileVault) Item(ctx context.Context, name string) (map[string]string, e
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	v.mu.Lock()
+	defer v.mu.Unlock()
 	it, ok := v.items[name]
 	if !ok {
 		return nil, fmt.Errorf("vault file: item %q: %w", name, hostforge.ErrNotFound)
@@ -144,4 +211,54 @@ func (v *fileVault) Item(ctx context.Context, name string) (map[string]string, e
 		out[k] = val
 	}
 	return out, nil
+}
+
+// PutItem replaces an item's fields and rewrites the file atomically (a
+// temporary file, mode 0600, renamed over it), so a crash leaves the old or
+// the new file, never half of one. The BMC phase calls it during a password
+// rotation.
+func (v *fileVault) PutItem(ctx context.Context, name string, fields map[string]string) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	next := make(map[string]map[string]string, len(v.items)+1)
+	for k, it := range v.items {
+		next[k] = it
+	}
+	cp := make(map[string]string, len(fields))
+	for k, val := range fields {
+		cp[k] = val
+	}
+	next[name] = cp
+	b, err := yaml.Marshal(next)
+	if err != nil {
+		return fmt.Errorf("vault file: encoding item %q: %w", name, hostforge.ErrInvalid)
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(v.path), ".vault-*")
+	if err != nil {
+		return fmt.Errorf("vault file: %v: %w", err, hostforge.ErrUnavailable)
+	}
+	defer os.Remove(tmp.Name())
+	if err := tmp.Chmod(0o600); err == nil {
+		_, err = tmp.Write(b)
+		if err == nil {
+			err = tmp.Sync()
+		}
+		if cerr := tmp.Close(); err == nil {
+			err = cerr
+		}
+		if err == nil {
+			err = os.Rename(tmp.Name(), v.path)
+		}
+		if err != nil {
+			return fmt.Errorf("vault file: writing item %q: %v: %w", name, err, hostforge.ErrUnavailable)
+		}
+	} else {
+		tmp.Close()
+		return fmt.Errorf("vault file: %v: %w", err, hostforge.ErrUnavailable)
+	}
+	v.items = next
+	return nil
 }
