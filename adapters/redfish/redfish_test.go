@@ -287,3 +287,26 @@ func TestRealCapturesOverHTTP(t *testing.T) {
 		})
 	}
 }
+
+// BenchmarkConvergedRunOverEmulator: a rerun on a converged iDRAC over
+// HTTPS against the emulator (reads only).
+func BenchmarkConvergedRunOverEmulator(b *testing.B) {
+	site := fakes.NewSite()
+	e, _ := redfishemu.New("dell", redfishemu.Options{Clock: site.Clock, AdminPassword: adminPW})
+	srv := httptest.NewTLSServer(e)
+	defer srv.Close()
+	sum := sha256.Sum256(srv.Certificate().Raw)
+	c := &redfish.Connector{TLSFor: func(string) redfish.TLS { return redfish.TLS{FingerprintSHA256: hex.EncodeToString(sum[:])} }}
+	site.Vault.Set(bmc.AdminItem("n1"), map[string]string{bmc.FieldUsername: "root", bmc.FieldPassword: adminPW})
+	cfg := &bmc.Configurator{Connector: c, Vault: site.Vault, Clock: site.Clock}
+	tg := bmc.Target{Device: "n1", Address: srv.Listener.Addr().String(), NTPServers: []string{"10.0.0.11"}, SyslogServers: []string{"10.0.0.21"}, ProvisioningMAC: "b8:3f:d2:90:97:c4", RestrictBoot: true}
+	if _, err := cfg.Configure(context.Background(), tg); err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	for b.Loop() {
+		if res, err := cfg.Configure(context.Background(), tg); err != nil || res.Writes != 0 {
+			b.Fatal(err, res.Writes)
+		}
+	}
+}
