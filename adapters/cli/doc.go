@@ -1,0 +1,28 @@
+// Package cli is the hostforge command line: a cobra command tree built by
+// [NewRoot] on injected streams and environment, run in-process by [Run],
+// which returns the exit code. cmd/hostforge is its thin main.
+//
+// Commands:
+//
+//	enroll DEVICE...                 the workflow in-process (enrollment.Local), against
+//	                                 the systems of --config or the fake rack of --demo;
+//	                                 live progress, a summary table, -o json per host
+//	platform-class resolve           a key from explicit inputs (platformclass.Resolve)
+//	platform-class backfill          the resolver and write policy over NetBox and the
+//	                                 fleet manager (enrollment.Backfill), --dry-run
+//	verify --inventory --expect      a saved inventory against an expectations file (verify.Check)
+//	lldp decode --inventory          what each interface heard, junk TLVs reported
+//	bmc detect --url [--user]        vendor, model, firmware and strategy; GET requests only
+//	failure-codes                    the catalogue of the codes linked into the binary
+//	version, completion
+//
+// Exit codes say who acts: 0 success, 2 bad usage or input, 3 on site
+// (DC_OPS), 4 infrastructure (INFRA_ENG, NETWORK), 5 fleet manager, 6 a
+// hostforge bug (UNCLASSIFIED or owner SDK), 7 cancelled. A run over several
+// hosts exits with the most urgent, in the order 6, 4, 5, 3, 7.
+//
+// Errors are printed as one line ("error: CODE (phase): message") followed by
+// the operator's action ("action: ..."). Secrets (the NetBox token, the BMC
+// password) are read from environment variables or files, never from flags,
+// and never printed.
+package cli
