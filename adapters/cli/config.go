@@ -59,7 +59,10 @@ is read from the environment variable or the file the config names.
     kind: file                          # items of named fields in a YAML file
     path: /etc/hostforge/vault.yaml     # must not be readable by group or others
 
-A bad config file fails with CLI_CONFIG_INVALID naming the key and its line.`
+A bad config file fails with CLI_CONFIG_INVALID naming the key and its line.
+This build wires NetBox, the Redfish BMC phase and Ironic (noauth); it has no
+DHCP-over-SSH or fleet manager adapter yet, so it refuses
+enrollment_configure_dhcp and platform_class_activity_ready set to true.`
 
 // Config is the --config file.
 type Config struct {

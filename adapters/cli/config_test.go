@@ -202,3 +202,23 @@ gates:
 		t.Errorf("wrong token:\n%s\n%s", r.out, r.err)
 	}
 }
+
+// The sample in 'enroll --help' is a valid config.
+func TestHelpSampleParses(t *testing.T) {
+	start := strings.Index(configHelp, "  site: lab1")
+	end := start + strings.Index(configHelp[start:], "\n\n")
+	if start < 0 || end < start {
+		t.Fatal("no sample in configHelp")
+	}
+	var lines []string
+	for _, l := range strings.Split(configHelp[start:end], "\n") {
+		lines = append(lines, strings.TrimPrefix(l, "  "))
+	}
+	c, err := parseConfig([]byte(strings.Join(lines, "\n")))
+	if err != nil {
+		t.Fatalf("the help's sample config does not parse: %v", err)
+	}
+	if sc := c.SiteConfig(); sc.IronicInstances["HYPERVISOR"] != "ironic-cpu" || !sc.ConfigureDHCP {
+		t.Errorf("sample config maps to %+v", sc)
+	}
+}
