@@ -50,8 +50,7 @@ is read from the environment variable or the file the config names.
     host: dhcp1.example.net:22
     user: deploy
     flavour: isc                        # isc or kea
-    dir: /etc/dhcp/hosts.d
-    known_hosts: /etc/hostforge/known_hosts
+    dir: /etc/dhcp/hosts.d               # key and known_hosts: vault item ssh-config-dhcp
   bmc:                                  # how BMCs' Redfish TLS is verified
     ca_file: /etc/hostforge/bmc-ca.pem  # optional: the CA that signed the BMCs
     insecure_skip_verify: false         # opt-in for self-signed lab BMCs; logged
@@ -119,11 +118,10 @@ type GatesConfig struct {
 
 // DHCPConfig is the DHCP server enrollment uploads reservations to.
 type DHCPConfig struct {
-	Host       string `yaml:"host"`
-	User       string `yaml:"user"`
-	Flavour    string `yaml:"flavour"`
-	Dir        string `yaml:"dir"`
-	KnownHosts string `yaml:"known_hosts"`
+	Host    string `yaml:"host"`
+	User    string `yaml:"user"`
+	Flavour string `yaml:"flavour"`
+	Dir     string `yaml:"dir"`
 }
 
 // VaultConfig chooses the secrets vault.
@@ -281,9 +279,6 @@ func (c *Config) validate() error {
 		case "isc", "kea":
 		default:
 			return c.keyError("dhcp.flavour", "%q: want isc or kea", c.DHCP.Flavour)
-		}
-		if c.DHCP.KnownHosts == "" {
-			return c.keyError("dhcp.known_hosts", "missing: the DHCP server's host key is always verified")
 		}
 	}
 	if c.BMC.CAFile != "" && c.BMC.InsecureSkipVerify {
