@@ -2,6 +2,7 @@ package enrollment
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 
 	"github.com/hostforge/hostforge"
@@ -14,6 +15,9 @@ type BackfillEntry struct {
 	Result platformclass.Result `json:"result"`
 	// Failure is set when the device could not be resolved or recorded.
 	Failure *hostforge.Failure `json:"failure,omitempty"`
+	// Skipped says why a device of a site-wide pass was left alone: its role
+	// carries no device class that has a platform class (switches, PDUs...).
+	Skipped string `json:"skipped,omitempty"`
 }
 
 // Backfill runs the platform-class resolver and write policy over the named
@@ -22,12 +26,15 @@ type BackfillEntry struct {
 // overwrites a populated NetBox value. With dryRun it reads but writes
 // nothing, and each entry says what would be written. One device's failure
 // does not stop the others; the error is non-nil only when the device list
-// itself cannot be read.
+// itself cannot be read. A site-wide pass skips devices whose role carries no
+// device class that has a platform class (switches, PDUs, ...); a device
+// named explicitly is always resolved.
 func Backfill(ctx context.Context, nb NetBox, lister DeviceLister, fm FleetManager, names []string, dryRun bool, log *slog.Logger) ([]BackfillEntry, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	if len(names) == 0 {
+	sitewide := len(names) == 0
+	if sitewide {
 		all, err := lister.DeviceNames(ctx)
 		if err != nil {
 			return nil, hostforge.Classified(netboxErr(err, "platform_class_backfill", "listing devices"))
@@ -37,8 +44,8 @@ func Backfill(ctx context.Context, nb NetBox, lister DeviceLister, fm FleetManag
 	out := make([]BackfillEntry, 0, len(names))
 	for _, name := range names {
 		e := BackfillEntry{Device: name}
-		r, err := backfillOne(ctx, nb, fm, name, dryRun, log)
-		e.Result = r
+		r, skipped, err := backfillOne(ctx, nb, fm, name, sitewide, dryRun, log)
+		e.Result, e.Skipped = r, skipped
 		if err != nil {
 			_, f, _ := hostforge.Classify(err)
 			e.Failure = f
@@ -52,17 +59,21 @@ func Backfill(ctx context.Context, nb NetBox, lister DeviceLister, fm FleetManag
 	return out, nil
 }
 
-func backfillOne(ctx context.Context, nb NetBox, fm FleetManager, name string, dryRun bool, log *slog.Logger) (platformclass.Result, error) {
+func backfillOne(ctx context.Context, nb NetBox, fm FleetManager, name string, sitewide, dryRun bool, log *slog.Logger) (platformclass.Result, string, error) {
 	d, err := nb.Device(ctx, name)
 	if err != nil {
-		return platformclass.Result{}, netboxErr(err, "platform_class_backfill", "reading device %s", name)
+		return platformclass.Result{}, "", netboxErr(err, "platform_class_backfill", "reading device %s", name)
+	}
+	if sitewide && !platformclass.HasPlatformClass(d.Role.DeviceClass) {
+		return platformclass.Result{}, fmt.Sprintf("device class %q has no platform class", d.Role.DeviceClass), nil
 	}
 	if err := validateDevice(d); err != nil {
-		return platformclass.Result{}, err
+		return platformclass.Result{}, "", err
 	}
 	key, err := platformclass.Resolve(platformClassInputs(d))
 	if err != nil {
-		return platformclass.Result{}, err
+		return platformclass.Result{}, "", err
 	}
-	return platformclass.Record(ctx, nb, fm, platformclass.Target{DeviceID: d.ID, Device: d.Name, NetBoxValue: d.PlatformClass}, key, dryRun, log)
+	r, err := platformclass.Record(ctx, nb, fm, platformclass.Target{DeviceID: d.ID, Device: d.Name, NetBoxValue: d.PlatformClass}, key, dryRun, log)
+	return r, "", err
 }

@@ -37,8 +37,7 @@ func TestBackfillAllDevices(t *testing.T) {
 	for _, e := range dry {
 		byName[e.Device] = e
 	}
-	// The two leaf switches are devices too: they have no device class the
-	// resolver knows, so they are reported, not guessed.
+	// The two leaf switches are devices too: a site-wide pass skips them.
 	if len(dry) != 6 {
 		t.Fatalf("entries = %d: %+v", len(dry), dry)
 	}
@@ -54,8 +53,13 @@ func TestBackfillAllDevices(t *testing.T) {
 	if e := byName["gpu-div"]; !e.Result.Divergent || e.Result.NetBoxWrite || e.Result.Effective != "OLD_KEY_01" {
 		t.Fatalf("gpu-div = %+v", e)
 	}
-	if e := byName["leaf-1"]; e.Failure == nil || e.Failure.Code != "PLATFORM_CLASS_UNRESOLVABLE" {
-		t.Fatalf("leaf-1 = %+v", e)
+	if e := byName["leaf-1"]; e.Failure != nil || e.Skipped == "" || e.Result.NetBoxWrite {
+		t.Fatalf("a site-wide pass must skip switches: leaf-1 = %+v", e)
+	}
+	// Named explicitly, a switch is resolved and refused.
+	named, _ := enrollment.Backfill(ctx, site.NetBox, site.NetBox, site.FleetManager, []string{"leaf-1"}, true, nil)
+	if named[0].Failure == nil || named[0].Failure.Code != "PLATFORM_CLASS_UNRESOLVABLE" {
+		t.Fatalf("named leaf-1 = %+v", named[0])
 	}
 
 	if _, err := enrollment.Backfill(ctx, site.NetBox, site.NetBox, site.FleetManager, nil, false, nil); err != nil {

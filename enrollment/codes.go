@@ -34,7 +34,7 @@ var (
 	})
 	// DataInvalid is declared with the data model so that fakes and adapters
 	// raise the same failure for malformed NetBox data.
-	DataInvalid = intent.DataInvalid
+	DataInvalid       = intent.DataInvalid
 	NetBoxUnavailable = hostforge.Declare(hostforge.Spec{
 		Code:      "NETBOX_UNAVAILABLE",
 		Phase:     "read_intent",

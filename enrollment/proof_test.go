@@ -181,7 +181,7 @@ func TestProofAgentSettle(t *testing.T) {
 		{name: "failure on a replaced identity is untouched", preProof: true, projection: refA, replaceTo: "id2", c: failed,
 			wantAction: enrollment.ProofFailureWrite, wantValid: false, wantProof: true, wantTries: 1},
 		{name: "malformed qualifying output submits a failure write", preProof: true, projection: refA,
-			c: enrollment.Completion{Device: "h1", Identity: "id1", Status: enrollment.CompletionCompleted, ClosedAt: closed, Output: json.RawMessage(`{"device":"h1","enrolled":true,"phases":[{"phase":"ironic","status":"done"}]}`)},
+			c:          enrollment.Completion{Device: "h1", Identity: "id1", Status: enrollment.CompletionCompleted, ClosedAt: closed, Output: json.RawMessage(`{"device":"h1","enrolled":true,"phases":[{"phase":"ironic","status":"done"}]}`)},
 			wantAction: enrollment.ProofFailureWrite, wantValid: true, wantProof: true, wantTries: 1},
 		{name: "diagnostic preserves proof without a write", preProof: true, projection: refA,
 			c:          enrollment.Completion{Device: "h1", Identity: "id1", Status: enrollment.CompletionFailed, Diagnostic: true, ClosedAt: closed},

@@ -401,8 +401,14 @@ func TestPhaseInputsAndTagging(t *testing.T) {
 	h := w.site.AddHost(fakes.HostSpec{Name: "h", NICs: 12})
 	var gotEntry dhcp.Entry
 	var gotTarget bmc.Target
-	w.exec.DHCP = dhcpFunc(func(_ context.Context, e dhcp.Entry) (dhcp.Result, error) { gotEntry = e; return dhcp.Result{Changed: true}, nil })
-	w.exec.BMC = bmcFunc(func(_ context.Context, t bmc.Target) (bmc.Result, error) { gotTarget = t; return bmc.Result{Vendor: "dell"}, nil })
+	w.exec.DHCP = dhcpFunc(func(_ context.Context, e dhcp.Entry) (dhcp.Result, error) {
+		gotEntry = e
+		return dhcp.Result{Changed: true}, nil
+	})
+	w.exec.BMC = bmcFunc(func(_ context.Context, t bmc.Target) (bmc.Result, error) {
+		gotTarget = t
+		return bmc.Result{Vendor: "dell"}, nil
+	})
 	res, err := w.enroll(t, "h", intent.ClassCPUBaremetal, enrollment.Params{ForceBMCRestart: true})
 	if err != nil {
 		t.Fatal(err)
@@ -565,7 +571,10 @@ func TestBadNetBoxData(t *testing.T) {
 			if tt.gates != nil {
 				tt.gates(&w.cfg)
 			}
-			w.exec.DHCP = dhcpFunc(func(context.Context, dhcp.Entry) (dhcp.Result, error) { t.Fatal("DHCP ran on bad data"); return dhcp.Result{}, nil })
+			w.exec.DHCP = dhcpFunc(func(context.Context, dhcp.Entry) (dhcp.Result, error) {
+				t.Fatal("DHCP ran on bad data")
+				return dhcp.Result{}, nil
+			})
 			w.site.AddHost(tt.spec)
 			if tt.mutate != nil {
 				_ = w.site.NetBox.Update(func(s *fakes.NetBoxState) error { tt.mutate(s); return nil })

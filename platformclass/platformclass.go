@@ -45,6 +45,17 @@ const (
 	ClassHypervisor   = "HYPERVISOR"
 )
 
+// HasPlatformClass reports whether devices of the class have a platform
+// class: GPU compute, CPU baremetal and hypervisor devices do; switches and
+// other infrastructure do not.
+func HasPlatformClass(deviceClass string) bool {
+	switch deviceClass {
+	case ClassGPUCompute, ClassCPUBaremetal, ClassHypervisor:
+		return true
+	}
+	return false
+}
+
 // Inputs are everything the key is computed from.
 type Inputs struct {
 	// Device names the device in failure messages.

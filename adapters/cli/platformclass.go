@@ -171,6 +171,7 @@ type backfillJSON struct {
 	Divergent bool         `json:"divergent,omitempty"`
 	NetBox    string       `json:"netbox_write"`
 	Fleet     string       `json:"fleet_write"`
+	Skipped   string       `json:"skipped,omitempty"`
 	Failure   *failureJSON `json:"failure,omitempty"`
 }
 
@@ -242,8 +243,8 @@ func printBackfill(cmd *cobra.Command, format string, dryRun bool, entries []enr
 	rows := make([]backfillJSON, 0, len(entries))
 	for _, e := range entries {
 		r := backfillJSON{Device: e.Device, Computed: e.Result.Computed, Effective: e.Result.Effective, Divergent: e.Result.Divergent,
-			NetBox: verb(e.Result.NetBoxWrite), Fleet: verb(e.Result.FleetWrite), Failure: failureOut(e.Failure)}
-		if e.Failure != nil {
+			NetBox: verb(e.Result.NetBoxWrite), Fleet: verb(e.Result.FleetWrite), Skipped: e.Skipped, Failure: failureOut(e.Failure)}
+		if e.Failure != nil || e.Skipped != "" {
 			r.NetBox, r.Fleet = "-", "-"
 			failures = append(failures, e.Failure)
 		}
@@ -264,6 +265,8 @@ func printBackfill(cmd *cobra.Command, format string, dryRun bool, entries []enr
 		switch {
 		case r.Failure != nil:
 			key, note = "-", r.Failure.Code
+		case r.Skipped != "":
+			note = "skipped: " + r.Skipped
 		case r.Divergent:
 			note = "NetBox value kept; computed " + r.Computed
 		}
