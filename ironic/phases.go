@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"time"
 
 	"github.com/hostforge/hostforge"
@@ -128,8 +129,14 @@ var stable = map[string]bool{
 }
 
 // Stable reports whether the node rests in its provision state (no
-// transition in flight).
-func Stable(n Node) bool { return stable[n.ProvisionState] && n.TargetProvisionState == "" }
+// transition in flight). A failed state is stable whatever its target: a
+// real Ironic leaves clean failed with target "manageable".
+func Stable(n Node) bool {
+	if !stable[n.ProvisionState] {
+		return false
+	}
+	return n.TargetProvisionState == "" || strings.HasSuffix(n.ProvisionState, "failed") || n.ProvisionState == StateError
+}
 
 // PreludeResult says what the shared prelude found and did.
 type PreludeResult struct {
@@ -170,6 +177,13 @@ func (p *Phases) prelude(ctx context.Context, spec NodeSpec, phase string) (Node
 				return Node{}, res, hostforge.RetryAfter(p.timing().StatePoll, WaitStateUnstable, "node %s was created concurrently", spec.Name)
 			}
 			return Node{}, res, p.classify(ctx, phase, spec.Name, err, "creating node %s", spec.Name)
+		}
+		if spec.Project != "" {
+			n, err := p.Client.UpdateNode(ctx, node.UUID, []PatchOp{Add("/owner", spec.Project), Add("/lessee", spec.Project)})
+			if err != nil {
+				return node, res, p.classify(ctx, phase, spec.Name, err, "setting owner and lessee of node %s", spec.Name)
+			}
+			node = n
 		}
 		log.Info("ironic node created", "step", "prelude", "uuid", node.UUID, "driver", node.Driver)
 		res.Created = true

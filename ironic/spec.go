@@ -187,7 +187,8 @@ func capabilities(m map[string]string) string {
 	return strings.Join(parts, ",")
 }
 
-// create renders the node creation.
+// create renders the node creation. Owner and lessee are set by a patch
+// right after: a noauth (standalone) Ironic refuses them on create.
 func (s NodeSpec) create(c Credential) NodeCreate {
 	props := map[string]any{}
 	if s.CPUArch != "" {
@@ -208,7 +209,7 @@ func (s NodeSpec) create(c Credential) NodeCreate {
 	return NodeCreate{
 		Name: s.Name, Driver: s.Driver, Interfaces: ifs,
 		DriverInfo: s.driverInfo(s.Driver, c), Properties: props,
-		ResourceClass: s.ResourceClass, Owner: s.Project, Lessee: s.Project,
+		ResourceClass: s.ResourceClass,
 	}
 }
 

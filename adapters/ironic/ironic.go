@@ -407,7 +407,7 @@ func (c *Client) listPorts(ctx context.Context, q url.Values) ([]ironic.Port, er
 
 // ListPorts lists a node's ports.
 func (c *Client) ListPorts(ctx context.Context, nodeUUID string) ([]ironic.Port, error) {
-	return c.listPorts(ctx, url.Values{"node": {nodeUUID}, "limit": {"0"}})
+	return c.listPorts(ctx, url.Values{"node": {nodeUUID}})
 }
 
 // PortByAddress finds a port by MAC.
@@ -462,7 +462,7 @@ func (c *Client) ListPortgroups(ctx context.Context, nodeUUID string) ([]ironic.
 	var body struct {
 		Portgroups []wirePortgroup `json:"portgroups"`
 	}
-	q := url.Values{"node": {nodeUUID}, "limit": {"0"}}
+	q := url.Values{"node": {nodeUUID}}
 	if _, err := c.sc.Get(ctx, c.url("portgroups", "detail")+"?"+q.Encode(), &body, ok(200)); err != nil {
 		return nil, mapErr(err, "list portgroups")
 	}

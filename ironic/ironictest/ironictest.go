@@ -92,10 +92,14 @@ func create(t *testing.T, env Env, name string) ironic.Node {
 	}
 	n, err := env.Client.CreateNode(context.Background(), ironic.NodeCreate{
 		Name: name, Driver: env.Driver, Interfaces: env.Interfaces, DriverInfo: di,
-		Properties: map[string]any{"cpu_arch": "x86_64"}, ResourceClass: "baremetal", Owner: "proj", Lessee: "proj",
+		Properties: map[string]any{"cpu_arch": "x86_64"}, ResourceClass: "baremetal",
 	})
 	if err != nil {
 		t.Fatalf("CreateNode(%s): %v", name, err)
+	}
+	// A standalone Ironic refuses owner/lessee on create; a patch sets them.
+	if n, err = env.Client.UpdateNode(context.Background(), n.UUID, []ironic.PatchOp{ironic.Add("/owner", "proj"), ironic.Add("/lessee", "proj")}); err != nil {
+		t.Fatalf("setting owner and lessee: %v", err)
 	}
 	if env.Cleanup != nil {
 		t.Cleanup(func() { env.Cleanup(t, n.UUID) })
@@ -120,7 +124,7 @@ func waitState(t *testing.T, env Env, uuid string, want ...string) ironic.Node {
 			t.Fatalf("GetNode: %v", err)
 		}
 		for _, w := range want {
-			if n.ProvisionState == w && n.TargetProvisionState == "" && n.Reservation == "" {
+			if n.ProvisionState == w && n.Reservation == "" && (n.TargetProvisionState == "" || w != ironic.StateManageable && w != ironic.StateAvailable) {
 				return n
 			}
 		}
