@@ -24,6 +24,12 @@ type IronicTiming struct {
 	CleanWait   time.Duration // clean wait: clean steps run (10 min)
 	Power       time.Duration // a power change, node locked (3 s)
 	Deploy      time.Duration // deploying, node locked (10 s)
+	// InspectorTimeout is how long an inspection whose ramdisk never
+	// reports waits before failing (ironic-inspector's timeout, 1 h).
+	InspectorTimeout time.Duration
+	// CleanCallbackTimeout is how long clean wait waits for a ramdisk that
+	// never calls back (Ironic's clean_callback_timeout, 30 min).
+	CleanCallbackTimeout time.Duration
 }
 
 func (t IronicTiming) withDefaults() IronicTiming {
@@ -38,6 +44,8 @@ func (t IronicTiming) withDefaults() IronicTiming {
 	def(&t.Cleaning, 5*time.Second)
 	def(&t.CleanWait, 10*time.Minute)
 	def(&t.Power, 3*time.Second)
+	def(&t.InspectorTimeout, time.Hour)
+	def(&t.CleanCallbackTimeout, 30*time.Minute)
 	def(&t.Deploy, 10*time.Second)
 	return t
 }
@@ -483,6 +491,17 @@ func (f *Ironic) ChangeProvisionState(ctx context.Context, ident, action string)
 				if n.n.ProvisionState != ironic.StateInspectWait {
 					return // aborted meanwhile
 				}
+				if f.isolated(n) {
+					// The ramdisk never reaches the network: the inspector
+					// waits for data until its timeout.
+					n.schedule(at.Add(t.InspectorTimeout), func(_ time.Time, n *inode) {
+						if n.n.ProvisionState == ironic.StateInspectWait {
+							set(ironic.StateInspectFailed, "")
+							n.n.LastError = "ironic-inspector inspection failed: Introspection timeout"
+						}
+					})
+					return
+				}
 				n.n.PowerState = ironic.PowerOff
 				if n.failInspect > 0 {
 					n.failInspect--
@@ -517,6 +536,17 @@ func (f *Ironic) ChangeProvisionState(ctx context.Context, ident, action string)
 				if n.n.Maintenance {
 					// Ironic skips clean steps on a maintenance node: hang.
 					n.schedule(at.Add(t.CleanWait), finish)
+					return
+				}
+				if f.isolated(n) {
+					// The ramdisk never calls back: cleaning times out.
+					n.schedule(at.Add(t.CleanCallbackTimeout), func(_ time.Time, n *inode) {
+						if n.n.ProvisionState == ironic.StateCleanWait {
+							set(ironic.StateCleanFailed, "")
+							n.n.LastError = "Timeout reached while cleaning the node. Please check if the ramdisk responsible for the cleaning is running on the node."
+							n.n.Maintenance, n.n.MaintenanceReason = true, "clean failure"
+						}
+					})
 					return
 				}
 				n.n.PowerState = ironic.PowerOff
@@ -688,6 +718,23 @@ func (f *Ironic) Inventory(ctx context.Context, ident string) ([]byte, error) {
 
 // inventoryFor builds the inventory an inspection of n finds: from the
 // site's host of the node's name, else from the node's ports.
+// isolated reports whether the node's host has no frontend link up at all
+// (dead optics, switch ports down): its ramdisk can reach neither the
+// inspector nor the conductor, so inspection and cleaning hang until their
+// timeouts, as they do in a real deployment.
+func (f *Ironic) isolated(n *inode) bool {
+	h, ok := f.site.Host(n.n.Name)
+	if !ok || len(h.NICs) == 0 {
+		return false
+	}
+	for _, nic := range h.NICs {
+		if nic.Link != "down" {
+			return false
+		}
+	}
+	return true
+}
+
 func (f *Ironic) inventoryFor(n *inode) []byte {
 	if h, ok := f.site.Host(n.n.Name); ok {
 		return InventoryJSON(h)
