@@ -105,6 +105,8 @@ func (l *Local) Now(context.Context) time.Time { return l.Clock.Now() }
 type stepFn struct {
 	call        func(ctx context.Context, in, out any, roundTrip bool) error
 	roundTripIn func(in any) (any, error)
+	// newOut returns a new *O, for Dispatch.
+	newOut func() any
 }
 
 // bind type-erases a typed step function. in must be an I; out must be a *O.
@@ -135,6 +137,7 @@ func bind[I, O any](fn func(context.Context, I) (O, error)) stepFn {
 			}
 			return err
 		},
+		newOut: func() any { return new(O) },
 		roundTripIn: func(in any) (any, error) {
 			b, err := json.Marshal(in)
 			if err != nil {

@@ -1,0 +1,78 @@
+package temporal
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/worker"
+
+	"github.com/hostforge/hostforge/enrollment"
+)
+
+// Dispatcher runs a step by name with JSON in and out;
+// *enrollment.Executor is one.
+type Dispatcher interface {
+	Dispatch(ctx context.Context, step string, in []byte) ([]byte, error)
+	StepNames() []string
+}
+
+var _ Dispatcher = (*enrollment.Executor)(nil)
+
+// Activities are the enrollment steps as Temporal activities: one
+// dispatcher registered under every step's name. They hold no logic: the
+// step's own name, its JSON input and output, and the error conversion.
+type Activities struct {
+	Exec Dispatcher
+	// HeartbeatEvery is the heartbeat period while a step runs (10 s).
+	HeartbeatEvery time.Duration
+}
+
+// Step runs the activity's own step (its registered name) on the executor,
+// heartbeating until it returns.
+func (a *Activities) Step(ctx context.Context, in json.RawMessage) (json.RawMessage, error) {
+	name := activity.GetInfo(ctx).ActivityType.Name
+	stop := a.heartbeat(ctx)
+	out, err := a.Exec.Dispatch(ctx, name, in)
+	stop()
+	if err != nil {
+		return nil, toApplicationError(err)
+	}
+	return out, nil
+}
+
+// heartbeat records a heartbeat every period until the returned stop is
+// called; stop waits for the heartbeating goroutine to end.
+func (a *Activities) heartbeat(ctx context.Context) (stop func()) {
+	every := a.HeartbeatEvery
+	if every <= 0 {
+		every = 10 * time.Second
+	}
+	done, ended := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(ended)
+		t := time.NewTicker(every)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				activity.RecordHeartbeat(ctx)
+			}
+		}
+	}()
+	return func() { close(done); <-ended }
+}
+
+// Register registers the activities under every step name of the executor,
+// and the enrollment workflow, on w.
+func Register(w worker.Registry, a *Activities, wf *Workflow) {
+	for _, name := range a.Exec.StepNames() {
+		w.RegisterActivityWithOptions(a.Step, activity.RegisterOptions{Name: name})
+	}
+	w.RegisterWorkflowWithOptions(wf.Enroll, workflowRegisterOptions())
+}

@@ -1,0 +1,27 @@
+// Package temporal runs the enrollment workflow on Temporal
+// (go.temporal.io/sdk): the same workflow body that enrollment.Local runs,
+// with each step an activity and each wait a durable workflow timer.
+//
+//   - [Runtime] implements enrollment.Runtime over workflow.ExecuteActivity,
+//     workflow.Sleep and workflow.Now, so there is no second copy of the
+//     phase order: [EnrollWorkflow] calls enrollment.Enroll with it.
+//   - [Activities] dispatches each step by its registered activity name to
+//     the enrollment.Executor; it holds no logic. Activities heartbeat while
+//     a step runs (the frontend-link watch can take minutes), and have one
+//     attempt: the workflow body owns retries and waits.
+//   - A *hostforge.Failure leaving an activity or the workflow is a Temporal
+//     ApplicationError whose type is the failure code, NonRetryable is
+//     !Retryable and details hold the Failure; a *hostforge.Wait leaves an
+//     activity as an ApplicationError of type [WaitErrorType] and becomes a
+//     workflow timer through the body's own loop, never a sleep in an
+//     activity.
+//   - Routing (IRONIC_ROUTING_UNRESOLVED) is classified by the body before
+//     any activity runs, so a bad device class fails the workflow with a code
+//     instead of failing workflow tasks forever.
+//   - [Submitter] snapshots the per-site gates and platform_class_activity_ready
+//     into the request and the device's fleet-manager identity into the
+//     input, and starts the workflow under the device's own workflow ID, so a
+//     second concurrent enrollment of the same device is refused.
+//   - [Submitter.Settle] runs the completion-proof agent once the workflow
+//     has closed; the close time Temporal records bounds the proof window.
+package temporal

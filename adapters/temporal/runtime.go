@@ -1,0 +1,79 @@
+package temporal
+
+import (
+	"context"
+	"time"
+
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/hostforge/hostforge"
+	"github.com/hostforge/hostforge/enrollment"
+)
+
+// Runtime is enrollment.Runtime inside a Temporal workflow: Do is an
+// activity, Sleep a durable timer, Now the workflow clock. It is bound to
+// one workflow.Context; the context.Context arguments of its methods are
+// not used for scheduling (cancellation arrives through the workflow).
+type Runtime struct {
+	ctx  workflow.Context
+	opts ActivityOptions
+}
+
+var _ enrollment.Runtime = (*Runtime)(nil)
+
+// ActivityOptions are the timeouts of step activities. Zero fields take the
+// defaults noted.
+type ActivityOptions struct {
+	// StartToClose bounds one step (15 minutes: the longest step is an
+	// Ironic attempt watching the frontend link for up to 5 minutes).
+	StartToClose time.Duration
+	// Heartbeat is how long a step may go without a heartbeat before
+	// Temporal declares its worker gone (1 minute).
+	Heartbeat time.Duration
+}
+
+// Defaults of ActivityOptions.
+const (
+	DefaultStartToClose = 15 * time.Minute
+	DefaultHeartbeat    = time.Minute
+)
+
+func (o ActivityOptions) withDefaults() ActivityOptions {
+	if o.StartToClose <= 0 {
+		o.StartToClose = DefaultStartToClose
+	}
+	if o.Heartbeat <= 0 {
+		o.Heartbeat = DefaultHeartbeat
+	}
+	return o
+}
+
+// NewRuntime binds a Runtime to a workflow context.
+func NewRuntime(ctx workflow.Context, opts ActivityOptions) *Runtime {
+	return &Runtime{ctx: ctx, opts: opts.withDefaults()}
+}
+
+// Do runs the step as the activity of the same name and decodes its output
+// into out. The error is nil, a *hostforge.Wait or a *hostforge.Failure.
+func (r *Runtime) Do(_ context.Context, step string, in, out any) error {
+	ctx := workflow.WithActivityOptions(r.ctx, workflow.ActivityOptions{
+		StartToCloseTimeout: r.opts.StartToClose,
+		HeartbeatTimeout:    r.opts.Heartbeat,
+		// One attempt: the workflow body owns retries, waits and their budgets.
+		RetryPolicy: &temporal.RetryPolicy{MaximumAttempts: 1},
+	})
+	err := workflow.ExecuteActivity(ctx, step, in).Get(ctx, out)
+	return fromActivityError(step, err)
+}
+
+// Sleep is a durable workflow timer.
+func (r *Runtime) Sleep(_ context.Context, d time.Duration) error {
+	if err := workflow.Sleep(r.ctx, d); err != nil {
+		return hostforge.Cancelled.Wrap(err, "the workflow was cancelled while waiting %s", d)
+	}
+	return nil
+}
+
+// Now is the workflow's deterministic clock.
+func (r *Runtime) Now(context.Context) time.Time { return workflow.Now(r.ctx) }

@@ -1,0 +1,190 @@
+package temporal
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"time"
+
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/sdk/client"
+
+	"github.com/hostforge/hostforge"
+	"github.com/hostforge/hostforge/clock"
+	"github.com/hostforge/hostforge/enrollment"
+)
+
+// Submitter starts enrollments on Temporal and settles their completion
+// proof once they close.
+type Submitter struct {
+	Client client.Client
+	// TaskQueue defaults to DefaultTaskQueue.
+	TaskQueue string
+	// NetBox is read for the device's device_class at submission.
+	NetBox enrollment.NetBox
+	// Proofs is the fleet manager's proof store: the operated identity is
+	// read from it at submission, and the proof agent writes to it.
+	Proofs enrollment.ProofStore
+	// ProofWindow and ProofInterval tune the proof agent (see
+	// enrollment.ProofAgent); zero takes its defaults.
+	ProofWindow, ProofInterval time.Duration
+	// Clock paces the proof agent; default the wall clock.
+	Clock clock.Clock
+	Log   *slog.Logger
+}
+
+// Run is one submitted enrollment.
+type Run struct {
+	Device     string `json:"device"`
+	WorkflowID string `json:"workflow_id"`
+	RunID      string `json:"run_id"`
+	Identity   string `json:"identity"`
+	Diagnostic bool   `json:"diagnostic,omitempty"`
+}
+
+// WorkflowID is the workflow ID of a device's enrollment: one per device,
+// so Temporal itself refuses a second concurrent enrollment of it.
+func WorkflowID(device string) string { return "enroll/" + device }
+
+// Submission is what a submitter reads at submission time: the site's
+// configuration and its platform_class_activity_ready gate, snapshotted into
+// the request so a later flip cannot change a running execution.
+type Submission struct {
+	Device             string
+	Site               string
+	Config             enrollment.SiteConfig
+	PlatformClassReady bool
+	Params             enrollment.Params
+	// Diagnostic marks a run that claims and withdraws no proof.
+	Diagnostic bool
+}
+
+// Submit builds the request (device_class from NetBox, the site snapshot),
+// reads the device's fleet-manager identity and starts the workflow under
+// WorkflowID(device). A device with an enrollment running is refused with
+// ENROLLMENT_ALREADY_RUNNING. Every error is a *hostforge.Failure.
+func (s *Submitter) Submit(ctx context.Context, sub Submission) (Run, error) {
+	req, err := enrollment.Submit(ctx, s.NetBox, sub.Device, sub.Site, sub.Config, sub.PlatformClassReady, sub.Params)
+	if err != nil {
+		return Run{}, err
+	}
+	identity := ""
+	if s.Proofs != nil {
+		id, err := s.Proofs.Identity(ctx, sub.Device)
+		switch {
+		case err == nil:
+			identity = id
+		case errors.Is(err, hostforge.ErrNotFound):
+			// No fleet-manager record: the run proves nothing, and says so
+			// when it closes (an unclassifiable completion writes nothing).
+			s.log().Warn("device has no fleet manager identity; its completion cannot establish proof", "device", sub.Device, "phase", "submit")
+		default:
+			f := enrollment.FleetManagerUnavailable.Wrap(err, "reading the fleet manager identity of %s", sub.Device)
+			f.Phase = "submit"
+			return Run{}, f
+		}
+	}
+	id := WorkflowID(sub.Device)
+	wr, err := s.Client.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
+		ID:                                       id,
+		TaskQueue:                                s.taskQueue(),
+		WorkflowIDConflictPolicy:                 enumspb.WORKFLOW_ID_CONFLICT_POLICY_FAIL,
+		WorkflowIDReusePolicy:                    enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
+		WorkflowExecutionErrorWhenAlreadyStarted: true,
+	}, WorkflowName, Input{Request: req, Identity: identity, Diagnostic: sub.Diagnostic})
+	if err != nil {
+		var started *serviceerror.WorkflowExecutionAlreadyStarted
+		if errors.As(err, &started) {
+			return Run{}, AlreadyRunning.Wrap(err, "device %s: workflow %s is running (run %s)", sub.Device, id, started.RunId)
+		}
+		return Run{}, TemporalUnavailable.Wrap(err, "starting the enrollment of %s", sub.Device)
+	}
+	s.log().Info("enrollment submitted", "device", sub.Device, "phase", "submit", "workflow_id", id, "run_id", wr.GetRunID())
+	return Run{Device: sub.Device, WorkflowID: id, RunID: wr.GetRunID(), Identity: identity, Diagnostic: sub.Diagnostic}, nil
+}
+
+// Wait blocks until the run closes and returns its Result and Failure.
+func (s *Submitter) Wait(ctx context.Context, run Run) (enrollment.Result, *hostforge.Failure) {
+	var res enrollment.Result
+	err := s.Client.GetWorkflow(ctx, run.WorkflowID, run.RunID).Get(ctx, &res)
+	if err != nil {
+		f := FailureOf(err)
+		var app interface{ Details(...any) error }
+		if errors.As(err, &app) {
+			var fl hostforge.Failure
+			_ = app.Details(&fl, &res)
+		}
+		res.Failure = f
+		return res, f
+	}
+	return res, nil
+}
+
+// Settle waits for the run to close, then runs the completion-proof agent
+// on it: the close time Temporal recorded bounds the compare-and-set
+// retries. The error is nil or a *hostforge.Failure.
+func (s *Submitter) Settle(ctx context.Context, run Run) (enrollment.ProofOutcome, error) {
+	var raw json.RawMessage
+	getErr := s.Client.GetWorkflow(ctx, run.WorkflowID, run.RunID).Get(ctx, &raw)
+	if ctx.Err() != nil {
+		return enrollment.ProofOutcome{}, hostforge.Cancelled.Wrap(ctx.Err(), "waiting for %s to close", run.WorkflowID)
+	}
+	desc, err := s.Client.DescribeWorkflowExecution(ctx, run.WorkflowID, run.RunID)
+	if err != nil {
+		return enrollment.ProofOutcome{}, TemporalUnavailable.Wrap(err, "reading how %s closed", run.WorkflowID)
+	}
+	info := desc.GetWorkflowExecutionInfo()
+	c := enrollment.Completion{
+		Device:     run.Device,
+		Identity:   run.Identity,
+		Run:        run.WorkflowID + "/" + run.RunID,
+		Status:     completionStatus(info.GetStatus()),
+		ClosedAt:   info.GetCloseTime().AsTime(),
+		Diagnostic: run.Diagnostic,
+	}
+	if getErr == nil {
+		c.Output = raw
+	}
+	agent := &enrollment.ProofAgent{Store: s.Proofs, Clock: s.clock(), Window: s.ProofWindow, Interval: s.ProofInterval, Log: s.Log}
+	return agent.Settle(ctx, c)
+}
+
+func completionStatus(st enumspb.WorkflowExecutionStatus) enrollment.CompletionStatus {
+	switch st {
+	case enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED:
+		return enrollment.CompletionCompleted
+	case enumspb.WORKFLOW_EXECUTION_STATUS_FAILED:
+		return enrollment.CompletionFailed
+	case enumspb.WORKFLOW_EXECUTION_STATUS_CANCELED:
+		return enrollment.CompletionCanceled
+	case enumspb.WORKFLOW_EXECUTION_STATUS_TERMINATED:
+		return enrollment.CompletionTerminated
+	case enumspb.WORKFLOW_EXECUTION_STATUS_TIMED_OUT:
+		return enrollment.CompletionTimedOut
+	}
+	// Running or continued-as-new: not a closed enrollment the agent knows.
+	return enrollment.CompletionStatus(st.String())
+}
+
+func (s *Submitter) taskQueue() string {
+	if s.TaskQueue == "" {
+		return DefaultTaskQueue
+	}
+	return s.TaskQueue
+}
+
+func (s *Submitter) clock() clock.Clock {
+	if s.Clock == nil {
+		return clock.Real{}
+	}
+	return s.Clock
+}
+
+func (s *Submitter) log() *slog.Logger {
+	if s.Log == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return s.Log
+}
