@@ -67,6 +67,13 @@ type Ironic struct {
 	nodes map[string]*inode // by UUID
 	ports map[string]*ironic.Port
 	pgs   map[string]*ironic.Portgroup
+	// Indexes, so a fleet of thousands of nodes is not scanned per call.
+	byName      map[string]*inode
+	portByAddr  map[string]*ironic.Port
+	portsOfNode map[string][]*ironic.Port
+	pgsOfNode   map[string][]*ironic.Portgroup
+	pgByName    map[string]*ironic.Portgroup
+	pgByAddr    map[string]*ironic.Portgroup
 }
 
 // conductor is the host name the fake's locks name.
@@ -109,7 +116,9 @@ func (s *Site) AddIronic(name string) *Ironic {
 	if ir, ok := s.Ironic[name]; ok {
 		return ir
 	}
-	ir := &Ironic{Name: name, site: s, nodes: map[string]*inode{}, ports: map[string]*ironic.Port{}, pgs: map[string]*ironic.Portgroup{}}
+	ir := &Ironic{Name: name, site: s, nodes: map[string]*inode{}, ports: map[string]*ironic.Port{}, pgs: map[string]*ironic.Portgroup{},
+		byName: map[string]*inode{}, portByAddr: map[string]*ironic.Port{}, portsOfNode: map[string][]*ironic.Port{},
+		pgsOfNode: map[string][]*ironic.Portgroup{}, pgByName: map[string]*ironic.Portgroup{}, pgByAddr: map[string]*ironic.Portgroup{}}
 	s.Ironic[name] = ir
 	return ir
 }
@@ -135,13 +144,8 @@ func (f *Ironic) uuid(kind byte) string {
 // Callers hold f.mu.
 func (f *Ironic) find(ident string) (*inode, error) {
 	n := f.nodes[ident]
-	if n == nil {
-		for _, x := range f.nodes {
-			if x.n.Name == ident && ident != "" {
-				n = x
-				break
-			}
-		}
+	if n == nil && ident != "" {
+		n = f.byName[ident]
 	}
 	if n == nil {
 		return nil, fmt.Errorf("ironic: Node %s could not be found: %w", ident, hostforge.ErrNotFound)
@@ -258,12 +262,8 @@ func (f *Ironic) CreateNode(ctx context.Context, c ironic.NodeCreate) (ironic.No
 	if !ok {
 		return ironic.Node{}, fmt.Errorf("ironic: 400 Could not find the following driver(s) or hardware type(s): %s: %w", c.Driver, hostforge.ErrInvalid)
 	}
-	if c.Name != "" {
-		for _, x := range f.nodes {
-			if x.n.Name == c.Name {
-				return ironic.Node{}, fmt.Errorf("ironic: 409 A node with name %s already exists: %w", c.Name, hostforge.ErrConflict)
-			}
-		}
+	if c.Name != "" && f.byName[c.Name] != nil {
+		return ironic.Node{}, fmt.Errorf("ironic: 409 A node with name %s already exists: %w", c.Name, hostforge.ErrConflict)
 	}
 	ifs := copyMap(defs)
 	for k, v := range c.Interfaces {
@@ -281,6 +281,9 @@ func (f *Ironic) CreateNode(ctx context.Context, c ironic.NodeCreate) (ironic.No
 		n.n.DriverInfo = map[string]any{}
 	}
 	f.nodes[n.n.UUID] = n
+	if c.Name != "" {
+		f.byName[c.Name] = n
+	}
 	n.record(f.now(), "create_node", "driver %s", c.Driver)
 	return n.view(), nil
 }
@@ -330,6 +333,15 @@ func (f *Ironic) UpdateNode(ctx context.Context, ident string, ops []ironic.Patc
 	}
 	if _, ok := defaultInterfaces[next.Driver]; !ok {
 		return ironic.Node{}, fmt.Errorf("ironic: 400 unknown hardware type %s: %w", next.Driver, hostforge.ErrInvalid)
+	}
+	if next.Name != n.n.Name {
+		if next.Name != "" && f.byName[next.Name] != nil {
+			return ironic.Node{}, fmt.Errorf("ironic: 409 A node with name %s already exists: %w", next.Name, hostforge.ErrConflict)
+		}
+		delete(f.byName, n.n.Name)
+		if next.Name != "" {
+			f.byName[next.Name] = n
+		}
 	}
 	n.n = next
 	n.record(f.now(), "update_node", "%s", strings.Join(paths, ", "))
@@ -740,10 +752,8 @@ func (f *Ironic) inventoryFor(n *inode) []byte {
 		return InventoryJSON(h)
 	}
 	var macs []string
-	for _, p := range f.ports {
-		if p.NodeUUID == n.n.UUID {
-			macs = append(macs, p.Address)
-		}
+	for _, p := range f.portsOfNode[n.n.UUID] {
+		macs = append(macs, p.Address)
 	}
 	sort.Strings(macs)
 	h := &Host{Name: n.n.Name, Hardware: DefaultHardware("", "")}
@@ -761,10 +771,8 @@ func (f *Ironic) ListPorts(ctx context.Context, nodeUUID string) ([]ironic.Port,
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	var out []ironic.Port
-	for _, p := range f.ports {
-		if p.NodeUUID == nodeUUID {
-			out = append(out, copyPort(*p))
-		}
+	for _, p := range f.portsOfNode[nodeUUID] {
+		out = append(out, copyPort(*p))
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Address < out[j].Address })
 	return out, nil
@@ -791,10 +799,8 @@ func (f *Ironic) PortByAddress(ctx context.Context, mac string) (ironic.Port, er
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	m, _ := canonMAC(mac)
-	for _, p := range f.ports {
-		if p.Address == m {
-			return copyPort(*p), nil
-		}
+	if p := f.portByAddr[m]; p != nil {
+		return copyPort(*p), nil
 	}
 	return ironic.Port{}, fmt.Errorf("ironic: no port with address %s: %w", mac, hostforge.ErrNotFound)
 }
@@ -819,10 +825,8 @@ func (f *Ironic) CreatePort(ctx context.Context, p ironic.Port) (ironic.Port, er
 	if !ok {
 		return ironic.Port{}, fmt.Errorf("ironic: 400 %q is not a valid MAC address: %w", p.Address, hostforge.ErrInvalid)
 	}
-	for _, x := range f.ports {
-		if x.Address == m {
-			return ironic.Port{}, fmt.Errorf("ironic: 409 A port with MAC address %s already exists: %w", m, hostforge.ErrConflict)
-		}
+	if f.portByAddr[m] != nil {
+		return ironic.Port{}, fmt.Errorf("ironic: 409 A port with MAC address %s already exists: %w", m, hostforge.ErrConflict)
 	}
 	if p.PortgroupUUID != "" {
 		pg, ok := f.pgs[p.PortgroupUUID]
@@ -834,6 +838,8 @@ func (f *Ironic) CreatePort(ctx context.Context, p ironic.Port) (ironic.Port, er
 	p.LocalLinkConnection = copyMap(p.LocalLinkConnection)
 	cp := p
 	f.ports[p.UUID] = &cp
+	f.portByAddr[m] = &cp
+	f.portsOfNode[cp.NodeUUID] = append(f.portsOfNode[cp.NodeUUID], &cp)
 	n.record(f.now(), "create_port", "%s pxe=%v", m, p.PXEEnabled)
 	return copyPort(p), nil
 }
@@ -895,12 +901,10 @@ func (f *Ironic) ListPortgroups(ctx context.Context, nodeUUID string) ([]ironic.
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	var out []ironic.Portgroup
-	for _, pg := range f.pgs {
-		if pg.NodeUUID == nodeUUID {
-			c := *pg
-			c.Properties = cloneJSON(pg.Properties)
-			out = append(out, c)
-		}
+	for _, pg := range f.pgsOfNode[nodeUUID] {
+		c := *pg
+		c.Properties = cloneJSON(pg.Properties)
+		out = append(out, c)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].UUID < out[j].UUID })
 	return out, nil
@@ -927,15 +931,20 @@ func (f *Ironic) CreatePortgroup(ctx context.Context, pg ironic.Portgroup) (iron
 		}
 		pg.Address = m
 	}
-	for _, x := range f.pgs {
-		if (pg.Name != "" && x.Name == pg.Name) || (pg.Address != "" && x.Address == pg.Address) {
-			return ironic.Portgroup{}, fmt.Errorf("ironic: 409 A portgroup with name %q or MAC address %s already exists: %w", pg.Name, pg.Address, hostforge.ErrConflict)
-		}
+	if (pg.Name != "" && f.pgByName[pg.Name] != nil) || (pg.Address != "" && f.pgByAddr[pg.Address] != nil) {
+		return ironic.Portgroup{}, fmt.Errorf("ironic: 409 A portgroup with name %q or MAC address %s already exists: %w", pg.Name, pg.Address, hostforge.ErrConflict)
 	}
 	pg.UUID, pg.NodeUUID = f.uuid(3), n.n.UUID
 	pg.Properties = cloneJSON(pg.Properties)
 	c := pg
 	f.pgs[pg.UUID] = &c
+	f.pgsOfNode[c.NodeUUID] = append(f.pgsOfNode[c.NodeUUID], &c)
+	if c.Name != "" {
+		f.pgByName[c.Name] = &c
+	}
+	if c.Address != "" {
+		f.pgByAddr[c.Address] = &c
+	}
 	n.record(f.now(), "create_portgroup", "%s mode=%s", pg.Address, pg.Mode)
 	return pg, nil
 }

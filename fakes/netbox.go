@@ -24,6 +24,41 @@ type NetBoxState struct {
 	Interfaces    map[int]*NBInterface
 	Cables        map[int]*NBCable
 	Tags          map[int]*NBTag
+
+	// idx speeds up lookups on large fake fleets; see index.
+	idx stateIndex
+}
+
+// stateIndex maps device names and device interfaces for lookups. It is
+// rebuilt whenever objects were created (NextID moved) or deleted (a map
+// shrank) since it was built, so code may keep editing the maps directly;
+// renaming a device or moving an interface to another device in place is
+// caught by checking every hit.
+type stateIndex struct {
+	nextID, devices, interfaces int
+	byName                      map[string]*NBDevice
+	ifsOf                       map[int][]*NBInterface
+}
+
+func (s *NetBoxState) index() *stateIndex {
+	x := &s.idx
+	if x.byName != nil && x.nextID == s.NextID && x.devices == len(s.Devices) && x.interfaces == len(s.Interfaces) {
+		return x
+	}
+	x.nextID, x.devices, x.interfaces = s.NextID, len(s.Devices), len(s.Interfaces)
+	x.byName = make(map[string]*NBDevice, len(s.Devices))
+	for _, d := range s.Devices {
+		x.byName[d.Name] = d
+	}
+	x.ifsOf = make(map[int][]*NBInterface, len(s.Devices))
+	for _, i := range s.Interfaces {
+		x.ifsOf[i.DeviceID] = append(x.ifsOf[i.DeviceID], i)
+	}
+	for id := range x.ifsOf {
+		ifs := x.ifsOf[id]
+		sort.Slice(ifs, func(a, b int) bool { return intent.NaturalLess(ifs[a].Name, ifs[b].Name) })
+	}
+	return x
 }
 
 // NBDevice is a dcim.device.
@@ -129,8 +164,13 @@ func (s *NetBoxState) id() int { s.NextID++; return s.NextID - 1 }
 
 // DeviceByName returns the device with that name.
 func (s *NetBoxState) DeviceByName(name string) *NBDevice {
+	if d := s.index().byName[name]; d != nil && d.Name == name && s.Devices[d.ID] == d {
+		return d
+	}
+	// A miss may be a device renamed in place since the index was built.
 	for _, d := range s.Devices {
 		if d.Name == name {
+			s.idx.byName = nil
 			return d
 		}
 	}
@@ -149,14 +189,15 @@ func (s *NetBoxState) TagBySlug(slug string) *NBTag {
 
 // DeviceInterfaces returns a device's interfaces in natural name order.
 func (s *NetBoxState) DeviceInterfaces(deviceID int) []*NBInterface {
-	var out []*NBInterface
-	for _, i := range s.Interfaces {
-		if i.DeviceID == deviceID {
-			out = append(out, i)
+	ifs := s.index().ifsOf[deviceID]
+	for k, i := range ifs {
+		if i.DeviceID != deviceID || s.Interfaces[i.ID] != i || (k > 0 && intent.NaturalLess(i.Name, ifs[k-1].Name)) {
+			s.idx.byName = nil // edited in place: rebuild
+			ifs = s.index().ifsOf[deviceID]
+			break
 		}
 	}
-	sort.Slice(out, func(a, b int) bool { return intent.NaturalLess(out[a].Name, out[b].Name) })
-	return out
+	return append([]*NBInterface(nil), ifs...)
 }
 
 // EnsureTag returns the tag with that slug, creating it when missing.
