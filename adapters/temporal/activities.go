@@ -74,5 +74,5 @@ func Register(w worker.Registry, a *Activities, wf *Workflow) {
 	for _, name := range a.Exec.StepNames() {
 		w.RegisterActivityWithOptions(a.Step, activity.RegisterOptions{Name: name})
 	}
-	w.RegisterWorkflowWithOptions(wf.Enroll, workflowRegisterOptions())
+	w.RegisterWorkflowWithOptions(wf.Enroll, WorkflowRegisterOptions())
 }

@@ -31,12 +31,17 @@ type ActivityOptions struct {
 	// Heartbeat is how long a step may go without a heartbeat before
 	// Temporal declares its worker gone (1 minute).
 	Heartbeat time.Duration
+	// WorkerLossAttempts bounds the attempts of a step whose worker died
+	// (3). Classified failures and waits are never retried by Temporal.
+	WorkerLossAttempts int
 }
 
 // Defaults of ActivityOptions.
 const (
 	DefaultStartToClose = 15 * time.Minute
 	DefaultHeartbeat    = time.Minute
+	// DefaultWorkerLossAttempts: a step survives two worker deaths.
+	DefaultWorkerLossAttempts = 3
 )
 
 func (o ActivityOptions) withDefaults() ActivityOptions {
@@ -45,6 +50,9 @@ func (o ActivityOptions) withDefaults() ActivityOptions {
 	}
 	if o.Heartbeat <= 0 {
 		o.Heartbeat = DefaultHeartbeat
+	}
+	if o.WorkerLossAttempts <= 0 {
+		o.WorkerLossAttempts = DefaultWorkerLossAttempts
 	}
 	return o
 }
@@ -60,8 +68,15 @@ func (r *Runtime) Do(_ context.Context, step string, in, out any) error {
 	ctx := workflow.WithActivityOptions(r.ctx, workflow.ActivityOptions{
 		StartToCloseTimeout: r.opts.StartToClose,
 		HeartbeatTimeout:    r.opts.Heartbeat,
-		// One attempt: the workflow body owns retries, waits and their budgets.
-		RetryPolicy: &temporal.RetryPolicy{MaximumAttempts: 1},
+		// The workflow body owns retries, waits and their budgets: every
+		// classified outcome is non-retryable here. Temporal retries only
+		// what never reached hostforge's classification — a worker that
+		// died or stopped heartbeating mid-step — as every step is idempotent.
+		RetryPolicy: &temporal.RetryPolicy{
+			MaximumAttempts:        int32(r.opts.WorkerLossAttempts),
+			InitialInterval:        time.Second,
+			NonRetryableErrorTypes: classifiedTypes(),
+		},
 	})
 	err := workflow.ExecuteActivity(ctx, step, in).Get(ctx, out)
 	return fromActivityError(step, err)
@@ -77,3 +92,14 @@ func (r *Runtime) Sleep(_ context.Context, d time.Duration) error {
 
 // Now is the workflow's deterministic clock.
 func (r *Runtime) Now(context.Context) time.Time { return workflow.Now(r.ctx) }
+
+// classifiedTypes lists the ApplicationError types activities return for
+// classified outcomes: every declared failure code and the wait.
+func classifiedTypes() []string {
+	codes := hostforge.Codes()
+	out := make([]string, 0, len(codes)+1)
+	for _, c := range codes {
+		out = append(out, c.Code)
+	}
+	return append(out, WaitErrorType)
+}

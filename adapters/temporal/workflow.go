@@ -43,6 +43,8 @@ func (w *Workflow) Enroll(ctx workflow.Context, in Input) (enrollment.Result, er
 	return res, nil
 }
 
-func workflowRegisterOptions() workflow.RegisterOptions {
+// WorkflowRegisterOptions registers the workflow under WorkflowName; use it
+// with a worker or a replayer that registers Workflow.Enroll itself.
+func WorkflowRegisterOptions() workflow.RegisterOptions {
 	return workflow.RegisterOptions{Name: WorkflowName}
 }

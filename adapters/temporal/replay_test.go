@@ -1,0 +1,59 @@
+package temporal_test
+
+import (
+	"context"
+	"log/slog"
+	"path/filepath"
+	"testing"
+
+	sdklog "go.temporal.io/sdk/log"
+	"go.temporal.io/sdk/worker"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/hostforge/hostforge/adapters/temporal"
+	"github.com/hostforge/hostforge/enrollment"
+)
+
+// TestReplayRecordedHistories replays histories recorded on a real Temporal
+// dev server (testdata/histories; regenerate with
+// HOSTFORGE_RECORD_HISTORIES=1 scripts/integration). A change to the
+// workflow body or the runtime that schedules different commands for the
+// same history fails here, before it strands running enrollments.
+func TestReplayRecordedHistories(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join("testdata", "histories", "*.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(files) < 4 {
+		t.Fatalf("found %d recorded histories, want the 4 the integration tests record", len(files))
+	}
+	for _, f := range files {
+		t.Run(filepath.Base(f), func(t *testing.T) {
+			r := worker.NewWorkflowReplayer()
+			r.RegisterWorkflowWithOptions((&temporal.Workflow{}).Enroll, temporal.WorkflowRegisterOptions())
+			if err := r.ReplayWorkflowHistoryFromJSONFile(sdklog.NewStructuredLogger(slog.New(slog.DiscardHandler)), f); err != nil {
+				t.Fatalf("replaying %s: %v", f, err)
+			}
+		})
+	}
+}
+
+// TestReplayDetectsNondeterminism: the replayer does fail on a workflow
+// that schedules something else for the same history, so the test above
+// can fail.
+func TestReplayDetectsNondeterminism(t *testing.T) {
+	r := worker.NewWorkflowReplayer()
+	r.RegisterWorkflowWithOptions(otherWorkflow, temporal.WorkflowRegisterOptions())
+	err := r.ReplayWorkflowHistoryFromJSONFile(sdklog.NewStructuredLogger(slog.New(slog.DiscardHandler)), filepath.Join("testdata", "histories", "failed-bad-offline.json"))
+	if err == nil {
+		t.Fatal("a workflow with another step order replayed cleanly")
+	}
+}
+
+// otherWorkflow is the enrollment with its first step renamed.
+func otherWorkflow(ctx workflow.Context, in temporal.Input) (enrollment.Result, error) {
+	rt := temporal.NewRuntime(ctx, temporal.ActivityOptions{})
+	var out enrollment.ReadIntentOut
+	err := rt.Do(context.Background(), "read_intent_v2", enrollment.ReadIntentIn{Device: in.Request.Device}, &out)
+	return enrollment.Result{Device: in.Request.Device}, err
+}
