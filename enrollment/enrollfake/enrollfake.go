@@ -5,6 +5,7 @@ package enrollfake
 
 import (
 	"github.com/hostforge/hostforge/bmc"
+	"github.com/hostforge/hostforge/dhcp"
 	"log/slog"
 
 	"github.com/hostforge/hostforge/enrollment"
@@ -25,6 +26,7 @@ func Executor(site *fakes.Site, log *slog.Logger) *enrollment.Executor {
 
 // wirePhases connects the DHCP, BMC and Ironic phases to the site's fakes.
 func wirePhases(site *fakes.Site, e *enrollment.Executor) {
+	e.DHCP = dhcp.New(site.DHCP, site.DHCP.Config(), e.Log)
 	e.BMC = &bmc.Configurator{Connector: site.BMCs, Vault: site.Vault, Clock: site.Clock, Log: e.Log}
 	e.Ironic = ironicPhases(site, e.Log)
 }
