@@ -257,3 +257,5 @@ func (v memVault) Item(_ context.Context, name string) (map[string]string, error
 }
 
 var _ = time.Second
+
+func marshalAuthorizedKey(k keyPair) []byte { return xssh.MarshalAuthorizedKey(k.signer.PublicKey()) }
