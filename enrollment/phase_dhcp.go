@@ -14,6 +14,9 @@ type DHCPPhase interface {
 	Configure(ctx context.Context, e dhcp.Entry) (dhcp.Result, error)
 }
 
+// dhcp.Phase is the implementation; adapters/ssh or fakes.DHCPServer dial it.
+var _ DHCPPhase = (*dhcp.Phase)(nil)
+
 func (e *Executor) dhcpSteps() map[string]stepFn {
 	return map[string]stepFn{StepConfigureDHCP: bind(e.ConfigureDHCP)}
 }
