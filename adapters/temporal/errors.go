@@ -53,12 +53,12 @@ func toApplicationError(err error, details ...any) error {
 	if o == hostforge.Waiting {
 		return temporal.NewApplicationErrorWithOptions(w.Error(), WaitErrorType, temporal.ApplicationErrorOptions{
 			NonRetryable: true,
-			Details:      []any{w},
+			Details:      []any{*w},
 		})
 	}
 	return temporal.NewApplicationErrorWithOptions(f.Error(), f.Code, temporal.ApplicationErrorOptions{
 		NonRetryable: !f.Retryable,
-		Details:      append([]any{f}, details...),
+		Details:      append([]any{*f}, details...),
 	})
 }
 
@@ -73,7 +73,7 @@ func fromActivityError(step string, err error) error {
 	if errors.As(err, &app) {
 		if app.Type() == WaitErrorType {
 			var w hostforge.Wait
-			if derr := app.Details(&w); derr != nil {
+			if derr := detailsOf(app, &w); derr != nil {
 				return hostforge.Unclassified.Wrap(derr, "step %s: a wait arrived without its details", step)
 			}
 			return &w
@@ -100,7 +100,7 @@ func fromActivityError(step string, err error) error {
 // the declared code is looked up; an unknown type is UNCLASSIFIED.
 func failureOf(step string, app *temporal.ApplicationError) *hostforge.Failure {
 	var f hostforge.Failure
-	if app.HasDetails() && app.Details(&f) == nil && f.Code != "" {
+	if app.HasDetails() && detailsOf(app, &f) == nil && f.Code != "" {
 		return &f
 	}
 	if spec, ok := hostforge.Lookup(app.Type()); ok {
@@ -124,4 +124,16 @@ func FailureOf(err error) *hostforge.Failure {
 		f = hostforge.Unclassified.New("%s", fmt.Sprint(err))
 	}
 	return f
+}
+
+// detailsOf decodes an ApplicationError's details. The SDK panics when an
+// error built in this process holds details of another type; that is an
+// error here, never a panic in workflow code.
+func detailsOf(app *temporal.ApplicationError, ptrs ...any) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("decoding the details of %s: %v", app.Type(), r)
+		}
+	}()
+	return app.Details(ptrs...)
 }

@@ -10,6 +10,7 @@ import (
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/temporal"
 
 	"github.com/hostforge/hostforge"
 	"github.com/hostforge/hostforge/clock"
@@ -111,10 +112,10 @@ func (s *Submitter) Wait(ctx context.Context, run Run) (enrollment.Result, *host
 	err := s.Client.GetWorkflow(ctx, run.WorkflowID, run.RunID).Get(ctx, &res)
 	if err != nil {
 		f := FailureOf(err)
-		var app interface{ Details(...any) error }
+		var app *temporal.ApplicationError
 		if errors.As(err, &app) {
 			var fl hostforge.Failure
-			_ = app.Details(&fl, &res)
+			_ = detailsOf(app, &fl, &res)
 		}
 		res.Failure = f
 		return res, f
