@@ -79,7 +79,7 @@ type outcome struct {
 
 // runTemporal runs the workflow under the SDK's test environment. The fake
 // site's clock follows the workflow's timers, as it follows Local's sleeps.
-func runTemporal(t *testing.T, site *fakes.Site, exec temporal.Dispatcher, req enrollment.Request) outcome {
+func runTemporal(t testing.TB, site *fakes.Site, exec temporal.Dispatcher, req enrollment.Request) outcome {
 	t.Helper()
 	var s testsuite.WorkflowTestSuite
 	env := s.NewTestWorkflowEnvironment()
