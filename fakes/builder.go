@@ -103,10 +103,10 @@ func (s *Site) AddSwitch(name string) {
 		role := ensureRole(st, RoleSwitch, intent.ClassSwitch)
 		dt := ensureDeviceType(st, "Nvidia", "SN5600", "")
 		d := &NBDevice{ID: st.id(), Name: name, Status: string(intent.StatusActive), RoleID: role.ID, DeviceTypeID: dt.ID, SiteID: s.siteID(st)}
-		st.Devices[d.ID] = d
+		st.AddDevice(d)
 		for p := 1; p <= 64; p++ {
 			i := &NBInterface{ID: st.id(), DeviceID: d.ID, Name: fmt.Sprintf("swp%d", p), Type: "100gbase-x-qsfp28", Enabled: true}
-			st.Interfaces[i.ID] = i
+			st.AddInterface(i)
 		}
 		return nil
 	})
@@ -242,13 +242,13 @@ func (s *Site) AddHost(spec HostSpec) *Host {
 		if h.OOBIP != "" {
 			d.OOBIP = h.OOBIP + "/16"
 		}
-		st.Devices[d.ID] = d
+		st.AddDevice(d)
 		bmc := &NBInterface{ID: st.id(), DeviceID: d.ID, Name: "bmc", Type: "1000base-t", MAC: h.BMCMAC, MgmtOnly: true, Enabled: true}
-		st.Interfaces[bmc.ID] = bmc
+		st.AddInterface(bmc)
 		var bond *NBInterface
 		if !spec.NoBond {
 			bond = &NBInterface{ID: st.id(), DeviceID: d.ID, Name: "bond0", Type: "lag", Enabled: true}
-			st.Interfaces[bond.ID] = bond
+			st.AddInterface(bond)
 		}
 		for k := 0; k < spec.NICs; k++ {
 			nic := PhysNIC{Name: fmt.Sprintf("eth%d", k), MAC: mac(0x0c, n, k), Switch: switches[k%len(switches)], Link: "up"}
@@ -256,7 +256,7 @@ func (s *Site) AddHost(spec HostSpec) *Host {
 			if bond != nil {
 				i.LAGID = bond.ID
 			}
-			st.Interfaces[i.ID] = i
+			st.AddInterface(i)
 			sw := st.DeviceByName(nic.Switch)
 			s.mu.Lock()
 			s.nextPort[nic.Switch]++

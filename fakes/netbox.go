@@ -29,23 +29,48 @@ type NetBoxState struct {
 	idx stateIndex
 }
 
-// stateIndex maps device names and device interfaces for lookups. It is
-// rebuilt whenever objects were created (NextID moved) or deleted (a map
-// shrank) since it was built, so code may keep editing the maps directly;
-// renaming a device or moving an interface to another device in place is
-// caught by checking every hit.
+// stateIndex maps device names and device interfaces for lookups. AddDevice
+// and AddInterface keep it current; code that edits the maps directly
+// changes their sizes, and the index is rebuilt on the next lookup. Renaming
+// a device or moving an interface in place is caught by checking every hit.
 type stateIndex struct {
-	nextID, devices, interfaces int
-	byName                      map[string]*NBDevice
-	ifsOf                       map[int][]*NBInterface
+	devices, interfaces int
+	byName              map[string]*NBDevice
+	ifsOf               map[int][]*NBInterface
+}
+
+func (x *stateIndex) current(s *NetBoxState) bool {
+	return x.byName != nil && x.devices == len(s.Devices) && x.interfaces == len(s.Interfaces)
+}
+
+// AddDevice stores a new device.
+func (s *NetBoxState) AddDevice(d *NBDevice) {
+	ok := s.idx.current(s)
+	s.Devices[d.ID] = d
+	if ok {
+		s.idx.devices++
+		s.idx.byName[d.Name] = d
+	}
+}
+
+// AddInterface stores a new interface.
+func (s *NetBoxState) AddInterface(i *NBInterface) {
+	ok := s.idx.current(s)
+	s.Interfaces[i.ID] = i
+	if ok {
+		s.idx.interfaces++
+		ifs := append(s.idx.ifsOf[i.DeviceID], i)
+		sort.Slice(ifs, func(a, b int) bool { return intent.NaturalLess(ifs[a].Name, ifs[b].Name) })
+		s.idx.ifsOf[i.DeviceID] = ifs
+	}
 }
 
 func (s *NetBoxState) index() *stateIndex {
 	x := &s.idx
-	if x.byName != nil && x.nextID == s.NextID && x.devices == len(s.Devices) && x.interfaces == len(s.Interfaces) {
+	if x.current(s) {
 		return x
 	}
-	x.nextID, x.devices, x.interfaces = s.NextID, len(s.Devices), len(s.Interfaces)
+	x.devices, x.interfaces = len(s.Devices), len(s.Interfaces)
 	x.byName = make(map[string]*NBDevice, len(s.Devices))
 	for _, d := range s.Devices {
 		x.byName[d.Name] = d
