@@ -38,6 +38,7 @@ func (f *flow) ironic(ctx context.Context) error {
 		return err
 	}
 	f.res.ProvisionState = fin.Node.ProvisionState
+	f.res.Node = fin.Node.UUID
 	tag := site.IronicTag
 	if tag == "" {
 		tag = intent.DefaultIronicTag

@@ -40,7 +40,7 @@ func TestDemoRack(t *testing.T) {
 			continue
 		}
 		healthy++
-		if r.Failure != nil || !r.Result.Enrolled || r.Result.ProvisionState != "available" {
+		if r.Failure != nil || !r.Result.Enrolled || r.Result.ProvisionState != "available" || r.Result.Node == "" {
 			t.Errorf("healthy host %s: %+v", r.Host, r.Result)
 		}
 		if r.Result.PlatformClass == "" {

@@ -1,0 +1,45 @@
+package demo_test
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+
+	"github.com/hostforge/hostforge/enrollment"
+	"github.com/hostforge/hostforge/enrollment/enrollfake"
+	"github.com/hostforge/hostforge/examples/internal/demo"
+)
+
+// A successful enrollment on the fake site is a well-formed qualifying
+// completion: once the fleet manager projects the same Ironic node, the
+// proof agent establishes proof on the first attempt.
+func TestSuccessfulEnrollmentEstablishesProof(t *testing.T) {
+	site := demo.NewSite()
+	exec := enrollfake.Executor(site, nil)
+	ctx := context.Background()
+	const host = "cpu-r1-u10"
+	site.Proofs.Register(host, "id-1")
+	req, err := enrollment.Submit(ctx, site.NetBox, host, demo.Site, demo.SiteConfig(), true, enrollment.Params{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := enrollment.Enroll(ctx, &enrollment.Local{Exec: exec, Clock: site.Clock}, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref := enrollment.ResolvedReference(res)
+	if !ref.Complete() {
+		t.Fatalf("result claims no complete Ironic reference: %+v", ref)
+	}
+	site.Proofs.SetReference(host, ref.String())
+	out, _ := json.Marshal(res)
+	agent := &enrollment.ProofAgent{Store: site.Proofs, Clock: site.Clock}
+	got, err := agent.Settle(ctx, enrollment.Completion{Device: host, Identity: "id-1", Run: "run-1",
+		Status: enrollment.CompletionCompleted, ClosedAt: site.Clock.Now(), Output: out})
+	if err != nil || got.Kind != enrollment.KindQualifying || got.Action != enrollment.ProofEstablished {
+		t.Fatalf("settle = %+v, %v", got, err)
+	}
+	if rec, ok := site.Proofs.Record(host); !ok || !rec.Valid() {
+		t.Fatalf("proof record = %+v", rec)
+	}
+}
