@@ -272,7 +272,7 @@ func TestResolve(t *testing.T) {
 	r := run(t, "", nil, append(gpu, "--ztp", "testdata/ztp-ib.json", "-o", "json")...)
 	wantCode(t, r, ExitOK)
 	golden(t, "resolve-gpu.json", r.out)
-	r = run(t, "", nil, append(gpu, "--ztp", "testdata/ztp-empty.yaml", "-o", "json", "--device", "gpu-r1-u20")...)
+	r = run(t, "", nil, append(gpu, "--ztp", "testdata/ztp-empty.yaml", "-o", "json", "--device", "bad-nogputype-u20")...)
 	wantCode(t, r, ExitInfra)
 	golden(t, "resolve-unresolvable.json", r.out)
 }
@@ -287,7 +287,7 @@ func TestBackfillDemo(t *testing.T) {
 	wantCode(t, r, ExitOK)
 	golden(t, "backfill-named.txt", r.out)
 
-	r = run(t, "", nil, "platform-class", "backfill", "--demo", "--dry-run", "--log-level", "off", "-o", "json", "gpu-r1-u20", "cpu-r1-u10")
+	r = run(t, "", nil, "platform-class", "backfill", "--demo", "--dry-run", "--log-level", "off", "-o", "json", "bad-nogputype-u20", "cpu-r1-u10")
 	wantCode(t, r, ExitInfra)
 	var rows []backfillJSON
 	for _, line := range strings.Split(strings.TrimSpace(r.out), "\n") {

@@ -183,7 +183,7 @@ gates:
 `, 0o644)
 	// Every host-touching gate is off: routing, the status gate and the NetBox
 	// activation run over HTTP through the NetBox adapter.
-	r := run(t, "", nil, "enroll", "--config", cfg, "--log-level", "off", "-o", "json", "cpu-r1-u10", "cpu-r1-u22")
+	r := run(t, "", nil, "enroll", "--config", cfg, "--log-level", "off", "-o", "json", "cpu-r1-u10", "bad-offline-u18")
 	wantCode(t, r, ExitInfra)
 	lines := strings.Split(strings.TrimSpace(r.out), "\n")
 	if len(lines) != 2 || !strings.Contains(lines[0], `"enrolled":true`) || !strings.Contains(lines[1], "NETBOX_STATUS_INELIGIBLE") {

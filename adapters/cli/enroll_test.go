@@ -21,9 +21,9 @@ func TestEnrollDemo(t *testing.T) {
 		golden  string
 	}{
 		{"healthy host", []string{"cpu-r1-u10"}, ExitOK, "cpu-r1-u10", "enroll-healthy.txt"},
-		{"miscabled host is on site", []string{"cpu-r1-u24"}, ExitOnSite, "", "enroll-miscabled.txt"},
-		{"routing beats on site", []string{"cpu-r1-u24", "sw-r1-u42", "gpu-r1-u06"}, ExitInfra, "gpu-r1-u06", "enroll-mixed.txt"},
-		{"no inspection skips verification", []string{"--no-inspection", "cpu-r1-u24"}, ExitOK, "cpu-r1-u24", ""},
+		{"miscabled host is on site", []string{"bad-miscabled-u30"}, ExitOnSite, "", "enroll-miscabled.txt"},
+		{"routing beats on site", []string{"bad-miscabled-u30", "bad-switch-u17", "gpu-r1-u06"}, ExitInfra, "gpu-r1-u06", "enroll-mixed.txt"},
+		{"no inspection skips verification", []string{"--no-inspection", "bad-miscabled-u30"}, ExitOK, "bad-miscabled-u30", ""},
 		{"unknown device", []string{"no-such-host"}, ExitInfra, "", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -56,7 +56,7 @@ func summaryHas(out, device, result string) bool {
 
 func TestEnrollDemoJSON(t *testing.T) {
 	r := run(t, "", nil, "enroll", "--demo", "--log-level", "off", "--parallel", "3", "-o", "json",
-		"cpu-r1-u10", "cpu-r1-u24", "sw-r1-u42", "gpu-r1-u20")
+		"cpu-r1-u10", "bad-miscabled-u30", "bad-switch-u17", "bad-nogputype-u20")
 	wantCode(t, r, ExitInfra)
 	lines := strings.Split(strings.TrimSpace(r.out), "\n")
 	if len(lines) != 4 {
@@ -67,9 +67,9 @@ func TestEnrollDemoJSON(t *testing.T) {
 		exit         int
 	}{
 		{"cpu-r1-u10", "", ExitOK},
-		{"cpu-r1-u24", "INSPECTION_CABLING_MISMATCH", ExitOnSite},
-		{"sw-r1-u42", "IRONIC_ROUTING_UNRESOLVED", ExitInfra},
-		{"gpu-r1-u20", "PLATFORM_CLASS_UNRESOLVABLE", ExitInfra},
+		{"bad-miscabled-u30", "INSPECTION_CABLING_MISMATCH", ExitOnSite},
+		{"bad-switch-u17", "IRONIC_ROUTING_UNRESOLVED", ExitInfra},
+		{"bad-nogputype-u20", "PLATFORM_CLASS_UNRESOLVABLE", ExitInfra},
 	}
 	for i, line := range lines {
 		var j enrollJSON
@@ -94,7 +94,7 @@ func TestEnrollDemoJSON(t *testing.T) {
 }
 
 func TestEnrollDemoParallelMatchesSerial(t *testing.T) {
-	args := []string{"enroll", "--demo", "--log-level", "off", "-o", "json", "gpu-r1-u02", "gpu-r1-u06", "cpu-r1-u10", "cpu-r1-u11", "hv-r1-u14", "cpu-r1-u22"}
+	args := []string{"enroll", "--demo", "--log-level", "off", "-o", "json", "gpu-r1-u02", "gpu-r1-u06", "cpu-r1-u10", "cpu-r1-u11", "hv-r1-u14", "bad-offline-u18"}
 	serial := run(t, "", nil, args...)
 	parallel := run(t, "", nil, append(args, "--parallel", "6")...)
 	wantCode(t, serial, ExitInfra)

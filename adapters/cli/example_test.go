@@ -17,13 +17,13 @@ func ExampleRun() {
 	fmt.Println("exit", code)
 
 	code = cli.Run(context.Background(),
-		[]string{"platform-class", "resolve", "--manufacturer", "Dell", "--model", "PowerEdge XE9680", "--device-class", "GPU_COMPUTE", "--device", "gpu-r1-u20"},
+		[]string{"platform-class", "resolve", "--manufacturer", "Dell", "--model", "PowerEdge XE9680", "--device-class", "GPU_COMPUTE", "--device", "bad-nogputype-u20"},
 		cli.Streams{Out: os.Stdout, Err: os.Stdout}, os.LookupEnv)
 	fmt.Println("exit", code)
 	// Output:
 	// NOGPU_DELLPOWEREDGER7615_NORDMA_01
 	// exit 0
-	// error: PLATFORM_CLASS_UNRESOLVABLE (record_platform_class): device gpu-r1-u20: device type Dell PowerEdge XE9680 has no custom_fields.gpu_type, which a GPU compute device needs
+	// error: PLATFORM_CLASS_UNRESOLVABLE (record_platform_class): device bad-nogputype-u20: device type Dell PowerEdge XE9680 has no custom_fields.gpu_type, which a GPU compute device needs
 	// action: Populate custom_fields.gpu_type on the device type or fix the device's config_context ztp block in NetBox, then rerun the enrollment (or the platform-class backfill).
 	// exit 4
 }
@@ -32,10 +32,10 @@ func ExampleRun() {
 // result per host.
 func ExampleRun_enrollDemo() {
 	code := cli.Run(context.Background(),
-		[]string{"enroll", "--demo", "--log-level", "off", "-o", "json", "sw-r1-u42"},
+		[]string{"enroll", "--demo", "--log-level", "off", "-o", "json", "bad-switch-u17"},
 		cli.Streams{Out: os.Stdout}, nil)
 	fmt.Println("exit", code)
 	// Output:
-	// {"device":"sw-r1-u42","enrolled":false,"elapsed_seconds":0,"phases":[{"phase":"resolve_ironic_instance","status":"failed"}],"failure":{"code":"IRONIC_ROUTING_UNRESOLVED","phase":"resolve_ironic_instance","owner":"INFRA_ENG","retryable":false,"message":"device sw-r1-u42: no Ironic instance manages device_class \"SWITCH\"","action":"Fix the device role in NetBox so it carries a device_class an Ironic instance manages, or dispatch a workflow that supports this device class, then rerun. Nothing was touched."},"exit_code":4}
+	// {"device":"bad-switch-u17","enrolled":false,"elapsed_seconds":0,"phases":[{"phase":"resolve_ironic_instance","status":"failed"}],"failure":{"code":"IRONIC_ROUTING_UNRESOLVED","phase":"resolve_ironic_instance","owner":"INFRA_ENG","retryable":false,"message":"device bad-switch-u17: no Ironic instance manages device_class \"SWITCH\"","action":"Fix the device role in NetBox so it carries a device_class an Ironic instance manages, or dispatch a workflow that supports this device class, then rerun. Nothing was touched."},"exit_code":4}
 	// exit 4
 }

@@ -13,60 +13,18 @@ import (
 
 	"github.com/hostforge/hostforge"
 	"github.com/hostforge/hostforge/enrollment"
+	"github.com/hostforge/hostforge/enrollment/enrollfake"
 	"github.com/hostforge/hostforge/fakes"
-	"github.com/hostforge/hostforge/intent"
 )
 
 // Site is the demo site's slug.
-const Site = "lab1"
+const Site = enrollfake.DemoSite
 
-// NewSite builds the rack.
-func NewSite() *fakes.Site {
-	site := fakes.NewSite()
-	site.AddIronic("ironic-gpu")
-	site.AddIronic("ironic-cpu")
-	ib := map[string]any{"infiniband": map[string]any{"rails": 8}}
-	for _, h := range []fakes.HostSpec{
-		{Name: "gpu-r1-u02", Class: intent.ClassGPUCompute, Manufacturer: "Lenovo", Model: "HG635N V2", GPUType: "GB300", HasZTP: true, ZTP: ib, Vendor: "lenovo"},
-		{Name: "gpu-r1-u06", Class: intent.ClassGPUCompute, Manufacturer: "NVIDIA", Model: "DGX H100", GPUType: "H100", Vendor: "ami"},
-		{Name: "cpu-r1-u10", Class: intent.ClassCPUBaremetal, Manufacturer: "Dell", Model: "PowerEdge R7615", Vendor: "dell"},
-		{Name: "cpu-r1-u11", Class: intent.ClassCPUBaremetal, Manufacturer: "Supermicro", Model: "SYS-821GE-TNHR", Vendor: "supermicro"},
-		{Name: "hv-r1-u14", Class: intent.ClassHypervisor, Manufacturer: "Dell", Model: "PowerEdge R7615", Vendor: "dell", Status: intent.StatusActive},
-		// Broken in NetBox, each in its own way.
-		{Name: "bad-noclass-u16", NoClass: true},
-		{Name: "bad-switch-u17", Class: intent.ClassSwitch},
-		{Name: "bad-offline-u18", Status: intent.StatusOffline},
-		{Name: "bad-nogputype-u20", Class: intent.ClassGPUCompute, Manufacturer: "Dell", Model: "PowerEdge XE9680"},
-		{Name: "bad-ztp-u24", Class: intent.ClassGPUCompute, Manufacturer: "Lenovo", Model: "HG635N V2", GPUType: "GB300", HasZTP: true, ZTP: map[string]any{}, Vendor: "lenovo"},
-		{Name: "gpu-divergent-u28", Class: intent.ClassGPUCompute, Manufacturer: "Lenovo", Model: "HG635N V2", GPUType: "GB300", HasZTP: true, ZTP: ib, PlatformClass: "GB200_LENOVOHG635N_IB_01", Vendor: "lenovo"},
-	} {
-		site.AddHost(h)
-	}
-	// Broken on site, while NetBox is right: a patch cable moved to another
-	// switch port, and a host whose optics are all dead.
-	moved := site.AddHost(fakes.HostSpec{Name: "bad-miscabled-u30", Class: intent.ClassCPUBaremetal, Vendor: "dell"})
-	moved.NICs[1].Port = "swp60"
-	dead := site.AddHost(fakes.HostSpec{Name: "bad-optics-u32", Class: intent.ClassCPUBaremetal, Vendor: "dell"})
-	for i := range dead.NICs {
-		dead.NICs[i].Link = "down"
-	}
-	return site
-}
+// NewSite builds the rack (see enrollfake.DemoRack for what each host is).
+func NewSite() *fakes.Site { return enrollfake.DemoRack() }
 
 // SiteConfig is the demo site's configuration: every phase on.
-func SiteConfig() enrollment.SiteConfig {
-	return enrollment.SiteConfig{
-		ConfigureDHCP: true,
-		ConfigureBMC:  true,
-		IronicEnrol:   true,
-		IronicInstances: map[string]string{
-			intent.ClassGPUCompute:   "ironic-gpu",
-			intent.ClassCPUBaremetal: "ironic-cpu",
-			intent.ClassHypervisor:   "ironic-cpu",
-		},
-		EnrolProject: "baremetal-enrol",
-	}
-}
+func SiteConfig() enrollment.SiteConfig { return enrollfake.DemoSiteConfig() }
 
 // Row is one host's outcome.
 type Row struct {
