@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/hostforge/hostforge/adapters/ssh"
+	"github.com/hostforge/hostforge/adapters/ssh/sshtest"
 	"github.com/hostforge/hostforge/dhcp"
 	"github.com/hostforge/hostforge/dhcp/dhcptest"
 )
@@ -85,10 +86,10 @@ func TestIntegrationContractRealSSHD(t *testing.T) {
 
 func TestIntegrationRealSSHDRefusesUnknownHostKeys(t *testing.T) {
 	r := needSSHD(t)
-	other := newKey(t)
+	other := sshtest.NewKey(t)
 	for name, kh := range map[string]string{
-		"changed": fmt.Sprintf("[%s]:%s %s", strings.Split(r.addr, ":")[0], strings.Split(r.addr, ":")[1], strings.TrimSpace(string(marshalAuthorizedKey(other)))),
-		"missing": "[192.0.2.1]:22 " + strings.TrimSpace(string(marshalAuthorizedKey(other))),
+		"changed": fmt.Sprintf("[%s]:%s %s", strings.Split(r.addr, ":")[0], strings.Split(r.addr, ":")[1], strings.TrimSpace(string(other.AuthorizedKey()))),
+		"missing": "[192.0.2.1]:22 " + strings.TrimSpace(string(other.AuthorizedKey())),
 	} {
 		t.Run(name, func(t *testing.T) {
 			v := r.vault()

@@ -16,6 +16,7 @@ import (
 
 	"github.com/hostforge/hostforge"
 	"github.com/hostforge/hostforge/adapters/ssh"
+	"github.com/hostforge/hostforge/adapters/ssh/sshtest"
 	"github.com/hostforge/hostforge/dhcp"
 	"github.com/hostforge/hostforge/dhcp/dhcptest"
 )
@@ -26,23 +27,23 @@ var errNotFound = fmt.Errorf("vault: %w", hostforge.ErrNotFound)
 
 // fixture is an in-process server and a Dialer that trusts it.
 type fixture struct {
-	srv    *server
-	client keyPair
+	srv    *sshtest.Server
+	client sshtest.Key
 	vault  memVault
 	cfg    ssh.Config
 }
 
-func newFixture(t testing.TB, opts ...serverOpt) *fixture {
+func newFixture(t testing.TB, opts ...sshtest.Option) *fixture {
 	t.Helper()
-	client := newKey(t)
-	srv := startServer(t, client.signer.PublicKey(), opts...)
+	client := sshtest.NewKey(t)
+	srv := sshtest.Start(t, client.PublicKey(), opts...)
 	f := &fixture{srv: srv, client: client}
 	f.vault = memVault{ssh.VaultItem: {
-		ssh.FieldPrivateKey: client.pem,
-		ssh.FieldKnownHosts: srv.knownHosts(srv.hostKey.signer.PublicKey()),
+		ssh.FieldPrivateKey: client.PEM,
+		ssh.FieldKnownHosts: srv.KnownHosts(srv.HostKey.PublicKey()),
 		ssh.FieldUser:       "hostforge",
 	}}
-	f.cfg = ssh.Config{Addr: srv.addr, Vault: f.vault}
+	f.cfg = ssh.Config{Addr: srv.Addr, Vault: f.vault}
 	return f
 }
 
@@ -68,7 +69,7 @@ func TestContractInProcessServer(t *testing.T) {
 }
 
 func TestHostKeyVerification(t *testing.T) {
-	other := newKey(t)
+	other := sshtest.NewKey(t)
 	f := newFixture(t)
 	unrelated := newFixture(t)
 	tests := []struct {
@@ -76,9 +77,9 @@ func TestHostKeyVerification(t *testing.T) {
 		knownHosts string
 		want       string
 	}{
-		{"changed host key", f.srv.knownHosts(other.signer.PublicKey()), "host key changed"},
-		{"no entry for this server", unrelated.srv.knownHosts(unrelated.srv.hostKey.signer.PublicKey()), "no entry"},
-		{"revoked key", "@revoked " + f.srv.knownHosts(f.srv.hostKey.signer.PublicKey()), "revoked"},
+		{"changed host key", f.srv.KnownHosts(other.PublicKey()), "host key changed"},
+		{"no entry for this server", unrelated.srv.KnownHosts(unrelated.srv.HostKey.PublicKey()), "no entry"},
+		{"revoked key", "@revoked " + f.srv.KnownHosts(f.srv.HostKey.PublicKey()), "revoked"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -101,13 +102,13 @@ func TestHostKeyVerification(t *testing.T) {
 }
 
 func TestLoginAndCredentialFailures(t *testing.T) {
-	stranger := newKey(t)
+	stranger := sshtest.NewKey(t)
 	tests := []struct {
 		name  string
 		edit  func(f *fixture)
 		check func(t *testing.T, err error)
 	}{
-		{"key not authorised", func(f *fixture) { f.vault[ssh.VaultItem][ssh.FieldPrivateKey] = stranger.pem }, func(t *testing.T, err error) {
+		{"key not authorised", func(f *fixture) { f.vault[ssh.VaultItem][ssh.FieldPrivateKey] = stranger.PEM }, func(t *testing.T, err error) {
 			if !dhcp.AuthFailed.Is(err) {
 				t.Fatalf("%v, want DHCP_SSH_AUTH_FAILED", err)
 			}
@@ -155,23 +156,22 @@ func TestLoginAndCredentialFailures(t *testing.T) {
 }
 
 func closedPort(t *testing.T) string {
-	s := startServer(t, nil)
-	addr := s.addr
-	s.ln.Close()
-	return addr
+	s := sshtest.Start(t, nil)
+	s.Close()
+	return s.Addr
 }
 
 func TestEachDeadlineIsItsOwn(t *testing.T) {
 	entry := dhcp.Entry{Hostname: "n1", MAC: "0a:00:00:00:00:01", IP: "10.0.0.1"}
 	tests := []struct {
 		name     string
-		opts     []serverOpt
+		opts     []sshtest.Option
 		cfg      func(c *ssh.Config)
 		dhcp     func(dir string) dhcp.Config
 		deadline string
 	}{
 		{
-			"login", []serverOpt{stallLogin},
+			"login", []sshtest.Option{sshtest.StallLogin},
 			func(c *ssh.Config) { c.LoginTimeout = 200 * time.Millisecond },
 			func(dir string) dhcp.Config { return dhcp.Config{Dir: dir} },
 			"login deadline (200ms)",
@@ -185,7 +185,7 @@ func TestEachDeadlineIsItsOwn(t *testing.T) {
 			"command deadline (300ms) expired during run sleep 600",
 		},
 		{
-			"stalled transfer", []serverOpt{stallSFTP},
+			"stalled transfer", []sshtest.Option{sshtest.StallSFTP},
 			func(c *ssh.Config) { c.TransferTimeout = 200 * time.Millisecond },
 			func(dir string) dhcp.Config { return dhcp.Config{Dir: dir} },
 			"transfer deadline (200ms)",
