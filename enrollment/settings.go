@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/hostforge/hostforge/intent"
+	"github.com/hostforge/hostforge/ironic"
 )
 
 // IronicSettings is the config-context block ironic_settings: how a host is
@@ -17,7 +18,7 @@ import (
 // NETBOX_DATA_INVALID naming the key.
 //
 //	"ironic_settings": {
-//	  "driver": "redfish",                  // redfish | idrac | ipmi
+//	  "driver": "redfish",                  // redfish | idrac | ipmi | fake-hardware (test deployments only)
 //	  "interface_type": "25gbase-x-sfp28",  // frontend NICs: interfaces of this NetBox type
 //	  "interfaces": {"boot": "redfish-virtual-media", "deploy": "direct", "inspect": "inspector",
 //	                 "management": "redfish", "power": "redfish", "raid": "agent", "network": "noop"},
@@ -163,10 +164,8 @@ func buildPlan(req Request, d intent.Device) (Plan, error) {
 		if p.Ironic.Interfaces["raid"] == "" {
 			return Plan{}, invalid(d.Name, "config_context.ironic_settings.interfaces.raid", "raid_interface is mandatory")
 		}
-		switch p.Ironic.Driver {
-		case "redfish", "idrac", "ipmi":
-		default:
-			return Plan{}, invalid(d.Name, "config_context.ironic_settings.driver", "%q is not one of redfish, idrac, ipmi", p.Ironic.Driver)
+		if !ironic.ValidDriver(p.Ironic.Driver) {
+			return Plan{}, invalid(d.Name, "config_context.ironic_settings.driver", "%q is not one of redfish, idrac, ipmi, fake-hardware", p.Ironic.Driver)
 		}
 		if len(p.Frontend) == 0 {
 			return Plan{}, invalid(d.Name, "interfaces", "no frontend interface of type %q", p.Ironic.InterfaceType)

@@ -19,7 +19,7 @@ const PlaceholderSwitchID = "00:00:00:00:00:00"
 type NodeSpec struct {
 	// Name is the node name (the NetBox device name).
 	Name string `json:"name"`
-	// Driver is redfish, idrac or ipmi.
+	// Driver is redfish, idrac or ipmi (fake-hardware for test deployments).
 	Driver string `json:"driver"`
 	// Interfaces are the hardware interfaces by short name (boot, deploy,
 	// inspect, management, power, raid, network, ...). raid is mandatory;
@@ -78,6 +78,21 @@ func (n NIC) LocalLinkConnection() map[string]string {
 	return map[string]string{"switch_id": PlaceholderSwitchID, "port_id": n.Port, "switch_info": n.Switch}
 }
 
+// DriverFakeHardware is Ironic's fake hardware type, for test deployments
+// only: nothing is powered, booted, inspected or cleaned for real (its
+// inspect interface may still be "inspector", fed a posted inventory).
+const DriverFakeHardware = "fake-hardware"
+
+// ValidDriver reports whether a node spec may name this Ironic driver:
+// redfish, idrac or ipmi for real hardware, or DriverFakeHardware.
+func ValidDriver(d string) bool {
+	switch d {
+	case "redfish", "idrac", "ipmi", DriverFakeHardware:
+		return true
+	}
+	return false
+}
+
 // Validate checks the spec; the error is an IRONIC_INPUT_INVALID failure
 // naming the field.
 func (s NodeSpec) Validate() error {
@@ -87,10 +102,8 @@ func (s NodeSpec) Validate() error {
 	if strings.TrimSpace(s.Name) == "" {
 		return bad("name", "empty")
 	}
-	switch s.Driver {
-	case "redfish", "idrac", "ipmi":
-	default:
-		return bad("driver", "%q is not one of redfish, idrac, ipmi", s.Driver)
+	if !ValidDriver(s.Driver) {
+		return bad("driver", "%q is not one of redfish, idrac, ipmi, fake-hardware", s.Driver)
 	}
 	if s.Interfaces["raid"] == "" {
 		return bad("interfaces.raid", "raid_interface is mandatory")
