@@ -2,7 +2,9 @@ package cli
 
 import (
 	"encoding"
+	"errors"
 	"fmt"
+	"net"
 	"net/url"
 	"os"
 	"reflect"
@@ -12,6 +14,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/hostforge/hostforge/dhcp"
 	"github.com/hostforge/hostforge/enrollment"
 	"github.com/hostforge/hostforge/intent"
 )
@@ -46,11 +49,15 @@ is read from the environment variable or the file the config names.
     cleaning_deadline: 3h
     max_attempts: 3
     enrol_project: baremetal-enrol
-  dhcp:                                 # the DHCP target (phase 1)
-    host: dhcp1.example.net:22
-    user: deploy
-    flavour: isc                        # isc or kea
-    dir: /etc/dhcp/hosts.d               # key and known_hosts: vault item ssh-config-dhcp
+  dhcp:                                 # the DHCP server (phase 1), reached over SSH
+    host: dhcp1.example.net:22          # host[:port]; port 22 when absent
+    user: deploy                        # the vault item's user field overrides it
+    flavour: isc                        # isc (default) or kea
+    dir: /etc/dhcp/hostforge.d          # host files; default per flavour
+    config_test: dhcpd -t -q -cf /etc/dhcp/dhcpd.conf   # optional; default per flavour
+    restart: systemctl restart isc-dhcp-server          # optional; prefix sudo if needed
+    status: systemctl is-active --quiet isc-dhcp-server # optional
+    timeouts: {connect: 2m, login: 2m, command: 2m, transfer: 2m}   # optional
   bmc:                                  # how BMCs' Redfish TLS is verified
     ca_file: /etc/hostforge/bmc-ca.pem  # optional: the CA that signed the BMCs
     insecure_skip_verify: false         # opt-in for self-signed lab BMCs; logged
@@ -58,10 +65,16 @@ is read from the environment variable or the file the config names.
     kind: file                          # items of named fields in a YAML file
     path: /etc/hostforge/vault.yaml     # must not be readable by group or others
 
+The DHCP phase logs in with the private_key and known_hosts fields of the
+vault item ssh-config-dhcp (optional: passphrase, user); the server's host key
+is always verified against known_hosts. Kea's defaults are dir
+/etc/kea/hostforge.d, config_test "kea-dhcp4 -t /etc/kea/kea-dhcp4.conf",
+restart and status of kea-dhcp4-server.
+
 A bad config file fails with CLI_CONFIG_INVALID naming the key and its line.
-This build wires NetBox, the Redfish BMC phase and Ironic (noauth); it has no
-DHCP-over-SSH or fleet manager adapter yet, so it refuses
-enrollment_configure_dhcp and platform_class_activity_ready set to true.`
+This build wires NetBox, DHCP over SSH, the Redfish BMC phase and Ironic
+(noauth); it has no fleet manager adapter yet, so it refuses
+platform_class_activity_ready set to true.`
 
 // Config is the --config file.
 type Config struct {
@@ -116,12 +129,57 @@ type GatesConfig struct {
 	EnrolProject                string              `yaml:"enrol_project"`
 }
 
-// DHCPConfig is the DHCP server enrollment uploads reservations to.
+// DHCPConfig is the DHCP server enrollment uploads reservations to, over
+// SSH (adapters/ssh). Empty fields take the flavour's defaults
+// (dhcp.Defaults); the SSH key and known_hosts come from the vault.
 type DHCPConfig struct {
-	Host    string `yaml:"host"`
-	User    string `yaml:"user"`
-	Flavour string `yaml:"flavour"`
-	Dir     string `yaml:"dir"`
+	Host       string       `yaml:"host"`
+	User       string       `yaml:"user"`
+	Flavour    string       `yaml:"flavour"`
+	Dir        string       `yaml:"dir"`
+	ConfigTest string       `yaml:"config_test"`
+	Restart    string       `yaml:"restart"`
+	Status     string       `yaml:"status"`
+	Timeouts   DHCPTimeouts `yaml:"timeouts"`
+}
+
+// DHCPTimeouts are the SSH adapter's deadlines; zero takes its default
+// (ssh.DefaultTimeout).
+type DHCPTimeouts struct {
+	Connect  enrollment.Duration `yaml:"connect"`
+	Login    enrollment.Duration `yaml:"login"`
+	Command  enrollment.Duration `yaml:"command"`
+	Transfer enrollment.Duration `yaml:"transfer"`
+}
+
+// Server is the section as the DHCP phase's settings.
+func (d *DHCPConfig) Server() dhcp.Config {
+	return dhcp.Config{Flavour: dhcp.Flavour(d.Flavour), Dir: d.Dir, ConfigTest: d.ConfigTest, Restart: d.Restart, Status: d.Status}
+}
+
+// Addr is Host with port 22 added when it names no port.
+func (d *DHCPConfig) Addr() (string, error) {
+	host := d.Host
+	if strings.Contains(host, "@") {
+		return "", fmt.Errorf("%q: put the login user in dhcp.user, not in the host", host)
+	}
+	bad := fmt.Errorf("%q: want host or host:port, e.g. dhcp1.example.net:22", host)
+	if host == "" || strings.ContainsAny(host, "/ \t\n\x00") {
+		return "", bad
+	}
+	if h, p, err := net.SplitHostPort(host); err == nil {
+		if h == "" {
+			return "", bad
+		}
+		if n, err := strconv.Atoi(p); err != nil || n < 1 || n > 65535 {
+			return "", fmt.Errorf("%q: the port %q is not a number from 1 to 65535", host, p)
+		}
+		return host, nil
+	}
+	if strings.ContainsAny(host, "[]") || strings.Contains(host, ":") && net.ParseIP(host) == nil {
+		return "", bad
+	}
+	return net.JoinHostPort(host, "22"), nil
 }
 
 // VaultConfig chooses the secrets vault.
@@ -272,13 +330,10 @@ func (c *Config) validate() error {
 		if c.DHCP == nil {
 			return c.keyError("dhcp", "missing: gates.enrollment_configure_dhcp is on, so the DHCP target is needed")
 		}
-		if c.DHCP.Host == "" {
-			return c.keyError("dhcp.host", "missing: the DHCP server's host[:port]")
-		}
-		switch c.DHCP.Flavour {
-		case "isc", "kea":
-		default:
-			return c.keyError("dhcp.flavour", "%q: want isc or kea", c.DHCP.Flavour)
+	}
+	if c.DHCP != nil {
+		if err := c.validateDHCP(); err != nil {
+			return err
 		}
 	}
 	if c.BMC.CAFile != "" && c.BMC.InsecureSkipVerify {
@@ -296,6 +351,37 @@ func (c *Config) validate() error {
 	}
 	if (g.ConfigureBMC || g.IronicEnrol || g.ConfigureDHCP) && c.Vault == nil {
 		return c.keyError("vault", "missing: the DHCP, BMC and Ironic phases read credentials from the vault")
+	}
+	return nil
+}
+
+// validateDHCP checks the dhcp section whenever it is present, so a typo
+// is caught before the gate is turned on.
+func (c *Config) validateDHCP() error {
+	d := c.DHCP
+	if d.Host == "" {
+		return c.keyError("dhcp.host", "missing: the DHCP server's host[:port]")
+	}
+	if _, err := d.Addr(); err != nil {
+		return c.keyError("dhcp.host", "%v", err)
+	}
+	if strings.ContainsAny(d.User, " \t\n\x00") {
+		return c.keyError("dhcp.user", "%q: a login user has no spaces or control characters", d.User)
+	}
+	if _, err := d.Server().Resolved(); err != nil {
+		var fe *dhcp.FieldError
+		if errors.As(err, &fe) {
+			return c.keyError("dhcp."+fe.Field, "%q: %s", fe.Value, fe.Reason)
+		}
+		return c.keyError("dhcp", "%v", err)
+	}
+	for _, t := range []struct {
+		key string
+		d   enrollment.Duration
+	}{{"connect", d.Timeouts.Connect}, {"login", d.Timeouts.Login}, {"command", d.Timeouts.Command}, {"transfer", d.Timeouts.Transfer}} {
+		if t.d < 0 {
+			return c.keyError("dhcp.timeouts."+t.key, "negative duration")
+		}
 	}
 	return nil
 }

@@ -16,8 +16,10 @@ import (
 	ironicapi "github.com/hostforge/hostforge/adapters/ironic"
 	"github.com/hostforge/hostforge/adapters/netbox"
 	"github.com/hostforge/hostforge/adapters/redfish"
+	"github.com/hostforge/hostforge/adapters/ssh"
 	"github.com/hostforge/hostforge/bmc"
 	"github.com/hostforge/hostforge/clock"
+	"github.com/hostforge/hostforge/dhcp"
 	"github.com/hostforge/hostforge/enrollment"
 	"github.com/hostforge/hostforge/ironic"
 )
@@ -51,6 +53,11 @@ func (a *app) realSystems(cfg *Config, log *slog.Logger) (*systems, error) {
 			return nil, usageErr(ConfigInvalid.New("%s", cfg.keyError("vault.path", "%v", err)))
 		}
 		exec.Vault = v
+	}
+	if cfg.Gates.ConfigureDHCP {
+		if err := wireDHCP(cfg, exec, log); err != nil {
+			return nil, err
+		}
 	}
 	if cfg.Gates.ConfigureBMC || cfg.Gates.IronicEnrol {
 		if err := wireBMCAndIronic(cfg, exec, log); err != nil {
@@ -86,6 +93,51 @@ func (a *app) realSystems(cfg *Config, log *slog.Logger) (*systems, error) {
 		pcReady:    cfg.Gates.PlatformClassActivityReady,
 		log:        log,
 	}, nil
+}
+
+// wireDHCP connects phase 1: the DHCP phase over the SSH adapter. Nothing
+// is dialled here (the adapter connects per host), but the vault item is
+// checked, so a missing key or known_hosts fails once, before any device is
+// touched, rather than once per host.
+func wireDHCP(cfg *Config, exec *enrollment.Executor, log *slog.Logger) error {
+	vault, ok := exec.Vault.(*fileVault)
+	if !ok {
+		return usageErr(ConfigInvalid.New("%s", cfg.keyError("vault", "missing: the DHCP phase reads its SSH key and known_hosts from the vault")))
+	}
+	addr, err := cfg.DHCP.Addr()
+	if err != nil {
+		return usageErr(ConfigInvalid.New("%s", cfg.keyError("dhcp.host", "%v", err)))
+	}
+	item, err := vault.Item(context.Background(), ssh.VaultItem)
+	if err != nil {
+		return ssh.CredentialsInvalid.New("the vault file %s (vault.path) has no item %s: the DHCP phase logs in with its %s and %s fields", vault.path, ssh.VaultItem, ssh.FieldPrivateKey, ssh.FieldKnownHosts)
+	}
+	for _, f := range []string{ssh.FieldPrivateKey, ssh.FieldKnownHosts} {
+		if strings.TrimSpace(item[f]) == "" {
+			return ssh.CredentialsInvalid.New("the vault item %s in %s has no %s field", ssh.VaultItem, vault.path, f)
+		}
+	}
+	if cfg.DHCP.User == "" && strings.TrimSpace(item[ssh.FieldUser]) == "" {
+		return usageErr(ConfigInvalid.New("%s", cfg.keyError("dhcp.user", "missing: the DHCP server's login user (or the %s field of the vault item %s)", ssh.FieldUser, ssh.VaultItem)))
+	}
+	t := cfg.DHCP.Timeouts
+	dialer, err := ssh.New(ssh.Config{
+		Addr:            addr,
+		User:            cfg.DHCP.User,
+		Vault:           vault,
+		ConnectTimeout:  t.Connect.D(),
+		LoginTimeout:    t.Login.D(),
+		CommandTimeout:  t.Command.D(),
+		TransferTimeout: t.Transfer.D(),
+		Log:             log,
+	})
+	if err != nil {
+		return usageErr(ConfigInvalid.New("%s", cfg.keyError("dhcp", "%v", err)))
+	}
+	phase := dhcp.New(dialer, cfg.DHCP.Server(), log)
+	log.Debug("DHCP phase wired", "phase", "cli", "addr", addr, "server", phase.Config().String())
+	exec.DHCP = phase
+	return nil
 }
 
 // wireBMCAndIronic connects phase 2 (Redfish) and phases 4-7 (one Ironic
