@@ -36,10 +36,17 @@ import (
 type DHCPServer struct {
 	site *Site
 
-	mu       sync.Mutex
-	cfg      dhcp.Config
-	files    map[string][]byte
-	dirs     map[string]bool
+	mu    sync.Mutex
+	cfg   dhcp.Config
+	files map[string][]byte
+	dirs  map[string]bool
+	// The config test's view, kept incrementally so a site of thousands of
+	// hosts is not re-parsed on every restart: files changed since the last
+	// successful validation, the reservations each validated file holds, and
+	// who holds each reservation key.
+	dirty    map[string]bool
+	holds    map[string][]string
+	holder   map[string]string
 	restarts int
 	active   bool
 	broken   bool
@@ -51,7 +58,8 @@ type DHCPServer struct {
 }
 
 func newDHCPServer(s *Site) *DHCPServer {
-	return &DHCPServer{site: s, cfg: dhcp.Defaults(dhcp.ISC), files: map[string][]byte{}, dirs: map[string]bool{"/": true}, active: true}
+	return &DHCPServer{site: s, cfg: dhcp.Defaults(dhcp.ISC), files: map[string][]byte{}, dirs: map[string]bool{"/": true}, active: true,
+		dirty: map[string]bool{}, holds: map[string][]string{}, holder: map[string]string{}}
 }
 
 // UseConfig sets the flavour, directory and service commands the server
@@ -64,6 +72,12 @@ func (d *DHCPServer) UseConfig(cfg dhcp.Config) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.cfg = rc
+	for p := range d.files {
+		d.dirty[p] = true
+	}
+	for p := range d.holds {
+		d.dirty[p] = true
+	}
 	return nil
 }
 
@@ -87,7 +101,7 @@ func (d *DHCPServer) PutFile(p string, data []byte) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.mkdirAll(path.Dir(p))
-	d.files[p] = append([]byte(nil), data...)
+	d.setFile(p, data)
 }
 
 // Mkdir creates a directory and its parents without counting a call.
@@ -212,8 +226,20 @@ func (s *dhcpSession) Upload(ctx context.Context, p string, data []byte) error {
 	if d.dirs[p] {
 		return &dhcp.RemoteError{Kind: dhcp.KindTransfer, Op: "upload", Target: p, Err: fmt.Errorf("rename over %s: is a directory", p)}
 	}
-	d.files[p] = append([]byte(nil), data...)
+	d.setFile(p, data)
 	return nil
+}
+
+// setFile and removeFile are the only writers of files, so the config
+// test's incremental view stays exact.
+func (d *DHCPServer) setFile(p string, data []byte) {
+	d.files[p] = append([]byte(nil), data...)
+	d.dirty[p] = true
+}
+
+func (d *DHCPServer) removeFile(p string) {
+	delete(d.files, p)
+	d.dirty[p] = true
 }
 
 func (s *dhcpSession) Run(ctx context.Context, command string) (dhcp.Output, error) {
@@ -356,12 +382,12 @@ func (d *DHCPServer) exec(ctx context.Context, command string) (dhcp.Output, err
 		if !d.dirs[path.Dir(args[1])] {
 			return out(1, "mv: cannot move '%s': No such file or directory\n", args[0])
 		}
-		delete(d.files, args[0])
-		d.files[args[1]] = f
+		d.removeFile(args[0])
+		d.setFile(args[1], f)
 		return out(0, "")
 	case "rm":
 		for _, p := range args {
-			delete(d.files, p)
+			d.removeFile(p)
 		}
 		return out(0, "")
 	}
@@ -415,34 +441,50 @@ func (d *DHCPServer) restart() (dhcp.Output, error) {
 // the real config test would: malformed syntax, a bad MAC or IPv4 address,
 // or a host name, MAC or address reserved twice is an error.
 func (d *DHCPServer) validateLocked() error {
-	seen := map[string]string{}
-	var names []string
-	for p := range d.files {
-		if path.Dir(p) == d.cfg.Dir && strings.HasSuffix(p, d.cfg.Flavour.Extension()) {
-			names = append(names, p)
-		}
+	names := make([]string, 0, len(d.dirty))
+	for p := range d.dirty {
+		names = append(names, p)
 	}
 	sort.Strings(names)
+	// Drop every changed file's reservations first, so a reservation moved
+	// from one file to another within one change is not a duplicate.
 	for _, p := range names {
+		for _, k := range d.holds[p] {
+			delete(d.holder, k)
+		}
+		delete(d.holds, p)
+	}
+	for _, p := range names {
+		b, exists := d.files[p]
+		if !exists || path.Dir(p) != d.cfg.Dir || !strings.HasSuffix(p, d.cfg.Flavour.Extension()) {
+			delete(d.dirty, p)
+			continue
+		}
 		var host, mac, ip string
 		var err error
 		if d.cfg.Flavour == dhcp.Kea {
-			host, mac, ip, err = parseKeaReservation(d.files[p])
+			host, mac, ip, err = parseKeaReservation(b)
 		} else {
-			host, mac, ip, err = parseISCHost(d.files[p])
+			host, mac, ip, err = parseISCHost(b)
 		}
 		if err != nil {
 			return fmt.Errorf("%s: %w", p, err)
 		}
 		if mac == "" {
+			delete(d.dirty, p)
 			continue
 		}
-		for _, k := range []string{"host " + host, "hardware " + mac, "address " + ip} {
-			if other, dup := seen[k]; dup {
+		keys := []string{"host " + host, "hardware " + mac, "address " + ip}
+		for _, k := range keys {
+			if other, dup := d.holder[k]; dup && other != p {
 				return fmt.Errorf("%s: %s is already reserved in %s", p, k, other)
 			}
-			seen[k] = p
 		}
+		for _, k := range keys {
+			d.holder[k] = p
+		}
+		d.holds[p] = keys
+		delete(d.dirty, p)
 	}
 	return nil
 }
