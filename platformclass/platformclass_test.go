@@ -239,3 +239,14 @@ func ExampleResolve() {
 	fmt.Println(key, err)
 	// Output: GB300_LENOVOHG635NV2_IB_01 <nil>
 }
+
+func TestHasPlatformClass(t *testing.T) {
+	for class, want := range map[string]bool{
+		platformclass.ClassGPUCompute: true, platformclass.ClassCPUBaremetal: true, platformclass.ClassHypervisor: true,
+		"SWITCH": false, "": false, "STORAGE": false,
+	} {
+		if got := platformclass.HasPlatformClass(class); got != want {
+			t.Errorf("HasPlatformClass(%q) = %v, want %v", class, got, want)
+		}
+	}
+}
