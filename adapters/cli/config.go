@@ -8,9 +8,11 @@ import (
 	"net/url"
 	"os"
 	"reflect"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"gopkg.in/yaml.v3"
 
@@ -218,6 +220,12 @@ func loadConfigFile(path string) (*Config, error) {
 	if err != nil {
 		return nil, usageErr(ConfigInvalid.New("--config %s: %v", path, err))
 	}
+	return readConfig(path, b)
+}
+
+// readConfig parses the config document b read from path. Its errors are
+// CLI_CONFIG_INVALID usage errors naming the file, the key and the line.
+func readConfig(path string, b []byte) (*Config, error) {
 	c, err := parseConfig(b)
 	if err != nil {
 		return nil, usageErr(ConfigInvalid.New("%s: %s", path, err))
@@ -230,13 +238,19 @@ func loadConfigFile(path string) (*Config, error) {
 func parseConfig(b []byte) (*Config, error) {
 	var doc yaml.Node
 	if err := yaml.Unmarshal(b, &doc); err != nil {
-		return nil, fmt.Errorf("not valid YAML: %s", strings.TrimPrefix(err.Error(), "yaml: "))
+		msg := strings.TrimPrefix(err.Error(), "yaml: ")
+		if m := yamlLine.FindStringSubmatch(msg); m != nil {
+			return nil, fmt.Errorf("line %s: not valid YAML: %s", m[1], m[2])
+		}
+		// The reader's errors (encoding, control characters) carry no
+		// position: find the offending character's line.
+		return nil, fmt.Errorf("line %d: not valid YAML: %s", badCharLine(b), msg)
 	}
 	c := &Config{lines: map[string]int{}}
 	if len(doc.Content) == 0 {
-		return nil, fmt.Errorf("the file is empty")
+		return nil, fmt.Errorf("line 1: the file holds no YAML document; want a mapping with at least site and netbox")
 	}
-	d := decoder{lines: c.lines}
+	d := decoder{lines: c.lines, nodes: new(int)}
 	if err := d.decode("", doc.Content[0], reflect.ValueOf(c).Elem()); err != nil {
 		return nil, err
 	}
@@ -244,6 +258,29 @@ func parseConfig(b []byte) (*Config, error) {
 		return nil, err
 	}
 	return c, nil
+}
+
+var yamlLine = regexp.MustCompile(`^line ([0-9]+): (.*)$`)
+
+// badCharLine is the line of b's first byte that is not UTF-8 or is a
+// character YAML does not allow (a control character other than tab, line
+// feed and carriage return, or a surrogate or non-character); 1 when there
+// is none.
+func badCharLine(b []byte) int {
+	line := 1
+	for i := 0; i < len(b); {
+		r, n := utf8.DecodeRune(b[i:])
+		ok := r == '\t' || r == '\n' || r == '\r' || r >= 0x20 && r <= 0x7e || r == 0x85 ||
+			r >= 0xa0 && r <= 0xd7ff || r >= 0xe000 && r <= 0xfffd || r >= 0x10000 && r <= 0x10ffff
+		if r == utf8.RuneError && n <= 1 || !ok {
+			return line
+		}
+		if r == '\n' {
+			line++
+		}
+		i += n
+	}
+	return 1
 }
 
 // keyError names a key and its line.
@@ -399,7 +436,15 @@ func checkURL(s string) error {
 
 // decoder decodes a YAML node tree into Go values strictly: an unknown key
 // or a value of the wrong type is an error naming the key and its line.
-type decoder struct{ lines map[string]int }
+type decoder struct {
+	lines map[string]int
+	// nodes counts the values decoded, aliases expanded, against maxNodes.
+	nodes *int
+}
+
+// maxNodes bounds the values one document may expand to, so aliases of
+// aliases cannot make a small file cost minutes and gigabytes.
+const maxNodes = 100_000
 
 var textUnmarshaler = reflect.TypeFor[encoding.TextUnmarshaler]()
 
@@ -413,6 +458,9 @@ func join(path, key string) string {
 func (d decoder) decode(path string, n *yaml.Node, v reflect.Value) error {
 	if n.Kind == yaml.AliasNode {
 		n = n.Alias
+	}
+	if *d.nodes++; *d.nodes > maxNodes {
+		return fmt.Errorf("line %d: %s: the document expands to more than %d values; use fewer aliases", n.Line, path, maxNodes)
 	}
 	if path != "" {
 		d.lines[path] = n.Line
