@@ -1,4 +1,4 @@
-.PHONY: test integration generate check quickstart
+.PHONY: test integration generate check quickstart bench-ironic
 
 # The unit suite: needs nothing but Go.
 test:
@@ -13,3 +13,10 @@ generate:
 
 quickstart:
 	go run ./examples/quickstart
+
+# Time to available on a real Ironic (fake-hardware): hostforge against a
+# tight poll loop (the limit) and openstacksdk. Starts its own Ironic on
+# loopback; root or sudo on Debian/Ubuntu the first time. ARGS go to
+# internal/benchironic, e.g. make bench-ironic ARGS="-nodes 20 -rounds 3 -detail".
+bench-ironic:
+	scripts/bench-ironic $(ARGS)

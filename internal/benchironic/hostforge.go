@@ -1,0 +1,60 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	adapter "github.com/hostforge/hostforge/adapters/ironic"
+	"github.com/hostforge/hostforge/clock"
+	"github.com/hostforge/hostforge/enrollment"
+	"github.com/hostforge/hostforge/enrollment/enrollfake"
+	"github.com/hostforge/hostforge/fakes"
+	"github.com/hostforge/hostforge/intent"
+	"github.com/hostforge/hostforge/ironic"
+)
+
+// runHostforge enrols every host of the site concurrently through the
+// enrollment workflow (enrollment.Local on the real clock), Ironic phases
+// only, over the adapter pointed at the proxy.
+func runHostforge(ctx context.Context, endpoint string, site *fakes.Site, timing ironic.Timing, log *slog.Logger) (time.Duration, error) {
+	c, err := adapter.New(ctx, adapter.Config{Endpoint: endpoint, Timeout: clientTimeout})
+	if err != nil {
+		return 0, err
+	}
+	exec := enrollfake.Executor(site, log)
+	exec.Ironic = map[string]enrollment.IronicPhases{"ironic": &ironic.Phases{
+		Client: c, Credentials: ironic.VaultCredentials{Vault: site.Vault}, Links: site.BMCs,
+		Clock: clock.Real{}, Log: log, Timing: timing,
+	}}
+	cfg := enrollment.SiteConfig{IronicEnrol: true, IronicInstances: classes}
+	off := false
+	names := site.HostNames()
+	errs := make([]error, len(names))
+	start := time.Now()
+	var wg sync.WaitGroup
+	for i, name := range names {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			rt := &enrollment.Local{Exec: exec, Clock: clock.Real{}, Device: name}
+			res, err := enrollment.Enroll(ctx, rt, enrollment.NewRequest(name, intent.ClassCPUBaremetal, "lab1", cfg, false, enrollment.Params{RunInspection: &off}))
+			if err == nil && res.ProvisionState != ironic.StateAvailable {
+				err = fmt.Errorf("ended in %q", res.ProvisionState)
+			}
+			if err != nil {
+				errs[i] = fmt.Errorf("hostforge: %s: %w", name, err)
+			}
+		}()
+	}
+	wg.Wait()
+	wall := time.Since(start)
+	for _, err := range errs {
+		if err != nil {
+			return wall, err
+		}
+	}
+	return wall, nil
+}

@@ -1,0 +1,188 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"text/tabwriter"
+	"time"
+)
+
+// Side names.
+const (
+	SideLoop      = "loop"
+	SideHostforge = "hostforge"
+	SideSDK       = "openstacksdk"
+)
+
+// Run is one side's run of the scenario.
+type Run struct {
+	Wall  time.Duration `json:"wall_ns"`
+	Calls Calls         `json:"calls"`
+}
+
+// SideResult is a side over every round.
+type SideResult struct {
+	Side  string `json:"side"`
+	Label string `json:"label"`
+	// Poll is the side's poll interval (hostforge's shortest).
+	Poll time.Duration `json:"poll_ns"`
+	Runs []Run         `json:"runs"`
+}
+
+// Median is the median wall time.
+func (s SideResult) Median() time.Duration {
+	if len(s.Runs) == 0 {
+		return 0
+	}
+	w := make([]time.Duration, len(s.Runs))
+	for i, r := range s.Runs {
+		w[i] = r.Wall
+	}
+	sort.Slice(w, func(i, j int) bool { return w[i] < w[j] })
+	if len(w)%2 == 1 {
+		return w[len(w)/2]
+	}
+	return (w[len(w)/2-1] + w[len(w)/2]) / 2
+}
+
+func (s SideResult) span() (lo, hi time.Duration) {
+	for i, r := range s.Runs {
+		if i == 0 || r.Wall < lo {
+			lo = r.Wall
+		}
+		if r.Wall > hi {
+			hi = r.Wall
+		}
+	}
+	return lo, hi
+}
+
+// PerNode is the mean calls per node over the rounds.
+func (s SideResult) PerNode(nodes int) (reads, writes, conflicts float64) {
+	if len(s.Runs) == 0 || nodes == 0 {
+		return 0, 0, 0
+	}
+	for _, r := range s.Runs {
+		reads += float64(r.Calls.Reads)
+		writes += float64(r.Calls.Writes)
+		conflicts += float64(r.Calls.Locked)
+	}
+	d := float64(len(s.Runs) * nodes)
+	return reads / d, writes / d, conflicts / d
+}
+
+// Report is the whole benchmark.
+type Report struct {
+	Nodes  int          `json:"nodes"`
+	Rounds int          `json:"rounds"`
+	Ironic string       `json:"ironic"`
+	Sides  []SideResult `json:"sides"`
+	// Verdict compares hostforge with the limit and openstacksdk.
+	Verdict *Verdict `json:"verdict,omitempty"`
+}
+
+// Verdict holds the goal's figures: hostforge ≤ 1.25× the limit's wall time
+// with ≤ 20 % of its reads, and faster than openstacksdk.
+type Verdict struct {
+	// WallVsLimit is hostforge's median wall time over the limit's (the
+	// first loop); WallVsBestLoop over the fastest loop's.
+	WallVsLimit    float64 `json:"wall_vs_limit"`
+	WallVsBestLoop float64 `json:"wall_vs_best_loop"`
+	ReadsVsLimit   float64 `json:"reads_vs_limit"`
+	// WallVsSDK is hostforge's wall time over openstacksdk's (0 when not run).
+	WallVsSDK float64 `json:"wall_vs_sdk,omitempty"`
+	Met       bool    `json:"met"`
+}
+
+func (r *Report) side(name string) (SideResult, bool) {
+	for _, s := range r.Sides {
+		if s.Side == name {
+			return s, true
+		}
+	}
+	return SideResult{}, false
+}
+
+// judge fills the verdict when hostforge and the loop both ran.
+func (r *Report) judge() {
+	hf, ok1 := r.side(SideHostforge)
+	lp, ok2 := r.side(SideLoop)
+	if !ok1 || !ok2 || lp.Median() == 0 {
+		return
+	}
+	hr, _, _ := hf.PerNode(r.Nodes)
+	lr, _, _ := lp.PerNode(r.Nodes)
+	v := &Verdict{WallVsLimit: hf.Median().Seconds() / lp.Median().Seconds()}
+	best := lp.Median()
+	for _, s := range r.Sides {
+		if s.Side == SideLoop && s.Median() > 0 && s.Median() < best {
+			best = s.Median()
+		}
+	}
+	v.WallVsBestLoop = hf.Median().Seconds() / best.Seconds()
+	if lr > 0 {
+		v.ReadsVsLimit = hr / lr
+	}
+	v.Met = v.WallVsLimit <= 1.25 && v.ReadsVsLimit <= 0.20
+	if sdk, ok := r.side(SideSDK); ok && sdk.Median() > 0 {
+		v.WallVsSDK = hf.Median().Seconds() / sdk.Median().Seconds()
+		v.Met = v.Met && v.WallVsSDK < 1
+	}
+	r.Verdict = v
+}
+
+// WriteText renders the table.
+func (r *Report) WriteText(w io.Writer, detail bool) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "bench-ironic: %d nodes from nothing to available on %s (fake-hardware, no inspection), %d round(s)\n\n", r.Nodes, r.Ironic, r.Rounds)
+	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "side\twall (median)\tmin\tmax\tvs limit\treads/node\twrites/node\t409s/node\tcalls/node\t")
+	var limit time.Duration
+	if lp, ok := r.side(SideLoop); ok {
+		limit = lp.Median()
+	}
+	for _, s := range r.Sides {
+		lo, hi := s.span()
+		rd, wr, cf := s.PerNode(r.Nodes)
+		vs := "-"
+		if limit > 0 {
+			vs = fmt.Sprintf("%.2fx", s.Median().Seconds()/limit.Seconds())
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%.1f\t%.1f\t%.2f\t%.1f\t\n", s.Label, secs(s.Median()), secs(lo), secs(hi), vs, rd, wr, cf, rd+wr)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if v := r.Verdict; v != nil {
+		fmt.Fprintf(&b, "\ngoal: hostforge <= 1.25x the limit's wall time with <= 20%% of its reads, and faster than openstacksdk\n")
+		fmt.Fprintf(&b, "hostforge: %.2fx the limit's wall time (%.2fx the fastest loop's), %.1f%% of the limit's reads", v.WallVsLimit, v.WallVsBestLoop, 100*v.ReadsVsLimit)
+		if v.WallVsSDK > 0 {
+			fmt.Fprintf(&b, ", %.2fx openstacksdk's wall time", v.WallVsSDK)
+		}
+		met := "met"
+		if !v.Met {
+			met = "MISSED"
+		}
+		fmt.Fprintf(&b, " -> goal %s\n", met)
+	}
+	if detail {
+		for _, s := range r.Sides {
+			fmt.Fprintf(&b, "\n%s: calls per route, all rounds\n", s.Label)
+			all := Calls{ByRoute: map[string]int{}}
+			for _, run := range s.Runs {
+				for k, v := range run.Calls.ByRoute {
+					all.ByRoute[k] += v
+				}
+			}
+			for _, rt := range routes(all) {
+				fmt.Fprintf(&b, "  %6d  %s\n", all.ByRoute[rt], rt)
+			}
+		}
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func secs(d time.Duration) string { return fmt.Sprintf("%.2f s", d.Seconds()) }
