@@ -7,6 +7,7 @@ import (
 	"github.com/hostforge/hostforge"
 	"github.com/hostforge/hostforge/dhcp"
 	"github.com/hostforge/hostforge/intent"
+	"github.com/hostforge/hostforge/ironic"
 	"github.com/hostforge/hostforge/platformclass"
 )
 
@@ -239,31 +240,51 @@ func statusGate(d intent.Device) error {
 // step, within its reason's budget; a retryable failure reruns it after a
 // backoff within the attempt budget; anything else returns.
 func (f *flow) run(ctx context.Context, step string, in, out any) error {
+	return f.loop(ctx, step, in, out, nil, true)
+}
+
+// loop is the one step runner of the workflow body. A wait sleeps and reruns
+// the step: a node_locked wait, when a lock meter is given, on the meter's
+// backoff within its budget (then IRONIC_NODE_LOCKED naming the holder and
+// state the step read live); any other wait for its After within its
+// reason's budget. A failure returns, unless retryFailures and it is
+// retryable within the request's attempt budget (then it reruns after a
+// backoff).
+func (f *flow) loop(ctx context.Context, step string, in, out any, lock *lockMeter, retryFailures bool) error {
 	attempts := 0
 	waited := map[string]time.Duration{}
 	for {
 		err := f.rt.Do(ctx, step, in, out)
 		o, fl, w := hostforge.Classify(err)
+		var after time.Duration
 		switch o {
 		case hostforge.Done:
 			return nil
-		case hostforge.Waiting:
-			budget := f.waitBudget(w.Reason)
-			if waited[w.Reason]+w.After > budget {
-				return WaitBudgetExhausted.Wrap(w, "step %s waited %s for %s, past its %s budget; last: %s", step, waited[w.Reason], w.Reason, budget, w.Detail)
-			}
-			waited[w.Reason] += w.After
-			if err := f.rt.Sleep(ctx, w.After); err != nil {
-				return err
-			}
-		default:
+		case hostforge.Failed:
 			attempts++
-			if !fl.Retryable || attempts >= f.req.maxAttempts() {
+			if !retryFailures || !fl.Retryable || attempts >= f.req.maxAttempts() {
 				return fl
 			}
-			if err := f.rt.Sleep(ctx, retryBackoff(attempts)); err != nil {
-				return err
+			after = retryBackoff(attempts)
+		case hostforge.Waiting:
+			if w.Reason == WaitReasonNodeLocked && lock != nil {
+				lock.n++
+				after = lockBackoff(lock.n)
+				if lock.waited+after > lock.budget {
+					return ironic.NodeLocked.Wrap(w, "step %s: node stayed locked for %s (budget %s); last seen: %s", step, lock.waited, lock.budget, w.Detail)
+				}
+				lock.waited += after
+				break
 			}
+			after = w.After
+			budget := f.waitBudget(w.Reason)
+			if waited[w.Reason]+after > budget {
+				return WaitBudgetExhausted.Wrap(w, "step %s waited %s for %s, past its %s budget; last: %s", step, waited[w.Reason], w.Reason, budget, w.Detail)
+			}
+			waited[w.Reason] += after
+		}
+		if err := f.rt.Sleep(ctx, after); err != nil {
+			return err
 		}
 	}
 }

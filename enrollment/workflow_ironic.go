@@ -205,40 +205,12 @@ func lockBackoff(n int) time.Duration {
 	return d
 }
 
-// ironicRun runs one Ironic step until it is done or fails: a node_locked
-// wait sleeps on the lock meter's backoff within its budget (then fails
-// IRONIC_NODE_LOCKED with the holder and state the phase read live); any
-// other wait sleeps its After within DefaultWaitBudget. Failures return at
-// once: the callers decide about whole-attempt reruns.
+// ironicRun runs one Ironic step until it is done or fails: node_locked
+// waits back off on the attempt's lock meter within its budget, other waits
+// sleep their After within DefaultWaitBudget, and failures return at once:
+// the callers decide about whole-attempt reruns.
 func (f *flow) ironicRun(ctx context.Context, step string, in, out any, lock *lockMeter) error {
-	waited := map[string]time.Duration{}
-	for {
-		err := f.rt.Do(ctx, step, in, out)
-		o, fl, w := hostforge.Classify(err)
-		switch o {
-		case hostforge.Done:
-			return nil
-		case hostforge.Failed:
-			return fl
-		}
-		after := w.After
-		if w.Reason == WaitReasonNodeLocked {
-			lock.n++
-			after = lockBackoff(lock.n)
-			if lock.waited+after > lock.budget {
-				return ironic.NodeLocked.Wrap(w, "step %s: node stayed locked for %s (budget %s); last seen: %s", step, lock.waited, lock.budget, w.Detail)
-			}
-			lock.waited += after
-		} else {
-			if waited[w.Reason]+after > DefaultWaitBudget {
-				return WaitBudgetExhausted.Wrap(w, "step %s waited %s for %s, past its %s budget; last: %s", step, waited[w.Reason], w.Reason, DefaultWaitBudget, w.Detail)
-			}
-			waited[w.Reason] += after
-		}
-		if err := f.rt.Sleep(ctx, after); err != nil {
-			return err
-		}
-	}
+	return f.loop(ctx, step, in, out, lock, false)
 }
 
 // ironicSpec maps the plan to the Ironic phases' node spec: the single place
