@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"github.com/hostforge/hostforge/clock"
 	"strings"
 	"time"
 
@@ -99,7 +100,9 @@ func cleanup(ctx context.Context, c *adapter.Client, names []string) error {
 			if time.Now().After(deadline) {
 				return fmt.Errorf("deleting node %s: %w", name, err)
 			}
-			time.Sleep(100 * time.Millisecond)
+			if err := (clock.Real{}).Sleep(ctx, 100*time.Millisecond); err != nil {
+				return err
+			}
 		}
 	}
 	return nil

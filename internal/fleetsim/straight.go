@@ -35,7 +35,8 @@ func (r recorder) Do(ctx context.Context, step string, in, out any) error {
 
 func (r recorder) Sleep(ctx context.Context, d time.Duration) error {
 	*r.calls = append(*r.calls, Call{Sleep: d})
-	return r.Runtime.Sleep(ctx, d)
+	inner := r.Runtime
+	return inner.Sleep(ctx, d)
 }
 
 // Record runs the fleet through the workflow, like Run, and returns what
