@@ -197,12 +197,16 @@ func TestWorkerRestartMidEnrollment(t *testing.T) {
 		t.Fatalf("history has %d retried and %d completed cleaning steps; want the killed one rerun once", retried, completed)
 	}
 
-	out, err := sub.Settle(ctx, run)
-	if err != nil && hostforge.CodeOf(err) != enrollment.ProofRejected.Code {
-		t.Fatalf("settle: %v", err)
+	// The fleet manager projects the node the enrollment resolved: a
+	// completed enrollment establishes proof.
+	ref := enrollment.ResolvedReference(res)
+	if !ref.Complete() {
+		t.Fatalf("result claims no complete Ironic reference: %+v", ref)
 	}
-	if out.Kind != enrollment.KindQualifying && out.Kind != enrollment.KindMalformedQualifying {
-		t.Fatalf("a completed enrollment settled as %s", out.Kind)
+	site.Proofs.SetReference("cpu-u10", ref.String())
+	out, err := sub.Settle(ctx, run)
+	if err != nil || out.Kind != enrollment.KindQualifying || out.Action != enrollment.ProofEstablished {
+		t.Fatalf("settle = %+v, %v; want a qualifying completion establishing proof", out, err)
 	}
 	record(t, c2, run.WorkflowID, run.RunID, "restart-cpu-u10")
 }
