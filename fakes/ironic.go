@@ -298,18 +298,11 @@ var interfaceStates = map[string]bool{
 // /<iface>_interface, /driver_info[/k], /properties[/k], /instance_uuid,
 // /resource_class, /owner, /lessee, /name.
 func (f *Ironic) UpdateNode(ctx context.Context, ident string, ops []ironic.PatchOp) (ironic.Node, error) {
-	if err := f.enter(ctx, "update_node", true); err != nil {
-		return ironic.Node{}, err
-	}
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	n, err := f.find(ident)
+	n, unlock, err := f.writeNode(ctx, "update_node", ident)
 	if err != nil {
 		return ironic.Node{}, err
 	}
-	if err := f.checkLock(n); err != nil {
-		return ironic.Node{}, err
-	}
+	defer unlock()
 	next := n.n
 	next.DriverInfo = cloneJSON(n.n.DriverInfo)
 	next.Properties = cloneJSON(n.n.Properties)
@@ -442,21 +435,33 @@ func normalizeJSON(v any) any {
 	return out
 }
 
+// writeNode starts a counted write on a node: it takes the fake's lock
+// (released by the returned unlock), finds the node and refuses it with a
+// 409 NodeLocked while another operation holds it, as Ironic does.
+func (f *Ironic) writeNode(ctx context.Context, op, ident string) (*inode, func(), error) {
+	if err := f.enter(ctx, op, true); err != nil {
+		return nil, nil, err
+	}
+	f.mu.Lock()
+	n, err := f.find(ident)
+	if err == nil {
+		err = f.checkLock(n)
+	}
+	if err != nil {
+		f.mu.Unlock()
+		return nil, nil, err
+	}
+	return n, f.mu.Unlock, nil
+}
+
 // ChangeProvisionState runs Ironic's state machine for the actions manage,
 // inspect, provide, abort and active (deploy).
 func (f *Ironic) ChangeProvisionState(ctx context.Context, ident, action string) error {
-	if err := f.enter(ctx, "provision", true); err != nil {
-		return err
-	}
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	n, err := f.find(ident)
+	n, unlock, err := f.writeNode(ctx, "provision", ident)
 	if err != nil {
 		return err
 	}
-	if err := f.checkLock(n); err != nil {
-		return err
-	}
+	defer unlock()
 	t := f.Timing.withDefaults()
 	now := f.now()
 	from := n.n.ProvisionState
@@ -604,18 +609,11 @@ func (f *Ironic) ChangeProvisionState(ctx context.Context, ident, action string)
 
 // ChangePowerState powers a node on or off; the lock is held while it changes.
 func (f *Ironic) ChangePowerState(ctx context.Context, ident, target string) error {
-	if err := f.enter(ctx, "power", true); err != nil {
-		return err
-	}
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	n, err := f.find(ident)
+	n, unlock, err := f.writeNode(ctx, "power", ident)
 	if err != nil {
 		return err
 	}
-	if err := f.checkLock(n); err != nil {
-		return err
-	}
+	defer unlock()
 	if target != ironic.PowerOn && target != ironic.PowerOff {
 		return fmt.Errorf("ironic: 400 invalid power target %q: %w", target, hostforge.ErrInvalid)
 	}
@@ -639,18 +637,11 @@ func (f *Ironic) ChangePowerState(ctx context.Context, ident, target string) err
 
 // SetMaintenance sets or clears maintenance.
 func (f *Ironic) SetMaintenance(ctx context.Context, ident string, on bool, reason string) error {
-	if err := f.enter(ctx, "maintenance", true); err != nil {
-		return err
-	}
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	n, err := f.find(ident)
+	n, unlock, err := f.writeNode(ctx, "maintenance", ident)
 	if err != nil {
 		return err
 	}
-	if err := f.checkLock(n); err != nil {
-		return err
-	}
+	defer unlock()
 	n.n.Maintenance = on
 	n.n.MaintenanceReason = ""
 	if on {
@@ -662,18 +653,11 @@ func (f *Ironic) SetMaintenance(ctx context.Context, ident string, on bool, reas
 
 // SetTraits replaces the node's traits.
 func (f *Ironic) SetTraits(ctx context.Context, ident string, traits []string) error {
-	if err := f.enter(ctx, "traits", true); err != nil {
-		return err
-	}
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	n, err := f.find(ident)
+	n, unlock, err := f.writeNode(ctx, "traits", ident)
 	if err != nil {
 		return err
 	}
-	if err := f.checkLock(n); err != nil {
-		return err
-	}
+	defer unlock()
 	seen := map[string]bool{}
 	var out []string
 	for _, t := range traits {
@@ -690,18 +674,11 @@ func (f *Ironic) SetTraits(ctx context.Context, ident string, traits []string) e
 
 // SetRAIDConfig sets the target RAID config; only in MANAGEABLE.
 func (f *Ironic) SetRAIDConfig(ctx context.Context, ident string, cfg map[string]any) error {
-	if err := f.enter(ctx, "raid", true); err != nil {
-		return err
-	}
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	n, err := f.find(ident)
+	n, unlock, err := f.writeNode(ctx, "raid", ident)
 	if err != nil {
 		return err
 	}
-	if err := f.checkLock(n); err != nil {
-		return err
-	}
+	defer unlock()
 	if n.n.ProvisionState != ironic.StateManageable {
 		return fmt.Errorf("ironic: 400 the target RAID configuration of node %s can only be set in manageable, not %q: %w",
 			n.n.UUID, n.n.ProvisionState, hostforge.ErrInvalid)
