@@ -347,54 +347,43 @@ func containsString(list []string, s string) bool {
 }
 
 func (s *Server) getDevice(w http.ResponseWriter, r *http.Request) {
-	id, ok := pathID(w, r)
-	if !ok || !s.enter(w, r, "device", false) {
-		return
-	}
-	var out map[string]any
-	s.nb.View(func(st *fakes.NetBoxState) {
+	s.getOne(w, r, "Device", func(st *fakes.NetBoxState, id int) map[string]any {
 		if d := st.Devices[id]; d != nil {
-			out = renderDevice(base(r), st, d, nil)
+			return renderDevice(base(r), st, d, nil)
 		}
+		return nil
 	})
-	if out == nil {
-		notFound(w, "Device")
-		return
-	}
-	writeJSON(w, http.StatusOK, out)
 }
 
 func (s *Server) getDeviceType(w http.ResponseWriter, r *http.Request) {
-	id, ok := pathID(w, r)
-	if !ok || !s.enter(w, r, "device", false) {
-		return
-	}
-	var out map[string]any
-	s.nb.View(func(st *fakes.NetBoxState) {
+	s.getOne(w, r, "DeviceType", func(st *fakes.NetBoxState, id int) map[string]any {
 		if dt := st.DeviceTypes[id]; dt != nil {
-			out = renderDeviceType(base(r), st, dt)
+			return renderDeviceType(base(r), st, dt)
 		}
+		return nil
 	})
-	if out == nil {
-		notFound(w, "DeviceType")
-		return
-	}
-	writeJSON(w, http.StatusOK, out)
 }
 
 func (s *Server) getDeviceRole(w http.ResponseWriter, r *http.Request) {
+	s.getOne(w, r, "DeviceRole", func(st *fakes.NetBoxState, id int) map[string]any {
+		if role := st.Roles[id]; role != nil {
+			return renderRole(base(r), st, role)
+		}
+		return nil
+	})
+}
+
+// getOne serves GET of one object by the id in the path: render returns nil
+// for an id that does not exist, which answers NetBox's 404 for kind.
+func (s *Server) getOne(w http.ResponseWriter, r *http.Request, kind string, render func(st *fakes.NetBoxState, id int) map[string]any) {
 	id, ok := pathID(w, r)
 	if !ok || !s.enter(w, r, "device", false) {
 		return
 	}
 	var out map[string]any
-	s.nb.View(func(st *fakes.NetBoxState) {
-		if role := st.Roles[id]; role != nil {
-			out = renderRole(base(r), st, role)
-		}
-	})
+	s.nb.View(func(st *fakes.NetBoxState) { out = render(st, id) })
 	if out == nil {
-		notFound(w, "DeviceRole")
+		notFound(w, kind)
 		return
 	}
 	writeJSON(w, http.StatusOK, out)
