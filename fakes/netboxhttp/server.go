@@ -389,17 +389,26 @@ func (s *Server) getOne(w http.ResponseWriter, r *http.Request, kind string, ren
 	writeJSON(w, http.StatusOK, out)
 }
 
+// deviceScopedList reads what the interface and cable lists share: paging,
+// the id and device_id filters, and the counted call. It has answered the
+// request when ok is false.
+func (s *Server) deviceScopedList(w http.ResponseWriter, r *http.Request) (q query, ids, devIDs []int, ok bool) {
+	if q, ok = s.parseList(w, r); !ok {
+		return
+	}
+	if ids, ok = intsParam(w, r, "id"); !ok {
+		return
+	}
+	if devIDs, ok = intsParam(w, r, "device_id"); !ok {
+		return
+	}
+	ok = s.enter(w, r, "device", false)
+	return
+}
+
 func (s *Server) listInterfaces(w http.ResponseWriter, r *http.Request) {
-	q, ok := s.parseList(w, r)
+	q, ids, devIDs, ok := s.deviceScopedList(w, r)
 	if !ok {
-		return
-	}
-	ids, ok := intsParam(w, r, "id")
-	if !ok {
-		return
-	}
-	devIDs, ok := intsParam(w, r, "device_id")
-	if !ok || !s.enter(w, r, "device", false) {
 		return
 	}
 	var out []map[string]any
@@ -441,16 +450,8 @@ func (s *Server) listInterfaces(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) listCables(w http.ResponseWriter, r *http.Request) {
-	q, ok := s.parseList(w, r)
+	q, ids, devIDs, ok := s.deviceScopedList(w, r)
 	if !ok {
-		return
-	}
-	ids, ok := intsParam(w, r, "id")
-	if !ok {
-		return
-	}
-	devIDs, ok := intsParam(w, r, "device_id")
-	if !ok || !s.enter(w, r, "device", false) {
 		return
 	}
 	var out []map[string]any
