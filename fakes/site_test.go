@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"strings"
 	"sync"
+	"time"
 	"testing"
 
 	"github.com/hostforge/hostforge"
@@ -212,5 +214,24 @@ func TestFakeRefusesWronglyTypedCustomFields(t *testing.T) {
 				t.Fatalf("err = %v", err)
 			}
 		})
+	}
+}
+
+func TestFollowWallClock(t *testing.T) {
+	site := fakes.NewSite()
+	start := site.Clock.Now()
+	stop := site.FollowWallClock(time.Millisecond)
+	deadline := time.Now().Add(5 * time.Second)
+	for !site.Clock.Now().After(start) && time.Now().Before(deadline) {
+		runtime.Gosched()
+	}
+	stop()
+	stop() // idempotent
+	at := site.Clock.Now()
+	if !at.After(start) {
+		t.Fatal("the fake clock did not follow the wall clock")
+	}
+	if site.Clock.Now() != at {
+		t.Fatal("the clock moved after stop")
 	}
 }

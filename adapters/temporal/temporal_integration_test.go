@@ -70,25 +70,7 @@ func liveWorld(t *testing.T) (*fakes.Site, *enrollment.Executor) {
 		}
 	}
 	// The fake site's clock follows the wall clock.
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		last := time.Now()
-		tick := time.NewTicker(20 * time.Millisecond)
-		defer tick.Stop()
-		for {
-			select {
-			case <-stop:
-				return
-			case now := <-tick.C:
-				site.Clock.Advance(now.Sub(last))
-				last = now
-			}
-		}
-	}()
-	t.Cleanup(func() { close(stop); wg.Wait() })
+	t.Cleanup(site.FollowWallClock(20 * time.Millisecond))
 	return site, exec
 }
 

@@ -161,25 +161,7 @@ func liveTime(site *fakes.Site, exec *enrollment.Executor) (stop func()) {
 				CleanPollMin: time.Second, CleanPollMax: 2 * time.Second, LinkBudget: 10 * time.Second}
 		}
 	}
-	done := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		last := time.Now()
-		t := time.NewTicker(20 * time.Millisecond)
-		defer t.Stop()
-		for {
-			select {
-			case <-done:
-				return
-			case now := <-t.C:
-				site.Clock.Advance(now.Sub(last))
-				last = now
-			}
-		}
-	}()
-	return func() { close(done); wg.Wait() }
+	return site.FollowWallClock(20 * time.Millisecond)
 }
 
 func envOr(k, def string) string {
