@@ -206,3 +206,42 @@ func TestFailureCatalogueIsFresh(t *testing.T) {
 		}
 	}
 }
+
+func TestSystemSpecsClassify(t *testing.T) {
+	notFound := hostforge.Spec{Code: "X_NOT_FOUND", Phase: "default", Owner: hostforge.OwnerInfraEng, Action: "a"}
+	down := hostforge.Spec{Code: "X_DOWN", Phase: "default", Owner: hostforge.OwnerInfraEng, Retryable: true, Action: "a"}
+	m := hostforge.SystemSpecs{NotFound: &notFound, Unavailable: &down}
+	own := testSpec.New("already classified")
+	wait := hostforge.RetryAfter(time.Second, "r", "d")
+	tests := []struct {
+		name string
+		err  error
+		code string
+		same bool // returned unchanged
+	}{
+		{"nil", nil, "", true},
+		{"failure passes", own, "TEST_CODE", true},
+		{"wait passes", wait, "", true},
+		{"context passes", fmt.Errorf("x: %w", context.Canceled), "", true},
+		{"not found", fmt.Errorf("device h1: %w", hostforge.ErrNotFound), "X_NOT_FOUND", false},
+		{"unavailable", fmt.Errorf("503: %w", hostforge.ErrUnavailable), "X_DOWN", false},
+		{"unmapped kind stays unclassified", fmt.Errorf("401: %w", hostforge.ErrUnauthorized), "", true},
+		{"plain error stays unclassified", errors.New("boom"), "", true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := m.Classify(tt.err, "read_intent", "reading %s", "h1")
+			if tt.same && got != tt.err {
+				t.Fatalf("Classify changed %v into %v", tt.err, got)
+			}
+			if hostforge.CodeOf(got) != tt.code {
+				t.Fatalf("code = %q, want %q", hostforge.CodeOf(got), tt.code)
+			}
+			if f, ok := hostforge.AsFailure(got); ok && !tt.same {
+				if f.Phase != "read_intent" || !strings.Contains(f.Error(), "reading h1") || !errors.Is(f, tt.err) {
+					t.Fatalf("failure = %v (phase %s)", f, f.Phase)
+				}
+			}
+		})
+	}
+}

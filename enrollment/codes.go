@@ -1,9 +1,6 @@
 package enrollment
 
 import (
-	"context"
-	"errors"
-
 	"github.com/hostforge/hostforge"
 	"github.com/hostforge/hostforge/intent"
 )
@@ -72,36 +69,17 @@ var (
 	})
 )
 
-// netboxErr classifies an error from the NetBox client in a phase. Failures,
-// waits and context errors pass through; hostforge's system errors map to
-// NetBox codes; anything else is left for the runtime to report as
-// UNCLASSIFIED, because it is a bug in the client.
+// netboxSpecs maps what the NetBox client said to NetBox codes.
+var netboxSpecs = hostforge.SystemSpecs{
+	NotFound:     DeviceNotFound,
+	Unauthorized: NetBoxUnauthorized,
+	Unavailable:  NetBoxUnavailable,
+	Conflict:     NetBoxWriteRejected,
+	Invalid:      NetBoxWriteRejected,
+}
+
+// netboxErr classifies an error from the NetBox client in a phase (see
+// hostforge.SystemSpecs.Classify).
 func netboxErr(err error, phase, format string, args ...any) error {
-	if err == nil {
-		return nil
-	}
-	if _, ok := hostforge.AsFailure(err); ok {
-		return err
-	}
-	if _, ok := hostforge.AsWait(err); ok {
-		return err
-	}
-	var spec *hostforge.Spec
-	switch {
-	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
-		return err
-	case errors.Is(err, hostforge.ErrNotFound):
-		spec = DeviceNotFound
-	case errors.Is(err, hostforge.ErrUnauthorized):
-		spec = NetBoxUnauthorized
-	case errors.Is(err, hostforge.ErrUnavailable):
-		spec = NetBoxUnavailable
-	case errors.Is(err, hostforge.ErrInvalid), errors.Is(err, hostforge.ErrConflict):
-		spec = NetBoxWriteRejected
-	default:
-		return err
-	}
-	f := spec.Wrap(err, format, args...)
-	f.Phase = phase
-	return f
+	return netboxSpecs.Classify(err, phase, format, args...)
 }

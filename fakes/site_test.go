@@ -7,8 +7,8 @@ import (
 	"runtime"
 	"strings"
 	"sync"
-	"time"
 	"testing"
+	"time"
 
 	"github.com/hostforge/hostforge"
 	"github.com/hostforge/hostforge/fakes"

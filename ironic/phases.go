@@ -347,34 +347,22 @@ func (p *Phases) converge(ctx context.Context, spec NodeSpec, node Node, phase s
 // a locked node. Failures, waits and context errors pass through; an error
 // of no known kind is returned as is (the runtime reports it as a bug).
 func (p *Phases) classify(ctx context.Context, phase, node string, err error, format string, args ...any) error {
-	if err == nil {
-		return nil
-	}
-	if _, ok := hostforge.AsFailure(err); ok {
-		return err
-	}
-	if _, ok := hostforge.AsWait(err); ok {
+	if hostforge.Settled(err) {
 		return err
 	}
 	if IsNodeLocked(err) {
 		return p.lockedWait(ctx, node, err)
 	}
-	var spec *hostforge.Spec
-	switch {
-	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
-		return err
-	case errors.Is(err, hostforge.ErrUnavailable):
-		spec = Unavailable
-	case errors.Is(err, hostforge.ErrUnauthorized):
-		spec = Unauthorized
-	case errors.Is(err, hostforge.ErrNotFound), errors.Is(err, hostforge.ErrInvalid), errors.Is(err, hostforge.ErrConflict):
-		spec = Rejected
-	default:
-		return err
-	}
-	f := spec.Wrap(err, format, args...)
-	f.Phase = phase
-	return f
+	return clientSpecs.Classify(err, phase, format, args...)
+}
+
+// clientSpecs maps what the Ironic client said to this package's codes.
+var clientSpecs = hostforge.SystemSpecs{
+	Unavailable:  Unavailable,
+	Unauthorized: Unauthorized,
+	NotFound:     Rejected,
+	Invalid:      Rejected,
+	Conflict:     Rejected,
 }
 
 // lockedWait is the wait for a NodeLocked answer. It reads the node (a read
