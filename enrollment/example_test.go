@@ -17,7 +17,7 @@ func ExampleEnroll() {
 	site.AddHost(fakes.HostSpec{Name: "cpu-r1-u10", Class: intent.ClassCPUBaremetal, Manufacturer: "Dell", Model: "PowerEdge R7615"})
 
 	exec := &enrollment.Executor{NetBox: site.NetBox, FleetManager: site.FleetManager, Vault: site.Vault}
-	rt := &enrollment.Local{Exec: exec, Clock: site.Clock}
+	rt := exec.Local(site.Clock)
 	cfg := enrollment.SiteConfig{IronicInstances: map[string]string{intent.ClassCPUBaremetal: "ironic-cpu"}}
 	req := enrollment.NewRequest("cpu-r1-u10", intent.ClassCPUBaremetal, "lab1", cfg, true, enrollment.Params{})
 

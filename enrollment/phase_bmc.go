@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/hostforge/hostforge/bmc"
+	"github.com/hostforge/hostforge/flow"
 )
 
 // StepConfigureBMC is phase 2's step.
@@ -14,8 +15,8 @@ type BMCPhase interface {
 	Configure(ctx context.Context, t bmc.Target) (bmc.Result, error)
 }
 
-func (e *Executor) bmcSteps() map[string]stepFn {
-	return map[string]stepFn{StepConfigureBMC: bind(e.ConfigureBMC)}
+func (e *Executor) bmcSteps() []flow.Step {
+	return []flow.Step{flow.Bind(StepConfigureBMC, bmcAttempt, e.ConfigureBMC)}
 }
 
 // ConfigureBMC runs phase 2.

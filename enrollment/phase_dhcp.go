@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/hostforge/hostforge/dhcp"
+	"github.com/hostforge/hostforge/flow"
 )
 
 // StepConfigureDHCP is phase 1's step.
@@ -17,8 +18,8 @@ type DHCPPhase interface {
 // dhcp.Phase is the implementation; adapters/ssh or fakes.DHCPServer dial it.
 var _ DHCPPhase = (*dhcp.Phase)(nil)
 
-func (e *Executor) dhcpSteps() map[string]stepFn {
-	return map[string]stepFn{StepConfigureDHCP: bind(e.ConfigureDHCP)}
+func (e *Executor) dhcpSteps() []flow.Step {
+	return []flow.Step{flow.Bind(StepConfigureDHCP, dhcpAttempt, e.ConfigureDHCP)}
 }
 
 // ConfigureDHCP runs phase 1.

@@ -3,6 +3,7 @@ package enrollment
 import (
 	"context"
 
+	"github.com/hostforge/hostforge/flow"
 	"github.com/hostforge/hostforge/ironic"
 )
 
@@ -49,12 +50,12 @@ type IronicNodeIn struct {
 	Spec     ironic.NodeSpec `json:"spec"`
 }
 
-func (e *Executor) ironicSteps() map[string]stepFn {
-	return map[string]stepFn{
-		StepIronicInspection: bind(e.IronicInspection),
-		StepIronicSwitchIPMI: bind(e.IronicSwitchToIPMI),
-		StepIronicCleaning:   bind(e.IronicCleaning),
-		StepIronicFinalize:   bind(e.IronicFinalize),
+func (e *Executor) ironicSteps() []flow.Step {
+	return []flow.Step{
+		flow.Bind(StepIronicInspection, ironicAttempt, e.IronicInspection),
+		flow.Bind(StepIronicSwitchIPMI, ironicAttempt, e.IronicSwitchToIPMI),
+		flow.Bind(StepIronicCleaning, ironicAttempt, e.IronicCleaning),
+		flow.Bind(StepIronicFinalize, ironicAttempt, e.IronicFinalize),
 	}
 }
 

@@ -3,6 +3,7 @@ package enrollment
 import (
 	"context"
 
+	"github.com/hostforge/hostforge/flow"
 	"github.com/hostforge/hostforge/intent"
 	"github.com/hostforge/hostforge/platformclass"
 )
@@ -15,12 +16,12 @@ const (
 	StepTagDevice           = "tag_device"
 )
 
-func (e *Executor) coreSteps() map[string]stepFn {
-	return map[string]stepFn{
-		StepReadIntent:          bind(e.ReadIntent),
-		StepRecordPlatformClass: bind(e.RecordPlatformClass),
-		StepActivateDevice:      bind(e.ActivateDevice),
-		StepTagDevice:           bind(e.TagDevice),
+func (e *Executor) coreSteps() []flow.Step {
+	return []flow.Step{
+		flow.Bind(StepReadIntent, netboxAttempt, e.ReadIntent),
+		flow.Bind(StepRecordPlatformClass, netboxAttempt, e.RecordPlatformClass),
+		flow.Bind(StepActivateDevice, netboxAttempt, e.ActivateDevice),
+		flow.Bind(StepTagDevice, netboxAttempt, e.TagDevice),
 	}
 }
 

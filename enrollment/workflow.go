@@ -6,6 +6,7 @@ import (
 
 	"github.com/hostforge/hostforge"
 	"github.com/hostforge/hostforge/dhcp"
+	"github.com/hostforge/hostforge/flow"
 	"github.com/hostforge/hostforge/intent"
 	"github.com/hostforge/hostforge/ironic"
 	"github.com/hostforge/hostforge/platformclass"
@@ -52,22 +53,17 @@ const (
 	PhaseIronic        = "ironic"
 )
 
-// WaitBudgetExhausted is raised when a step kept asking to wait for longer
+// WaitBudgetExhausted is flow's: a step kept asking to wait for longer
 // than its reason's budget.
-var WaitBudgetExhausted = hostforge.Declare(hostforge.Spec{
-	Code:      "WAIT_BUDGET_EXHAUSTED",
-	Phase:     "any",
-	Owner:     hostforge.OwnerInfraEng,
-	Retryable: true,
-	Action:    "A system stayed busy for the whole wait budget (the message names the step, the reason and the last state seen): check that system, then rerun.",
-})
+var WaitBudgetExhausted = flow.WaitBudgetExhausted
 
 // DefaultWaitBudget bounds waits whose reason has no budget of its own.
-const DefaultWaitBudget = 30 * time.Minute
+const DefaultWaitBudget = flow.DefaultWaitBudget
 
-// flow is one execution of the workflow body.
-type flow struct {
-	rt       Runtime
+// execution is one execution of the workflow body.
+type execution struct {
+	rt       flow.Runtime
+	steps    flow.Runner
 	req      Request
 	instance string
 	plan     Plan
@@ -78,8 +74,8 @@ type flow struct {
 // Enroll is the enrollment workflow body, written once against Runtime. It
 // returns the Result in every case, and the Failure as the error when the
 // enrollment failed. Every error it returns is a *hostforge.Failure.
-func Enroll(ctx context.Context, rt Runtime, req Request) (Result, error) {
-	f := &flow{rt: rt, req: req, res: Result{Device: req.Device}}
+func Enroll(ctx context.Context, rt flow.Runtime, req Request) (Result, error) {
+	f := &execution{rt: rt, steps: flow.Runner{RT: rt, Policy: req.Policy()}, req: req, res: Result{Device: req.Device}}
 	err := f.enroll(ctx)
 	if err != nil {
 		_, fl, w := hostforge.Classify(err)
@@ -94,11 +90,11 @@ func Enroll(ctx context.Context, rt Runtime, req Request) (Result, error) {
 	return f.res, nil
 }
 
-func (f *flow) record(phase, status, note string) {
+func (f *execution) record(phase, status, note string) {
 	f.res.Phases = append(f.res.Phases, PhaseRecord{Phase: phase, Status: status, Note: note})
 }
 
-func (f *flow) enroll(ctx context.Context) error {
+func (f *execution) enroll(ctx context.Context) error {
 	site := f.req.Snapshot.Site
 
 	// Routing preflight: pure, before any step touches anything.
@@ -202,7 +198,7 @@ func (f *flow) enroll(ctx context.Context) error {
 }
 
 // tag ensures one tag, using the tags read at the start of the attempt.
-func (f *flow) tag(ctx context.Context, slug string) error {
+func (f *execution) tag(ctx context.Context, slug string) error {
 	var out TagOut
 	in := TagIn{DeviceID: f.plan.Device.ID, Device: f.plan.Device.Name, Current: f.plan.Device.Tags, Tags: []string{slug}}
 	if err := f.run(ctx, StepTagDevice, in, &out); err != nil {
@@ -236,78 +232,40 @@ func statusGate(d intent.Device) error {
 	return StatusIneligible.New("device %s is %s in NetBox; only staged or active devices are enrolled", d.Name, d.Status)
 }
 
-// run runs one step under the retry policy: a wait sleeps and reruns the same
-// step, within its reason's budget; a retryable failure reruns it after a
-// backoff within the attempt budget; anything else returns.
-func (f *flow) run(ctx context.Context, step string, in, out any) error {
-	return f.loop(ctx, step, in, out, nil, true)
-}
-
-// loop is the one step runner of the workflow body. A wait sleeps and reruns
-// the step: a node_locked wait, when a lock meter is given, on the meter's
-// backoff within its budget (then IRONIC_NODE_LOCKED naming the holder and
-// state the step read live); any other wait for its After within its
-// reason's budget. A failure returns, unless retryFailures and it is
-// retryable within the request's attempt budget (then it reruns after a
-// backoff).
-func (f *flow) loop(ctx context.Context, step string, in, out any, lock *lockMeter, retryFailures bool) error {
-	attempts := 0
-	waited := map[string]time.Duration{}
-	for {
-		err := f.rt.Do(ctx, step, in, out)
-		o, fl, w := hostforge.Classify(err)
-		var after time.Duration
-		switch o {
-		case hostforge.Done:
-			return nil
-		case hostforge.Failed:
-			attempts++
-			if !retryFailures || !fl.Retryable || attempts >= f.req.maxAttempts() {
-				return fl
-			}
-			after = retryBackoff(attempts)
-		case hostforge.Waiting:
-			if w.Reason == WaitReasonNodeLocked && lock != nil {
-				lock.n++
-				after = lockBackoff(lock.n)
-				if lock.waited+after > lock.budget {
-					return ironic.NodeLocked.Wrap(w, "step %s: node stayed locked for %s (budget %s); last seen: %s", step, lock.waited, lock.budget, w.Detail)
-				}
-				lock.waited += after
-				break
-			}
-			after = w.After
-			budget := f.waitBudget(w.Reason)
-			if waited[w.Reason]+after > budget {
-				return WaitBudgetExhausted.Wrap(w, "step %s waited %s for %s, past its %s budget; last: %s", step, waited[w.Reason], w.Reason, budget, w.Detail)
-			}
-			waited[w.Reason] += after
-		}
-		if err := f.rt.Sleep(ctx, after); err != nil {
-			return err
-		}
-	}
+// run runs one step under the request's retry policy: a wait sleeps and
+// reruns the same step within its reason's budget; a retryable failure
+// reruns it after a backoff within the attempt budget.
+func (f *execution) run(ctx context.Context, step string, in, out any) error {
+	return f.steps.Run(ctx, step, in, out)
 }
 
 // WaitReasonNodeLocked is the wait reason of a locked Ironic node; its budget
 // is the site's NodeLockMaxWait.
-const WaitReasonNodeLocked = "node_locked"
+const WaitReasonNodeLocked = ironic.WaitNodeLocked
 
-func (f *flow) waitBudget(reason string) time.Duration {
-	if reason == WaitReasonNodeLocked {
-		return f.req.Snapshot.Site.NodeLockMaxWait.D()
-	}
-	return DefaultWaitBudget
-}
+// lockBackoff paces node-lock waits: 10 s doubling to 60 s.
+var lockBackoff = hostforge.Backoff{First: 10 * time.Second, Max: time.Minute}
 
-// retryBackoff is the pause before retry n (1-based): 10s, 20s, 40s, ... capped at 5m.
-func retryBackoff(n int) time.Duration {
-	d := 10 * time.Second
-	for i := 1; i < n && d < 5*time.Minute; i++ {
-		d *= 2
+// Policy is the request's retry policy: its attempt budget, and the wait
+// budgets per reason — the node lock on the site's NodeLockMaxWait (then
+// IRONIC_NODE_LOCKED naming the holder and state last read live) and the
+// BMC phase's waits on theirs.
+func (r Request) Policy() flow.Policy {
+	lock := r.Snapshot.Site.NodeLockMaxWait.D()
+	if lock <= 0 {
+		lock = DefaultNodeLockMaxWait
 	}
-	if d > 5*time.Minute {
-		d = 5 * time.Minute
+	return flow.Policy{
+		MaxAttempts: r.maxAttempts(),
+		Retry:       flow.DefaultRetry,
+		Waits: map[string]flow.WaitPolicy{
+			WaitReasonNodeLocked: {
+				Budget:  lock,
+				Backoff: lockBackoff,
+				Exhausted: func(step string, w *hostforge.Wait, waited, budget time.Duration) error {
+					return ironic.NodeLocked.Wrap(w, "step %s: node stayed locked for %s (budget %s); last seen: %s", step, waited, budget, w.Detail)
+				},
+			},
+		},
 	}
-	return d
 }

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/hostforge/hostforge"
+	"github.com/hostforge/hostforge/flow"
 	"github.com/hostforge/hostforge/intent"
 	"github.com/hostforge/hostforge/ironic"
 	"github.com/hostforge/hostforge/verify"
@@ -17,7 +18,7 @@ const ironicAttemptLimit = 6 * time.Hour
 // ironic runs phases 4-7 from the workflow body: the inspection half with
 // whole-attempt reruns, the optional IPMI switch, the cleaning half with
 // reruns of its start, finalize and the NetBox ironic tag.
-func (f *flow) ironic(ctx context.Context) error {
+func (f *execution) ironic(ctx context.Context) error {
 	site := f.req.Snapshot.Site
 	if err := f.ironicInspection(ctx); err != nil {
 		return err
@@ -51,23 +52,23 @@ func (f *flow) ironic(ctx context.Context) error {
 // reruns the whole attempt — re-reading NetBox, the prelude recovering the
 // node — within the request's attempt budget. Each attempt has its own
 // node-lock budget, so lock time and inspection failures never share one.
-func (f *flow) ironicInspection(ctx context.Context) error {
+func (f *execution) ironicInspection(ctx context.Context) error {
 	for attempt := 1; ; attempt++ {
 		err := f.inspectionAttempt(ctx, attempt)
 		if err == nil {
 			return nil
 		}
 		fl, ok := hostforge.AsFailure(err)
-		if !ok || !fl.Retryable || fl.Code == ironic.NodeLocked.Code || fl.Code == WaitBudgetExhausted.Code || attempt >= f.req.maxAttempts() {
+		if !ok || !fl.Retryable || fl.Code == ironic.NodeLocked.Code || fl.Code == WaitBudgetExhausted.Code || attempt >= f.steps.Policy.Attempts() {
 			return err
 		}
-		if err := f.rt.Sleep(ctx, retryBackoff(attempt)); err != nil {
+		if err := f.rt.Sleep(ctx, f.steps.Policy.RetryAfter(attempt)); err != nil {
 			return err
 		}
 	}
 }
 
-func (f *flow) inspectionAttempt(ctx context.Context, attempt int) error {
+func (f *execution) inspectionAttempt(ctx context.Context, attempt int) error {
 	if attempt > 1 {
 		if err := f.refreshPlan(ctx); err != nil {
 			return err
@@ -107,7 +108,7 @@ func (f *flow) inspectionAttempt(ctx context.Context, attempt int) error {
 // ironicCleaning runs the cleaning half within the overall cleaning
 // deadline. clean failed (or Ironic being down) reruns the start within the
 // attempt budget; anything else fails at once.
-func (f *flow) ironicCleaning(ctx context.Context) error {
+func (f *execution) ironicCleaning(ctx context.Context) error {
 	deadline := f.rt.Now(ctx).Add(f.req.Snapshot.Site.CleaningDeadline.D())
 	if f.req.Snapshot.Site.CleaningDeadline <= 0 {
 		deadline = f.rt.Now(ctx).Add(DefaultCleaningDeadline)
@@ -118,10 +119,10 @@ func (f *flow) ironicCleaning(ctx context.Context) error {
 			return nil
 		}
 		code := hostforge.CodeOf(err)
-		if (code != ironic.CleaningFailed.Code && code != ironic.Unavailable.Code) || attempt >= f.req.maxAttempts() {
+		if (code != ironic.CleaningFailed.Code && code != ironic.Unavailable.Code) || attempt >= f.steps.Policy.Attempts() {
 			return err
 		}
-		pause := retryBackoff(attempt)
+		pause := f.steps.Policy.RetryAfter(attempt)
 		if left := deadline.Sub(f.rt.Now(ctx)); left < pause {
 			return err
 		}
@@ -131,7 +132,7 @@ func (f *flow) ironicCleaning(ctx context.Context) error {
 	}
 }
 
-func (f *flow) cleaningAttempt(ctx context.Context, attempt int, deadline time.Time) error {
+func (f *execution) cleaningAttempt(ctx context.Context, attempt int, deadline time.Time) error {
 	if attempt > 1 {
 		if err := f.refreshPlan(ctx); err != nil {
 			return err
@@ -157,7 +158,7 @@ func (f *flow) cleaningAttempt(ctx context.Context, attempt int, deadline time.T
 
 // refreshPlan re-reads NetBox: every rerun of an Ironic attempt re-resolves
 // the device's intent.
-func (f *flow) refreshPlan(ctx context.Context) error {
+func (f *execution) refreshPlan(ctx context.Context) error {
 	var ri ReadIntentOut
 	if err := f.run(ctx, StepReadIntent, ReadIntentIn{Device: f.req.Device}, &ri); err != nil {
 		return err
@@ -170,47 +171,22 @@ func (f *flow) refreshPlan(ctx context.Context) error {
 	return nil
 }
 
-// lockMeter is one attempt's node-lock budget: waits back off 10 s → 60 s
-// and add up to at most the budget.
-type lockMeter struct {
-	budget time.Duration
-	waited time.Duration
-	n      int
-}
-
-// newLockMeter starts a lock budget: the site's NodeLockMaxWait, clamped to
-// the time left before deadline when one is given.
-func (f *flow) newLockMeter(ctx context.Context, deadline time.Time) *lockMeter {
-	b := f.req.Snapshot.Site.NodeLockMaxWait.D()
-	if b <= 0 {
-		b = DefaultNodeLockMaxWait
-	}
+// newLockMeter starts an attempt's node-lock budget: the site's
+// NodeLockMaxWait, clamped to the time left before deadline when one is given.
+func (f *execution) newLockMeter(ctx context.Context, deadline time.Time) *flow.Meter {
+	m := f.steps.Policy.Meter(WaitReasonNodeLocked)
 	if !deadline.IsZero() {
-		if left := deadline.Sub(f.rt.Now(ctx)); left < b {
-			b = left
-		}
+		m.Clamp(deadline.Sub(f.rt.Now(ctx)))
 	}
-	return &lockMeter{budget: b}
-}
-
-// lockBackoff is the pause before lock retry n (1-based): 10 s, 20 s, 40 s, 60 s, 60 s, ...
-func lockBackoff(n int) time.Duration {
-	d := 10 * time.Second
-	for i := 1; i < n && d < time.Minute; i++ {
-		d *= 2
-	}
-	if d > time.Minute {
-		d = time.Minute
-	}
-	return d
+	return m
 }
 
 // ironicRun runs one Ironic step until it is done or fails: node_locked
 // waits back off on the attempt's lock meter within its budget, other waits
-// sleep their After within DefaultWaitBudget, and failures return at once:
-// the callers decide about whole-attempt reruns.
-func (f *flow) ironicRun(ctx context.Context, step string, in, out any, lock *lockMeter) error {
-	return f.loop(ctx, step, in, out, lock, false)
+// sleep their After within their budget, and failures return at once: the
+// callers decide about whole-attempt reruns.
+func (f *execution) ironicRun(ctx context.Context, step string, in, out any, lock *flow.Meter) error {
+	return f.steps.Once(ctx, step, in, out, lock)
 }
 
 // ironicSpec maps the plan to the Ironic phases' node spec: the single place

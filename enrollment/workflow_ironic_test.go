@@ -10,6 +10,7 @@ import (
 	"github.com/hostforge/hostforge/enrollment"
 	"github.com/hostforge/hostforge/enrollment/enrollfake"
 	"github.com/hostforge/hostforge/fakes"
+	"github.com/hostforge/hostforge/flow"
 	"github.com/hostforge/hostforge/intent"
 	"github.com/hostforge/hostforge/ironic"
 )
@@ -36,7 +37,7 @@ func newIronicWorld(t *testing.T, hs fakes.HostSpec) *ironicWorld {
 func (w *ironicWorld) enroll(t *testing.T, p enrollment.Params) (enrollment.Result, error) {
 	t.Helper()
 	w.steps = nil
-	rt := &enrollment.Local{Exec: w.exec, Clock: w.site.Clock, RoundTrip: true, OnEvent: func(e enrollment.Event) {
+	rt := &flow.Local{Steps: w.exec, Log: w.exec.Log, Clock: w.site.Clock, RoundTrip: true, OnEvent: func(e flow.Event) {
 		if e.Kind == "step" {
 			w.steps = append(w.steps, e.Step+":"+e.Outcome.String())
 		}

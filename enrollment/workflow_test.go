@@ -16,6 +16,7 @@ import (
 	"github.com/hostforge/hostforge/dhcp"
 	"github.com/hostforge/hostforge/enrollment"
 	"github.com/hostforge/hostforge/fakes"
+	"github.com/hostforge/hostforge/flow"
 	"github.com/hostforge/hostforge/intent"
 )
 
@@ -23,10 +24,10 @@ import (
 type world struct {
 	site *fakes.Site
 	exec *enrollment.Executor
-	rt   *enrollment.Local
+	rt   *flow.Local
 	cfg  enrollment.SiteConfig
 	logs *bytes.Buffer
-	evts []enrollment.Event
+	evts []flow.Event
 }
 
 func newWorld(t *testing.T) *world {
@@ -36,7 +37,9 @@ func newWorld(t *testing.T) *world {
 		NetBox: w.site.NetBox, FleetManager: w.site.FleetManager, Vault: w.site.Vault,
 		Log: slog.New(slog.NewTextHandler(w.logs, nil)),
 	}
-	w.rt = &enrollment.Local{Exec: w.exec, Clock: w.site.Clock, RoundTrip: true, OnEvent: func(e enrollment.Event) { w.evts = append(w.evts, e) }}
+	w.rt = w.exec.Local(w.site.Clock)
+	w.rt.RoundTrip = true
+	w.rt.OnEvent = func(e flow.Event) { w.evts = append(w.evts, e) }
 	w.cfg = enrollment.SiteConfig{IronicInstances: map[string]string{
 		intent.ClassGPUCompute: "ironic-gpu", intent.ClassCPUBaremetal: "ironic-cpu", intent.ClassHypervisor: "ironic-cpu",
 	}}
@@ -46,7 +49,7 @@ func newWorld(t *testing.T) *world {
 func (w *world) enroll(t *testing.T, device, class string, p enrollment.Params) (enrollment.Result, error) {
 	t.Helper()
 	req := enrollment.NewRequest(device, class, "lab1", w.cfg, true, p)
-	w.rt.Device = device
+	w.rt.Subject = device
 	res, err := enrollment.Enroll(context.Background(), w.rt, req)
 	if err != nil {
 		if _, ok := err.(*hostforge.Failure); !ok {
@@ -485,7 +488,9 @@ func TestWaitsSleepOnTheClockWithinTheirBudget(t *testing.T) {
 			return bmc.Result{}, hostforge.RetryAfter(time.Minute, enrollment.WaitReasonNodeLocked, "locked by conductor-2")
 		})
 		_, err := w.enroll(t, "h", intent.ClassCPUBaremetal, enrollment.Params{})
-		wantFailure(t, err, "WAIT_BUDGET_EXHAUSTED", true, hostforge.OwnerInfraEng, "conductor-2", "2m0s budget")
+		// A locked node is a locked node whichever step met it: the
+		// node_locked policy (budget, backoff, failure) applies everywhere.
+		wantFailure(t, err, "IRONIC_NODE_LOCKED", true, hostforge.OwnerInfraEng, "conductor-2", "budget 2m0s")
 	})
 	t.Run("other reasons use the default budget", func(t *testing.T) {
 		w := newWorld(t)

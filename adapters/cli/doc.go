@@ -4,7 +4,7 @@
 //
 // Commands:
 //
-//	enroll DEVICE...                 the workflow in-process (enrollment.Local), against
+//	enroll DEVICE...                 the workflow in-process (flow.Local), against
 //	                                 the systems of --config or the fake rack of --demo;
 //	                                 live progress, a summary table, -o json per host
 //	platform-class resolve           a key from explicit inputs (platformclass.Resolve)

@@ -238,7 +238,8 @@ func enrollOne(ctx context.Context, sys *systems, device string, p enrollment.Pa
 	r := hostResult{Result: enrollment.Result{Device: device}}
 	req, err := enrollment.Submit(ctx, sys.netbox, device, sys.site, sys.siteConfig, sys.pcReady, p)
 	if err == nil {
-		rt := &enrollment.Local{Exec: sys.exec, Clock: sys.clock, Device: device}
+		rt := sys.exec.Local(sys.clock)
+		rt.Subject = device
 		if prog != nil {
 			rt.OnEvent = prog.event
 		}

@@ -10,6 +10,7 @@ import (
 	"github.com/hostforge/hostforge"
 	"github.com/hostforge/hostforge/clock"
 	"github.com/hostforge/hostforge/enrollment"
+	"github.com/hostforge/hostforge/flow"
 )
 
 func TestEnrollDemo(t *testing.T) {
@@ -129,11 +130,11 @@ func TestProgressTerminal(t *testing.T) {
 	p := newProgress(&b, true, []string{"cpu-a", "gpu-long-name"})
 	t0 := clock.Epoch
 	p.begin("cpu-a", t0)
-	p.event(enrollment.Event{Device: "cpu-a", Kind: "step", Step: enrollment.StepReadIntent, Outcome: hostforge.Done, At: t0.Add(time.Second)})
+	p.event(flow.Event{Subject: "cpu-a", Kind: "step", Step: enrollment.StepReadIntent, Outcome: hostforge.Done, At: t0.Add(time.Second)})
 	p.begin("gpu-long-name", t0)
-	p.event(enrollment.Event{Device: "gpu-long-name", Kind: "step", Step: enrollment.StepIronicInspection, Outcome: hostforge.Waiting, At: t0.Add(5 * time.Minute),
+	p.event(flow.Event{Subject: "gpu-long-name", Kind: "step", Step: enrollment.StepIronicInspection, Outcome: hostforge.Waiting, At: t0.Add(5 * time.Minute),
 		Wait: &hostforge.Wait{After: 20 * time.Second, Reason: enrollment.WaitReasonNodeLocked, Detail: "node locked by conductor-2"}})
-	p.event(enrollment.Event{Device: "gpu-long-name", Kind: "sleep", At: t0.Add(5 * time.Minute), Took: 20 * time.Second})
+	p.event(flow.Event{Subject: "gpu-long-name", Kind: "sleep", At: t0.Add(5 * time.Minute), Took: 20 * time.Second})
 	p.finish("cpu-a", hostResult{Result: enrollment.Result{Device: "cpu-a", Enrolled: true, ProvisionState: "available"}, Elapsed: 17 * time.Minute})
 	golden(t, "progress-terminal.txt", strings.ReplaceAll(b.String(), "\x1b", "<ESC>"))
 
@@ -151,11 +152,11 @@ func TestProgressPlainWaits(t *testing.T) {
 	p := newProgress(&b, false, []string{"gpu-a"})
 	t0 := clock.Epoch
 	p.begin("gpu-a", t0)
-	p.event(enrollment.Event{Device: "gpu-a", Kind: "step", Step: enrollment.StepIronicInspection, Outcome: hostforge.Waiting, At: t0.Add(time.Minute),
+	p.event(flow.Event{Subject: "gpu-a", Kind: "step", Step: enrollment.StepIronicInspection, Outcome: hostforge.Waiting, At: t0.Add(time.Minute),
 		Wait: &hostforge.Wait{After: 20 * time.Second, Reason: enrollment.WaitReasonNodeLocked, Detail: "node locked by conductor-2"}})
-	p.event(enrollment.Event{Device: "gpu-a", Kind: "sleep", At: t0.Add(time.Minute), Took: 20 * time.Second})
-	p.event(enrollment.Event{Device: "gpu-a", Kind: "step", Step: enrollment.StepIronicInspection, Outcome: hostforge.Failed, At: t0.Add(90 * time.Second),
+	p.event(flow.Event{Subject: "gpu-a", Kind: "sleep", At: t0.Add(time.Minute), Took: 20 * time.Second})
+	p.event(flow.Event{Subject: "gpu-a", Kind: "step", Step: enrollment.StepIronicInspection, Outcome: hostforge.Failed, At: t0.Add(90 * time.Second),
 		Failure: &hostforge.Failure{Spec: hostforge.Spec{Code: "IRONIC_INSPECTION_FAILED", Retryable: true}}})
-	p.event(enrollment.Event{Device: "gpu-a", Kind: "sleep", At: t0.Add(90 * time.Second), Took: 10 * time.Second})
+	p.event(flow.Event{Subject: "gpu-a", Kind: "sleep", At: t0.Add(90 * time.Second), Took: 10 * time.Second})
 	golden(t, "progress-plain.txt", b.String())
 }

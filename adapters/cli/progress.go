@@ -9,11 +9,12 @@ import (
 
 	"github.com/hostforge/hostforge"
 	"github.com/hostforge/hostforge/enrollment"
+	"github.com/hostforge/hostforge/flow"
 )
 
 // progress shows a run over several hosts as it happens: a line per host,
 // redrawn in place on a terminal, or a line per event otherwise (a log file,
-// a CI job, a pipe). It is fed by enrollment.Local.OnEvent from any number
+// a CI job, a pipe). It is fed by flow.Local.OnEvent from any number
 // of workers.
 type progress struct {
 	mu       sync.Mutex
@@ -84,10 +85,10 @@ func (p *progress) begin(device string, now time.Time) {
 }
 
 // event records one workflow event.
-func (p *progress) event(ev enrollment.Event) {
+func (p *progress) event(ev flow.Event) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	h := p.line(ev.Device)
+	h := p.line(ev.Subject)
 	if h.started {
 		h.elapsed = ev.At.Sub(h.start)
 	}
@@ -102,7 +103,7 @@ func (p *progress) event(ev enrollment.Event) {
 			h.state = fmt.Sprintf("in progress, next check in %s", ev.Took)
 		}
 		h.polling = true
-		p.emit(ev.Device, h, where(h.step)+": "+h.state)
+		p.emit(ev.Subject, h, where(h.step)+": "+h.state)
 		return
 	}
 	repeat := h.polling && ev.Step == h.step
@@ -125,7 +126,7 @@ func (p *progress) event(ev enrollment.Event) {
 		}
 		h.state = "failed " + ev.Failure.Code
 	}
-	p.emit(ev.Device, h, msg)
+	p.emit(ev.Subject, h, msg)
 }
 
 // finish records a host's outcome.

@@ -22,6 +22,7 @@ import (
 	"github.com/hostforge/hostforge/enrollment"
 	"github.com/hostforge/hostforge/enrollment/enrollfake"
 	"github.com/hostforge/hostforge/fakes"
+	"github.com/hostforge/hostforge/flow"
 	"github.com/hostforge/hostforge/intent"
 	"github.com/hostforge/hostforge/ironic"
 )
@@ -174,12 +175,12 @@ func (w *realWorld) deleteNode(t *testing.T) {
 type timeline struct {
 	mu     sync.Mutex
 	start  time.Time
-	events []enrollment.Event
+	events []flow.Event
 	notes  []string
 	box    *noteBox
 }
 
-func (tl *timeline) on(e enrollment.Event) {
+func (tl *timeline) on(e flow.Event) {
 	note := ""
 	if e.Kind == "step" {
 		note = tl.box.take()
@@ -213,16 +214,16 @@ func (tl *timeline) log(t *testing.T) {
 	}
 }
 
-func (tl *timeline) steps() []enrollment.Event {
+func (tl *timeline) steps() []flow.Event {
 	tl.mu.Lock()
 	defer tl.mu.Unlock()
-	return append([]enrollment.Event(nil), tl.events...)
+	return append([]flow.Event(nil), tl.events...)
 }
 
 func (w *realWorld) enroll(ctx context.Context, p enrollment.Params) (enrollment.Result, *timeline, error) {
 	tl := &timeline{start: time.Now(), box: &w.notes}
 	w.notes.take()
-	rt := &enrollment.Local{Exec: w.exec, Clock: clock.Real{}, RoundTrip: true, Device: w.host.Name, OnEvent: tl.on}
+	rt := &flow.Local{Steps: w.exec, Log: w.exec.Log, Clock: clock.Real{}, RoundTrip: true, Subject: w.host.Name, OnEvent: tl.on}
 	res, err := enrollment.Enroll(ctx, rt, enrollment.NewRequest(w.host.Name, intent.ClassCPUBaremetal, "lab1", w.cfg, true, p))
 	return res, tl, err
 }
@@ -496,7 +497,7 @@ func (w *realWorld) spec(t *testing.T, ctx context.Context) ironic.NodeSpec {
 	return s
 }
 
-func hasStep(events []enrollment.Event, step string, o hostforge.Outcome) bool {
+func hasStep(events []flow.Event, step string, o hostforge.Outcome) bool {
 	for _, e := range events {
 		if e.Kind == "step" && e.Step == step && e.Outcome == o {
 			return true

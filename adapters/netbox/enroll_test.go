@@ -11,6 +11,7 @@ import (
 	"github.com/hostforge/hostforge/enrollment/enrollfake"
 	"github.com/hostforge/hostforge/fakes"
 	"github.com/hostforge/hostforge/fakes/netboxhttp"
+	"github.com/hostforge/hostforge/flow"
 	"github.com/hostforge/hostforge/intent"
 )
 
@@ -75,7 +76,7 @@ func TestEnrollBadDataOverHTTP(t *testing.T) {
 			exec.NetBox = c
 			req := enrollment.NewRequest("h1", intent.ClassCPUBaremetal, "lab1", allPhases(), true, enrollment.Params{MaxAttemptsOverride: 1})
 			before := site.Calls()
-			res, err := enrollment.Enroll(context.Background(), &enrollment.Local{Exec: exec, Clock: site.Clock, RoundTrip: true}, req)
+			res, err := enrollment.Enroll(context.Background(), &flow.Local{Steps: exec, Log: exec.Log, Clock: site.Clock, RoundTrip: true}, req)
 			t.Logf("result %+v err %v", res.Phases, err)
 			f, ok := hostforge.AsFailure(err)
 			if !ok || f.Code != tc.wantCode {
@@ -123,7 +124,7 @@ func TestInterfaceWithoutMACReadsAsEmpty(t *testing.T) {
 	cfg := allPhases()
 	cfg.ConfigureDHCP, cfg.ConfigureBMC, cfg.IronicEnrol = false, false, false
 	req := enrollment.NewRequest("h1", intent.ClassCPUBaremetal, "lab1", cfg, true, enrollment.Params{})
-	res, err := enrollment.Enroll(context.Background(), &enrollment.Local{Exec: exec, Clock: site.Clock}, req)
+	res, err := enrollment.Enroll(context.Background(), &flow.Local{Steps: exec, Log: exec.Log, Clock: site.Clock}, req)
 	if err != nil {
 		t.Fatalf("Enroll with NetBox phases only = %v; a missing MAC is not a read failure", err)
 	}

@@ -9,16 +9,21 @@ import (
 	"go.temporal.io/sdk/worker"
 
 	"github.com/hostforge/hostforge/enrollment"
+	"github.com/hostforge/hostforge/flow"
 )
 
-// Dispatcher runs a step by name with JSON in and out;
-// *enrollment.Executor is one.
+// Dispatcher runs a step by name with JSON in and out; *enrollment.Executor
+// and *flow.Table (the merged steps of several workflows) are ones. When it
+// is also a flow.Steps, each step's declared attempt bound is its timeout.
 type Dispatcher interface {
 	Dispatch(ctx context.Context, step string, in []byte) ([]byte, error)
 	StepNames() []string
 }
 
-var _ Dispatcher = (*enrollment.Executor)(nil)
+var (
+	_ Dispatcher = (*enrollment.Executor)(nil)
+	_ Dispatcher = (*flow.Table)(nil)
+)
 
 // Activities are the enrollment steps as Temporal activities: one
 // dispatcher registered under every step's name. They hold no logic: the
@@ -68,11 +73,29 @@ func (a *Activities) heartbeat(ctx context.Context) (stop func()) {
 	return func() { close(done); <-ended }
 }
 
-// Register registers the activities under every step name of the executor,
-// and the enrollment workflow, on w.
-func Register(w worker.Registry, a *Activities, wf *Workflow) {
+// Register registers the activities under every step name of a.Exec, and
+// each workflow definition, on w. Each step's start-to-close timeout is its
+// declared attempt bound (flow.Step.Attempt) unless opts.StartToClose
+// overrides every step.
+func Register(w worker.Registry, a *Activities, opts ActivityOptions, defs ...Definition) {
+	if steps, ok := a.Exec.(flow.Steps); ok && opts.StepTimeouts == nil {
+		opts.StepTimeouts = StepTimeouts(steps)
+	}
 	for _, name := range a.Exec.StepNames() {
 		w.RegisterActivityWithOptions(a.Step, activity.RegisterOptions{Name: name})
 	}
-	w.RegisterWorkflowWithOptions(wf.Enroll, WorkflowRegisterOptions())
+	for _, d := range defs {
+		w.RegisterWorkflowWithOptions(d.Func(opts), d.RegisterOptions())
+	}
+}
+
+// StepTimeouts maps each step to its attempt bound.
+func StepTimeouts(steps flow.Steps) map[string]time.Duration {
+	out := map[string]time.Duration{}
+	for _, n := range steps.StepNames() {
+		if s, ok := steps.Step(n); ok {
+			out[n] = s.Attempt
+		}
+	}
+	return out
 }

@@ -1,8 +1,8 @@
 // Package temporal runs the enrollment workflow on Temporal
-// (go.temporal.io/sdk): the same workflow body that enrollment.Local runs,
+// (go.temporal.io/sdk): the same workflow body that flow.Local runs,
 // with each step an activity and each wait a durable workflow timer.
 //
-//   - [Runtime] implements enrollment.Runtime over workflow.ExecuteActivity,
+//   - [Runtime] implements flow.Runtime over workflow.ExecuteActivity,
 //     workflow.Sleep and workflow.Now, so there is no second copy of the
 //     phase order: [EnrollWorkflow] calls enrollment.Enroll with it.
 //   - [Activities] dispatches each step by its registered activity name to

@@ -30,7 +30,7 @@ func TestReplayRecordedHistories(t *testing.T) {
 	for _, f := range files {
 		t.Run(filepath.Base(f), func(t *testing.T) {
 			r := worker.NewWorkflowReplayer()
-			r.RegisterWorkflowWithOptions((&temporal.Workflow{}).Enroll, temporal.WorkflowRegisterOptions())
+			r.RegisterWorkflowWithOptions(temporal.Enrollment.Func(temporal.ActivityOptions{}), temporal.WorkflowRegisterOptions())
 			if err := r.ReplayWorkflowHistoryFromJSONFile(sdklog.NewStructuredLogger(slog.New(slog.DiscardHandler)), f); err != nil {
 				t.Fatalf("replaying %s: %v", f, err)
 			}

@@ -8,10 +8,10 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/hostforge/hostforge"
-	"github.com/hostforge/hostforge/enrollment"
+	"github.com/hostforge/hostforge/flow"
 )
 
-// Runtime is enrollment.Runtime inside a Temporal workflow: Do is an
+// Runtime is flow.Runtime inside a Temporal workflow: Do is an
 // activity, Sleep a durable timer, Now the workflow clock. It is bound to
 // one workflow.Context; the context.Context arguments of its methods are
 // not used for scheduling (cancellation arrives through the workflow).
@@ -20,14 +20,19 @@ type Runtime struct {
 	opts ActivityOptions
 }
 
-var _ enrollment.Runtime = (*Runtime)(nil)
+var _ flow.Runtime = (*Runtime)(nil)
 
 // ActivityOptions are the timeouts of step activities. Zero fields take the
 // defaults noted.
 type ActivityOptions struct {
-	// StartToClose bounds one step (15 minutes: the longest step is an
-	// Ironic attempt watching the frontend link for up to 5 minutes).
+	// StartToClose, when set, bounds every step alike (tests). Otherwise a
+	// step is bounded by StepTimeouts[step] — its declared attempt bound,
+	// the sum of the deadlines of the calls one attempt makes — and a step
+	// missing there by DefaultStartToClose.
 	StartToClose time.Duration
+	// StepTimeouts is each step's attempt bound; Register fills it from the
+	// registered steps.
+	StepTimeouts map[string]time.Duration
 	// Heartbeat is how long a step may go without a heartbeat before
 	// Temporal declares its worker gone (1 minute).
 	Heartbeat time.Duration
@@ -38,6 +43,7 @@ type ActivityOptions struct {
 
 // Defaults of ActivityOptions.
 const (
+	// DefaultStartToClose bounds a step that declares no attempt bound.
 	DefaultStartToClose = 15 * time.Minute
 	DefaultHeartbeat    = time.Minute
 	// DefaultWorkerLossAttempts: a step survives two worker deaths.
@@ -45,9 +51,6 @@ const (
 )
 
 func (o ActivityOptions) withDefaults() ActivityOptions {
-	if o.StartToClose <= 0 {
-		o.StartToClose = DefaultStartToClose
-	}
 	if o.Heartbeat <= 0 {
 		o.Heartbeat = DefaultHeartbeat
 	}
@@ -55,6 +58,17 @@ func (o ActivityOptions) withDefaults() ActivityOptions {
 		o.WorkerLossAttempts = DefaultWorkerLossAttempts
 	}
 	return o
+}
+
+// timeout is the start-to-close timeout of step.
+func (o ActivityOptions) timeout(step string) time.Duration {
+	if o.StartToClose > 0 {
+		return o.StartToClose
+	}
+	if d, ok := o.StepTimeouts[step]; ok && d > 0 {
+		return d
+	}
+	return DefaultStartToClose
 }
 
 // NewRuntime binds a Runtime to a workflow context.
@@ -66,7 +80,7 @@ func NewRuntime(ctx workflow.Context, opts ActivityOptions) *Runtime {
 // into out. The error is nil, a *hostforge.Wait or a *hostforge.Failure.
 func (r *Runtime) Do(_ context.Context, step string, in, out any) error {
 	ctx := workflow.WithActivityOptions(r.ctx, workflow.ActivityOptions{
-		StartToCloseTimeout: r.opts.StartToClose,
+		StartToCloseTimeout: r.opts.timeout(step),
 		HeartbeatTimeout:    r.opts.Heartbeat,
 		// The workflow body owns retries, waits and their budgets: every
 		// classified outcome is non-retryable here. Temporal retries only

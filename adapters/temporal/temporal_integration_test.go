@@ -78,7 +78,7 @@ func startWorker(t *testing.T, c client.Client, queue string, exec temporal.Disp
 	t.Helper()
 	w := worker.New(c, queue, worker.Options{WorkerStopTimeout: time.Second})
 	temporal.Register(w, &temporal.Activities{Exec: exec, HeartbeatEvery: 500 * time.Millisecond},
-		&temporal.Workflow{Activities: temporal.ActivityOptions{Heartbeat: 3 * time.Second, StartToClose: 2 * time.Minute}})
+		temporal.ActivityOptions{Heartbeat: 3 * time.Second, StartToClose: 2 * time.Minute}, temporal.Enrollment)
 	if err := w.Start(); err != nil {
 		t.Fatalf("worker start: %v", err)
 	}

@@ -5,7 +5,9 @@ import (
 
 	"go.temporal.io/sdk/workflow"
 
+	"github.com/hostforge/hostforge"
 	"github.com/hostforge/hostforge/enrollment"
+	"github.com/hostforge/hostforge/flow"
 )
 
 // WorkflowName is the registered workflow type of an enrollment.
@@ -15,8 +17,8 @@ const WorkflowName = "hostforge.enroll"
 // none is configured.
 const DefaultTaskQueue = "hostforge-enrollment"
 
-// Input is the workflow's input: the request with its snapshot, and the
-// operated identity the completion proof is scoped to.
+// Input is the enrollment workflow's input: the request with its snapshot,
+// and the operated identity the completion proof is scoped to.
 type Input struct {
 	Request enrollment.Request `json:"request"`
 	// Identity is the device's fleet-manager identity at submission.
@@ -25,26 +27,47 @@ type Input struct {
 	Diagnostic bool `json:"diagnostic,omitempty"`
 }
 
-// Workflow is the enrollment workflow.
-type Workflow struct {
-	Activities ActivityOptions
+// Definition is a workflow body on flow.Runtime, named for Temporal. Every
+// hostforge workflow (enrollment, firmware update, extension dispatch) is
+// one; a worker registers all of them with Register.
+type Definition struct {
+	// Name is the registered workflow type.
+	Name  string
+	build func(opts ActivityOptions) any
 }
 
-// Enroll runs enrollment.Enroll on a Runtime bound to ctx. On failure it
-// returns the Failure as an ApplicationError (type = code, NonRetryable =
-// !Retryable, details = the Failure and then the Result).
-func (w *Workflow) Enroll(ctx workflow.Context, in Input) (enrollment.Result, error) {
-	rt := NewRuntime(ctx, w.Activities)
-	res, err := enrollment.Enroll(context.Background(), rt, in.Request)
-	if err != nil {
-		workflow.GetLogger(ctx).Warn("enrollment failed", "device", in.Request.Device, "code", res.Failure.Code)
-		return res, toApplicationError(err, res)
-	}
-	return res, nil
+// Define makes body a Temporal workflow named name. Inside it, the body's
+// Runtime runs each step as the activity of that name and each sleep as a
+// durable timer. On failure the workflow returns the Failure as an
+// ApplicationError (type = code, NonRetryable = !Retryable, details = the
+// Failure, then the body's output).
+func Define[I, O any](name string, body func(ctx context.Context, rt flow.Runtime, in I) (O, error)) Definition {
+	return Definition{Name: name, build: func(opts ActivityOptions) any {
+		return func(ctx workflow.Context, in I) (O, error) {
+			out, err := body(context.Background(), NewRuntime(ctx, opts), in)
+			if err != nil {
+				workflow.GetLogger(ctx).Warn("workflow failed", "workflow", name, "code", hostforge.CodeOf(err))
+				return out, toApplicationError(err, out)
+			}
+			return out, nil
+		}
+	}}
 }
 
-// WorkflowRegisterOptions registers the workflow under WorkflowName; use it
-// with a worker or a replayer that registers Workflow.Enroll itself.
-func WorkflowRegisterOptions() workflow.RegisterOptions {
-	return workflow.RegisterOptions{Name: WorkflowName}
+// Func is the workflow function to register by hand (a replayer, a test
+// environment); opts are the step activities' options.
+func (d Definition) Func(opts ActivityOptions) any { return d.build(opts) }
+
+// RegisterOptions registers the function under the definition's name.
+func (d Definition) RegisterOptions() workflow.RegisterOptions {
+	return workflow.RegisterOptions{Name: d.Name}
 }
+
+// Enrollment is the enrollment workflow: enrollment.Enroll on the Temporal
+// runtime.
+var Enrollment = Define(WorkflowName, func(ctx context.Context, rt flow.Runtime, in Input) (enrollment.Result, error) {
+	return enrollment.Enroll(ctx, rt, in.Request)
+})
+
+// WorkflowRegisterOptions registers the enrollment workflow under WorkflowName.
+func WorkflowRegisterOptions() workflow.RegisterOptions { return Enrollment.RegisterOptions() }

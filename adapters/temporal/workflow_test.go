@@ -23,6 +23,7 @@ import (
 	"github.com/hostforge/hostforge/enrollment"
 	"github.com/hostforge/hostforge/enrollment/enrollfake"
 	"github.com/hostforge/hostforge/fakes"
+	"github.com/hostforge/hostforge/flow"
 	"github.com/hostforge/hostforge/intent"
 )
 
@@ -93,7 +94,7 @@ func runTemporal(t testing.TB, site *fakes.Site, exec temporal.Dispatcher, req e
 		o.trace = append(o.trace, "sleep "+d.String())
 		site.Clock.Advance(d)
 	})
-	temporal.Register(env, &temporal.Activities{Exec: exec}, &temporal.Workflow{})
+	temporal.Register(env, &temporal.Activities{Exec: exec}, temporal.ActivityOptions{}, temporal.Enrollment)
 	env.ExecuteWorkflow(temporal.WorkflowName, temporal.Input{Request: req, Identity: "id-" + req.Device})
 	if !env.IsWorkflowCompleted() {
 		t.Fatal("workflow did not complete")
@@ -110,7 +111,7 @@ func runTemporal(t testing.TB, site *fakes.Site, exec temporal.Dispatcher, req e
 // runLocal runs the same body inline on the site's clock.
 func runLocal(site *fakes.Site, exec *enrollment.Executor, req enrollment.Request) outcome {
 	var o outcome
-	rt := &enrollment.Local{Exec: exec, Clock: site.Clock, RoundTrip: true, OnEvent: func(e enrollment.Event) {
+	rt := &flow.Local{Steps: exec, Log: exec.Log, Clock: site.Clock, RoundTrip: true, OnEvent: func(e flow.Event) {
 		switch e.Kind {
 		case "step":
 			o.trace = append(o.trace, "step "+e.Step)
@@ -150,13 +151,13 @@ func world(t testing.TB, device string) (*fakes.Site, *enrollment.Executor, enro
 // its Ironic node before the run under test.
 func enrolledBefore(t *testing.T, site *fakes.Site, exec *enrollment.Executor, req enrollment.Request) {
 	t.Helper()
-	if _, err := enrollment.Enroll(context.Background(), &enrollment.Local{Exec: exec, Clock: site.Clock}, req); err != nil {
+	if _, err := enrollment.Enroll(context.Background(), &flow.Local{Steps: exec, Log: exec.Log, Clock: site.Clock}, req); err != nil {
 		t.Fatalf("first enrollment of %s: %v", req.Device, err)
 	}
 }
 
 // TestSameStepsAsLocal: for the same fake site and faults, the workflow
-// under Temporal and under enrollment.Local run the same steps and sleeps
+// under Temporal and under flow.Local run the same steps and sleeps
 // in the same order and end the same way.
 func TestSameStepsAsLocal(t *testing.T) {
 	cpu := func(s *fakes.Site) *fakes.Ironic { return s.Ironic["ironic-cpu"] }
@@ -426,7 +427,7 @@ func TestUnclassifiedActivityErrors(t *testing.T) {
 			_, exec, req := world(t, "cpu-u10")
 			var s testsuite.WorkflowTestSuite
 			env := s.NewTestWorkflowEnvironment()
-			temporal.Register(env, &temporal.Activities{Exec: exec}, &temporal.Workflow{})
+			temporal.Register(env, &temporal.Activities{Exec: exec}, temporal.ActivityOptions{}, temporal.Enrollment)
 			env.OnActivity(enrollment.StepReadIntent, mock.Anything, mock.Anything).Return(nil, tt.err)
 			env.ExecuteWorkflow(temporal.WorkflowName, temporal.Input{Request: req})
 			app := appError(t, env.GetWorkflowError())
@@ -444,7 +445,7 @@ func TestActivityTimeoutIsRetried(t *testing.T) {
 	env := s.NewTestWorkflowEnvironment()
 	env.SetTestTimeout(time.Minute)
 	acts := &temporal.Activities{Exec: exec}
-	temporal.Register(env, acts, &temporal.Workflow{})
+	temporal.Register(env, acts, temporal.ActivityOptions{}, temporal.Enrollment)
 	calls := 0
 	env.OnActivity(enrollment.StepReadIntent, mock.Anything, mock.Anything).Return(func(ctx context.Context, in json.RawMessage) (json.RawMessage, error) {
 		calls++
@@ -467,7 +468,7 @@ func TestCancellation(t *testing.T) {
 	env := s.NewTestWorkflowEnvironment()
 	env.SetTestTimeout(time.Minute)
 	stepper := &stub{exec: exec, step: enrollment.StepActivateDevice, errs: []error{hostforge.RetryAfter(20*time.Minute, "slow", "slow")}}
-	temporal.Register(env, &temporal.Activities{Exec: stepper}, &temporal.Workflow{})
+	temporal.Register(env, &temporal.Activities{Exec: stepper}, temporal.ActivityOptions{}, temporal.Enrollment)
 	env.RegisterDelayedCallback(env.CancelWorkflow, 10*time.Minute)
 	env.ExecuteWorkflow(temporal.WorkflowName, temporal.Input{Request: req})
 	err := env.GetWorkflowError()

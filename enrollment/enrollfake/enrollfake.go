@@ -4,9 +4,10 @@
 package enrollfake
 
 import (
+	"log/slog"
+
 	"github.com/hostforge/hostforge/bmc"
 	"github.com/hostforge/hostforge/dhcp"
-	"log/slog"
 
 	"github.com/hostforge/hostforge/enrollment"
 	"github.com/hostforge/hostforge/fakes"

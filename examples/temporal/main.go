@@ -70,7 +70,7 @@ func run(ctx context.Context, out io.Writer, log, sdk *slog.Logger, addr, queue 
 
 	// The worker: the workflow and one activity per step, on the fake rack.
 	w := worker.New(c, queue, worker.Options{})
-	temporal.Register(w, &temporal.Activities{Exec: exec}, &temporal.Workflow{})
+	temporal.Register(w, &temporal.Activities{Exec: exec}, temporal.ActivityOptions{}, temporal.Enrollment)
 	if err := w.Start(); err != nil {
 		return fmt.Errorf("starting the worker: %w", err)
 	}

@@ -12,12 +12,13 @@ import (
 	"github.com/hostforge/hostforge/enrollment"
 	"github.com/hostforge/hostforge/enrollment/enrollfake"
 	"github.com/hostforge/hostforge/fakes"
+	"github.com/hostforge/hostforge/flow"
 	"github.com/hostforge/hostforge/intent"
 	"github.com/hostforge/hostforge/ironic"
 )
 
 // runHostforge enrols every host of the site concurrently through the
-// enrollment workflow (enrollment.Local on the real clock), Ironic phases
+// enrollment workflow (flow.Local on the real clock), Ironic phases
 // only, over the adapter pointed at the proxy.
 func runHostforge(ctx context.Context, endpoint string, site *fakes.Site, timing ironic.Timing, log *slog.Logger) (time.Duration, error) {
 	c, err := adapter.New(ctx, adapter.Config{Endpoint: endpoint, Timeout: clientTimeout})
@@ -39,7 +40,7 @@ func runHostforge(ctx context.Context, endpoint string, site *fakes.Site, timing
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			rt := &enrollment.Local{Exec: exec, Clock: clock.Real{}, Device: name}
+			rt := &flow.Local{Steps: exec, Log: exec.Log, Clock: clock.Real{}, Subject: name}
 			res, err := enrollment.Enroll(ctx, rt, enrollment.NewRequest(name, intent.ClassCPUBaremetal, "lab1", cfg, false, enrollment.Params{RunInspection: &off}))
 			if err == nil && res.ProvisionState != ironic.StateAvailable {
 				err = fmt.Errorf("ended in %q", res.ProvisionState)

@@ -3,7 +3,7 @@
 // available fake-hardware node, concurrently, by
 //
 //   - the limit: a tight loop issuing the same writes and polling every 20 ms;
-//   - hostforge: the enrollment workflow (enrollment.Local, real clock) with
+//   - hostforge: the enrollment workflow (flow.Local, real clock) with
 //     only the Ironic phases on, NetBox and the vault from a fake site;
 //   - openstacksdk: Debian's python3-openstacksdk issuing the same writes and
 //     waiting with its own wait_for_* helpers.

@@ -3,9 +3,10 @@ package main
 import (
 	"context"
 	"fmt"
-	"github.com/hostforge/hostforge/clock"
 	"strings"
 	"time"
+
+	"github.com/hostforge/hostforge/clock"
 
 	adapter "github.com/hostforge/hostforge/adapters/ironic"
 	"github.com/hostforge/hostforge/fakes"

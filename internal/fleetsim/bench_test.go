@@ -20,7 +20,7 @@ var benchHosts = flag.Int("fleetsim.benchhosts", 10000, "hosts of the Engine and
 func benchFleet() fleetsim.Config { return fleetsim.Config{Hosts: *benchHosts, Seed: 1} }
 
 // BenchmarkEngine enrols 10,000 healthy hosts (-fleetsim.benchhosts) through the whole workflow
-// (enrollment.Local on virtual time, zero-latency fakes).
+// (flow.Local on virtual time, zero-latency fakes).
 func BenchmarkEngine(b *testing.B) {
 	for i := 0; i < b.N; i++ {
 		b.StopTimer()

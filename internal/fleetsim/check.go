@@ -12,6 +12,7 @@ import (
 	"github.com/hostforge/hostforge/bmc"
 	"github.com/hostforge/hostforge/enrollment"
 	"github.com/hostforge/hostforge/fakes"
+	"github.com/hostforge/hostforge/flow"
 	"github.com/hostforge/hostforge/intent"
 	"github.com/hostforge/hostforge/ironic"
 )
@@ -79,7 +80,7 @@ func (c *checker) report(when, what string) {
 	c.problems = append(c.problems, what)
 }
 
-func (c *checker) options(f *Fleet, hook func(enrollment.Event)) Options {
+func (c *checker) options(f *Fleet, hook func(flow.Event)) Options {
 	e := f.Executor(nil)
 	if c.o.Wrap != nil {
 		c.o.Wrap(f, e)
@@ -151,14 +152,14 @@ func (c *checker) run(ctx context.Context) {
 		}
 		eventsDue = kept
 	}
-	hook := func(e enrollment.Event) {
+	hook := func(e flow.Event) {
 		if e.Kind != "step" {
 			return
 		}
 		inject(steps.Add(1))
-		plant(e.Device)
+		plant(e.Subject)
 		if !c.o.NoStepChecks {
-			c.invariants(fmt.Sprintf("faulted run, after %s of %s", e.Step, e.Device), false)
+			c.invariants(fmt.Sprintf("faulted run, after %s of %s", e.Step, e.Subject), false)
 		}
 	}
 	inject(0)
@@ -179,9 +180,9 @@ func (c *checker) run(ctx context.Context) {
 			ev.Clear(f, ev.Host)
 		}
 	}
-	stepHook := func(e enrollment.Event) {
+	stepHook := func(e flow.Event) {
 		if e.Kind == "step" && !c.o.NoStepChecks {
-			c.invariants(fmt.Sprintf("rerun, after %s of %s", e.Step, e.Device), false)
+			c.invariants(fmt.Sprintf("rerun, after %s of %s", e.Step, e.Subject), false)
 		}
 	}
 	opts = c.options(f, stepHook)

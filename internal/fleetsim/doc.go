@@ -1,6 +1,6 @@
 // Package fleetsim simulates a fleet: it builds a fake site of many hosts —
 // mixed vendors, GPU and CPU, bonded and not, a share of them broken the ways
-// racks break — enrols every host concurrently through enrollment.Local on
+// racks break — enrols every host concurrently through flow.Local on
 // the site's virtual clock, and reports wall time, throughput, peak heap,
 // calls per host by system (reads and writes), virtual time to the end
 // state and failures by code, for a fresh run and a converged rerun.

@@ -14,6 +14,7 @@ import (
 	"github.com/hostforge/hostforge/enrollment"
 	"github.com/hostforge/hostforge/enrollment/enrollfake"
 	"github.com/hostforge/hostforge/fakes"
+	"github.com/hostforge/hostforge/flow"
 )
 
 // Options tune one simulation run.
@@ -38,11 +39,11 @@ type Options struct {
 	Hosts []string
 	// OnEvent, when set, sees every event of every host, after the
 	// simulator's own accounting. It is called from the hosts' goroutines.
-	OnEvent func(enrollment.Event)
+	OnEvent func(flow.Event)
 
 	// wrap and done let Record see each host's runtime.
-	wrap func(host string, rt enrollment.Runtime) enrollment.Runtime
-	done func(host string, rt enrollment.Runtime)
+	wrap func(host string, rt flow.Runtime) flow.Runtime
+	done func(host string, rt flow.Runtime)
 }
 
 // HostOutcome is how one host's enrollment ended.
@@ -148,7 +149,7 @@ func (h *heapSampler) tick() {
 	}
 }
 
-// Run enrols every host of the fleet concurrently through enrollment.Local
+// Run enrols every host of the fleet concurrently through flow.Local
 // on virtual time (a SimClock over the site's clock: concurrent sleeps
 // overlap, as they do on a wall clock), and reports what became of each.
 func (f *Fleet) Run(ctx context.Context, o Options) RunStats {
@@ -205,8 +206,8 @@ func (f *Fleet) enrolOne(ctx context.Context, name string, o Options, clk clock.
 			ho.Panic = p
 		}
 	}()
-	rt := &enrollment.Local{Exec: o.Exec, Clock: clk, Device: name, RoundTrip: o.RoundTrip,
-		OnEvent: func(e enrollment.Event) {
+	rt := &flow.Local{Steps: o.Exec, Log: o.Exec.Log, SubjectKey: "device", Clock: clk, Subject: name, RoundTrip: o.RoundTrip,
+		OnEvent: func(e flow.Event) {
 			switch e.Kind {
 			case "sleep":
 				ho.Virtual += e.Took
@@ -220,7 +221,7 @@ func (f *Fleet) enrolOne(ctx context.Context, name string, o Options, clk clock.
 				o.OnEvent(e)
 			}
 		}}
-	var run enrollment.Runtime = rt
+	var run flow.Runtime = rt
 	if o.wrap != nil {
 		run = o.wrap(name, rt)
 	}

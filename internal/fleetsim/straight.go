@@ -9,6 +9,7 @@ import (
 	"github.com/hostforge/hostforge/bmc"
 	"github.com/hostforge/hostforge/dhcp"
 	"github.com/hostforge/hostforge/enrollment"
+	"github.com/hostforge/hostforge/flow"
 )
 
 // Call is one thing a host's workflow did: a step with its input, or a
@@ -24,7 +25,7 @@ type Script map[string][]Call
 
 // recorder wraps a runtime and writes down every step and sleep.
 type recorder struct {
-	enrollment.Runtime
+	flow.Runtime
 	calls *[]Call
 }
 
@@ -44,14 +45,14 @@ func (r recorder) Sleep(ctx context.Context, d time.Duration) error {
 func (f *Fleet) Record(ctx context.Context, o Options) (RunStats, Script) {
 	var mu sync.Mutex
 	script := Script{}
-	o.wrap = func(name string, rt enrollment.Runtime) enrollment.Runtime {
+	o.wrap = func(name string, rt flow.Runtime) flow.Runtime {
 		calls := &[]Call{}
 		mu.Lock()
 		script[name] = nil
 		mu.Unlock()
 		return recorder{Runtime: rt, calls: calls}
 	}
-	o.done = func(name string, rt enrollment.Runtime) {
+	o.done = func(name string, rt flow.Runtime) {
 		if r, ok := rt.(recorder); ok {
 			mu.Lock()
 			script[name] = *r.calls

@@ -45,7 +45,8 @@ func EnrollAll(ctx context.Context, site *fakes.Site, exec *enrollment.Executor,
 		row := Row{Host: name}
 		req, err := enrollment.Submit(ctx, nb, name, Site, cfg, true, enrollment.Params{})
 		if err == nil {
-			rt := &enrollment.Local{Exec: exec, Clock: site.Clock, Device: name}
+			rt := exec.Local(site.Clock)
+			rt.Subject = name
 			row.Result, err = enrollment.Enroll(ctx, rt, req)
 		}
 		if err != nil {

@@ -8,6 +8,7 @@ import (
 	"github.com/hostforge/hostforge/enrollment"
 	"github.com/hostforge/hostforge/enrollment/enrollfake"
 	"github.com/hostforge/hostforge/examples/internal/demo"
+	"github.com/hostforge/hostforge/flow"
 )
 
 // A successful enrollment on the fake site is a well-formed qualifying
@@ -23,7 +24,7 @@ func TestSuccessfulEnrollmentEstablishesProof(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := enrollment.Enroll(ctx, &enrollment.Local{Exec: exec, Clock: site.Clock}, req)
+	res, err := enrollment.Enroll(ctx, &flow.Local{Steps: exec, Log: exec.Log, Clock: site.Clock}, req)
 	if err != nil {
 		t.Fatal(err)
 	}
