@@ -48,8 +48,7 @@ func (p *Phases) guardLinks(ctx context.Context, spec NodeSpec, node Node, g *Li
 	}
 	states, err := p.Links.FrontendLinks(ctx, spec.BMCAddress, spec.CredentialItem, macs)
 	if err != nil {
-		f := LinkObservationFailed.Wrap(err, "node %s: reading frontend link state from BMC %s", spec.Name, spec.BMCAddress)
-		f.Phase = phase
+		f := LinkObservationFailed.At(phase).Wrap(err, "node %s: reading frontend link state from BMC %s", spec.Name, spec.BMCAddress)
 		return f
 	}
 	ports := make(map[string]link.State, len(macs))
@@ -70,9 +69,8 @@ func (p *Phases) guardLinks(ctx context.Context, spec NodeSpec, node Node, g *Li
 		g.Samples = nil
 		log.Info("frontend link guard passed", "step", "link_guard", "links", ports)
 	case link.Abort:
-		f := LinkDown.New("node %s: every frontend link was DOWN for %s since power on (%s); check switch/cabling/optics",
+		f := LinkDown.At(phase).New("node %s: every frontend link was DOWN for %s since power on (%s); check switch/cabling/optics",
 			spec.Name, now.Sub(g.PoweredOnAt), describeLinks(spec, ports))
-		f.Phase = phase
 		return f
 	}
 	return nil

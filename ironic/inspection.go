@@ -101,8 +101,7 @@ func (p *Phases) inspection(ctx context.Context, in InspectionIn) (out Inspectio
 		}
 		node = n
 		if node.InstanceUUID != "" {
-			f := NodeOwned.New("node %s was given instance %s during inspection (provision state %q)", spec.Name, node.InstanceUUID, node.ProvisionState)
-			f.Phase = phase
+			f := NodeOwned.At(phase).New("node %s was given instance %s during inspection (provision state %q)", spec.Name, node.InstanceUUID, node.ProvisionState)
 			return out, f
 		}
 	}

@@ -219,8 +219,7 @@ func (p *Phases) prelude(ctx context.Context, spec NodeSpec, phase string) (Node
 		return node, res, nil
 	}
 	if node.InstanceUUID != "" {
-		f := NodeOwned.New("node %s holds instance %s in provision state %q", spec.Name, node.InstanceUUID, node.ProvisionState)
-		f.Phase = phase
+		f := NodeOwned.At(phase).New("node %s holds instance %s in provision state %q", spec.Name, node.InstanceUUID, node.ProvisionState)
 		return node, res, f
 	}
 	if !Stable(node) {
@@ -241,12 +240,10 @@ func (p *Phases) prelude(ctx context.Context, spec NodeSpec, phase string) (Node
 				"node %s recovered from %s, now %q", spec.Name, res.Recovered, node.ProvisionState)
 		}
 	case StateDeployFailed, StateError:
-		f := NeedsReview.New("node %s is in %q (last_error: %s); it is never recovered automatically", spec.Name, node.ProvisionState, node.LastError)
-		f.Phase = phase
+		f := NeedsReview.At(phase).New("node %s is in %q (last_error: %s); it is never recovered automatically", spec.Name, node.ProvisionState, node.LastError)
 		return node, res, f
 	default:
-		f := UnexpectedState.New("node %s is in %q, which the prelude does not handle", spec.Name, node.ProvisionState)
-		f.Phase = phase
+		f := UnexpectedState.At(phase).New("node %s is in %q, which the prelude does not handle", spec.Name, node.ProvisionState)
 		return node, res, f
 	}
 
@@ -287,8 +284,7 @@ func (p *Phases) recover(ctx context.Context, spec NodeSpec, node Node, phase st
 			f.Message = fmt.Sprintf("recovering node %s from %s with manage%s", spec.Name, node.ProvisionState, restoreNote)
 			return node, f
 		}
-		f := RecoveryFailed.Wrap(err, "recovering node %s from %s with manage%s", spec.Name, node.ProvisionState, restoreNote)
-		f.Phase = phase
+		f := RecoveryFailed.At(phase).Wrap(err, "recovering node %s from %s with manage%s", spec.Name, node.ProvisionState, restoreNote)
 		return node, f
 	}
 	log.Info("node recovered via manage", "step", "recover", "from", node.ProvisionState)
