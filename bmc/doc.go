@@ -35,7 +35,7 @@
 //	bmc_unreachable     no answer             2 min, 5 s doubling to 30 s → BMC_UNREACHABLE
 //	bmc_reset           after a cold reset    10 min, polled every 15 s   → BMC_RESET_TIMEOUT
 //	idrac_job_schedule  job not scheduled     3 min per job, every 10 s   → the job deleted, BMC_JOB_NOT_SCHEDULED
-//	idrac_job_run       job applying/running  20 min per job, every 10 s  → BMC_JOB_FAILED
+//	idrac_job_run       job applying/running  20 min per job, 10 s … 1 min → BMC_JOB_FAILED
 //
 // The next call starts from the top: converged steps are reads, so it
 // continues where the last attempt stopped. What it must know and cannot

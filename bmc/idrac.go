@@ -181,10 +181,11 @@ func (r *run) followJob(ctx context.Context, step string, m jobMarker, j *Job) (
 		r.log.Info("job carried by another reboot; no further reset", "step", step, "job", m.ID)
 		return "carried", nil
 	case j.State == JobRunning || j.State == JobScheduled && m.hasReset:
-		if since := now.Sub(m.Reset); since > JobRunBudget {
+		if since := now.Sub(m.Reset); since >= JobRunBudget {
 			return "", JobFailed.New("%s: %s: job %s still %s %s after the host reset (budget %s)", r.t.Device, step, m.ID, j.State, since.Round(time.Second), JobRunBudget)
 		}
-		return "", r.wait(WaitJobRun, JobPoll, "%s: job %s %s since the host reset %s ago", step, m.ID, j.State, now.Sub(m.Reset).Round(time.Second))
+		since := now.Sub(m.Reset)
+		return "", r.wait(WaitJobRun, jobRunPause(since), "%s: job %s %s since the host reset %s ago", step, m.ID, j.State, since.Round(time.Second))
 	case j.State == JobScheduled:
 		if err := r.write(ctx, step+": host reset", func() error { return r.cl.ResetSystem(ctx) }); err != nil {
 			return "", err

@@ -56,6 +56,15 @@ const (
 // BusyBackoff paces busy and no-answer waits: 5 s doubling to 30 s.
 var BusyBackoff = hostforge.Backoff{First: 5 * time.Second, Max: 30 * time.Second}
 
+// jobRunPause paces the polls of a job running since the host reset
+// `since` ago: about as long as it has run, from 10 s to at most 1 min. A
+// job takes minutes, and each poll is a step and a timer in the
+// workflow's history; the pause follows from the persisted reset time, so
+// it survives a worker restart.
+func jobRunPause(since time.Duration) time.Duration {
+	return min(max(since.Round(time.Second), JobPoll), time.Minute)
+}
+
 // WaitSpec is one wait reason's policy, for the workflow to register with
 // its runtime (enrollment maps it onto flow.WaitPolicy), so the budgets and
 // the failure at exhaustion are the same under every runtime.
@@ -78,7 +87,7 @@ type WaitSpec struct {
 //	bmc_unreachable     2 min         5 s → 30 s     BMC_UNREACHABLE
 //	bmc_reset           10 min        15 s           BMC_RESET_TIMEOUT
 //	idrac_job_schedule  2×(3 min+10 s) 10 s          BMC_JOB_NOT_SCHEDULED (the phase deletes the job at 3 min first)
-//	idrac_job_run       2×20 min      10 s           BMC_JOB_FAILED
+//	idrac_job_run       2×20 min      10 s … 1 min   BMC_JOB_FAILED (the pause grows with the time since the host reset)
 //
 // The job budgets cover both jobs of a run; the phase bounds each job by
 // JobScheduleBudget and JobRunBudget itself.
