@@ -518,7 +518,7 @@ func TestBMCWaitPolicies(t *testing.T) {
 		after  time.Duration
 		// waited is the total sleep before the budget runs out; code is
 		// the failure then.
-		waited time.Duration
+		waited    time.Duration
 		code      string
 		retryable bool
 		first3    []time.Duration
