@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/hostforge/hostforge/bmc"
+	"github.com/hostforge/hostforge/bmc/bmctest"
 	"github.com/hostforge/hostforge/fakes"
 )
 
@@ -58,8 +59,8 @@ func BenchmarkConfigureConverged(b *testing.B) {
 	cfg := &bmc.Configurator{Connector: site.BMCs, Vault: site.Vault, Clock: site.Clock}
 	t := bmc.Target{Device: h.Name, Address: h.OOBIP, NTPServers: []string{"10.0.0.11"}, SyslogServers: []string{"10.0.0.21"}, ProvisioningMAC: h.NICs[0].MAC, RestrictBoot: true,
 		AdminItem: fakes.AdminItem(h.Name), FactoryItem: fakes.FactoryItem, MonitoringItem: fakes.MonitoringItem}
-	if _, err := cfg.Configure(context.Background(), t); err != nil {
-		b.Fatal(err)
+	if o := bmctest.Converge(context.Background(), cfg, t, site.Clock); o.Err != nil {
+		b.Fatal(o.Err)
 	}
 	b.ResetTimer()
 	for b.Loop() {
@@ -70,8 +71,8 @@ func BenchmarkConfigureConverged(b *testing.B) {
 	}
 }
 
-// BenchmarkConfigureDrifted measures a first run on a drifted iDRAC,
-// including staged jobs waited out on the fake clock.
+// BenchmarkConfigureDrifted measures a first run on a drifted iDRAC: every
+// attempt to convergence, the staged jobs' waits slept on the fake clock.
 func BenchmarkConfigureDrifted(b *testing.B) {
 	for b.Loop() {
 		site := fakes.NewSite()
@@ -79,8 +80,8 @@ func BenchmarkConfigureDrifted(b *testing.B) {
 		cfg := &bmc.Configurator{Connector: site.BMCs, Vault: site.Vault, Clock: site.Clock}
 		t := bmc.Target{Device: h.Name, Address: h.OOBIP, NTPServers: []string{"10.0.0.11"}, SyslogServers: []string{"10.0.0.21"}, ProvisioningMAC: h.NICs[0].MAC, RestrictBoot: true,
 			AdminItem: fakes.AdminItem(h.Name), FactoryItem: fakes.FactoryItem, MonitoringItem: fakes.MonitoringItem}
-		if _, err := cfg.Configure(context.Background(), t); err != nil {
-			b.Fatal(err)
+		if o := bmctest.Converge(context.Background(), cfg, t, site.Clock); o.Err != nil {
+			b.Fatal(o.Err)
 		}
 	}
 }

@@ -324,8 +324,9 @@ func (m *FakeBMC) NoLinkState() {
 }
 
 // ApplyPasswordOnReset gives the BMC the profile of models that apply a
-// password change only on their next cold reset: until then the old
-// password keeps working and the new one is refused.
+// change of an existing account's password only on their next cold reset:
+// until then the old password keeps working and the new one is refused. A
+// new account gets its password at once.
 func (m *FakeBMC) ApplyPasswordOnReset() {
 	m.mu.Lock()
 	defer m.mu.Unlock()

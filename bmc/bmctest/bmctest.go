@@ -149,7 +149,7 @@ func Run(t *testing.T, newEnv func(t *testing.T) Env) {
 		}
 		// Every request presents the credential again (basic auth, no
 		// session): the client opened with the old password is refused.
-		if _, err := uc.Identify(ctx); !errors.Is(err, hostforge.ErrUnauthorized) {
+		if _, err := uc.ManagerNetwork(ctx); !errors.Is(err, hostforge.ErrUnauthorized) {
 			t.Fatalf("a client opened with the old password still reads: %v", err)
 		}
 		user.Password = "Contract-Pass-2"
