@@ -135,6 +135,8 @@ type run struct {
 	// secrets are the credentials this attempt handles; text a BMC echoes
 	// is scrubbed of them before it reaches an error or a log.
 	secrets []string
+	// net is the manager network as last read this attempt (nil: read it).
+	net *ManagerNetwork
 	// hostResetNeeded is set by a step that staged settings for the next
 	// boot on a BMC without a job queue (Lenovo).
 	hostResetNeeded bool

@@ -16,13 +16,22 @@ const (
 	outSkipped = "skipped" // not applicable
 )
 
+// network reads the manager's network settings once per attempt: the
+// steps that converge them share the reading until one of them writes.
 func (r *run) network(ctx context.Context) (ManagerNetwork, error) {
+	if r.net != nil {
+		return *r.net, nil
+	}
 	var n ManagerNetwork
-	err := r.read(ctx, "read manager network", func() (err error) { n, err = r.cl.ManagerNetwork(ctx); return err })
-	return n, err
+	if err := r.read(ctx, "read manager network", func() (err error) { n, err = r.cl.ManagerNetwork(ctx); return err }); err != nil {
+		return n, err
+	}
+	r.net = &n
+	return n, nil
 }
 
 func (r *run) patchNetwork(ctx context.Context, what string, p NetworkPatch) error {
+	r.net = nil // read back what the BMC made of the write
 	return r.write(ctx, what, func() error { return r.cl.SetManagerNetwork(ctx, p) })
 }
 

@@ -115,3 +115,31 @@ func Waits() []WaitSpec {
 			}},
 	}
 }
+
+// The longest one attempt can take. An attempt never sleeps, so it is
+// bounded by the requests it makes times the deadline of each. The
+// workflow registers AttemptBound as the step's attempt bound (under
+// Temporal, its start-to-close timeout).
+const (
+	// RequestTimeout is the deadline of one request to a BMC: the Redfish
+	// connector's default.
+	RequestTimeout = 60 * time.Second
+	// MaxCollection is the largest collection the bound assumes the BMC
+	// lists (account slots, boot options, job queue): 16, as iDRAC's fixed
+	// account slots.
+	MaxCollection = 16
+	// MaxRequestsPerAttempt bounds the Redfish requests of one attempt on a
+	// BMC with collections of at most MaxCollection members. Measured over
+	// the Redfish emulator for every vendor flavour in the heaviest attempts
+	// (a drifted BMC rotated from its factory password with a forced reset,
+	// busy answers, a lost answer to the password change), the heaviest
+	// makes 100; the bound leaves a fifth for paths those do not reach.
+	// adapters/redfish TestAttemptRequestsWithinBound fails above it.
+	MaxRequestsPerAttempt = 120
+	// AttemptBound is MaxRequestsPerAttempt × RequestTimeout: 2 h.
+	AttemptBound = MaxRequestsPerAttempt * RequestTimeout
+	// LinkReadRequests bounds the Redfish requests of one LinkReader read
+	// (connect, discovery, the system, its NIC collection and up to
+	// MaxCollection NICs), for the Ironic steps' attempt bound.
+	LinkReadRequests = 8 + MaxCollection
+)

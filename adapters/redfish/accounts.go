@@ -14,7 +14,7 @@ import (
 // Accounts: the AccountService's user accounts (fixed slots or POST).
 
 func (c *client) accountsPath(ctx context.Context) (string, error) {
-	root, err := c.get(ctx, "/redfish/v1")
+	root, err := c.root(ctx)
 	if err != nil {
 		return "", err
 	}
@@ -44,6 +44,9 @@ func (c *client) accountDocs(ctx context.Context) (string, []doc, error) {
 	if errors.Is(err, hostforge.ErrNotFound) {
 		return "", nil, fmt.Errorf("redfish: %s: %w", coll, bmc.ErrUnsupported)
 	}
+	if err == nil {
+		c.paths(ds, func(d doc) string { return "account " + str(d, "Id") })
+	}
 	return coll, ds, err
 }
 
@@ -62,7 +65,12 @@ func (c *client) ListAccounts(ctx context.Context) ([]bmc.Account, error) {
 	return out, nil
 }
 
+// accountPath is an account's resource, as the last listing of this client
+// found it (one listing when there was none).
 func (c *client) accountPath(ctx context.Context, id string) (string, error) {
+	if p := c.path["account "+id]; p != "" {
+		return p, nil
+	}
 	_, ds, err := c.accountDocs(ctx)
 	if err != nil {
 		return "", err

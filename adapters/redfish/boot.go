@@ -25,7 +25,11 @@ func (c *client) bootOptionDocs(ctx context.Context) ([]doc, error) {
 	if p == "" {
 		return nil, fmt.Errorf("redfish: system has no BootOptions: %w", bmc.ErrUnsupported)
 	}
-	return c.members(ctx, p)
+	ds, err := c.members(ctx, p)
+	if err == nil {
+		c.paths(ds, func(d doc) string { return "boot option " + optionID(d) })
+	}
+	return ds, err
 }
 
 func optionID(d doc) string {
@@ -52,6 +56,10 @@ func (c *client) BootOptions(ctx context.Context) ([]bmc.BootOption, error) {
 }
 
 func (c *client) SetBootOptionEnabled(ctx context.Context, id string, enabled bool) error {
+	if p := c.path["boot option "+id]; p != "" {
+		_, err := c.write(ctx, http.MethodPatch, p, doc{"BootOptionEnabled": enabled})
+		return err
+	}
 	ds, err := c.bootOptionDocs(ctx)
 	if err != nil {
 		return err

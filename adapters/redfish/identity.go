@@ -12,7 +12,7 @@ import (
 // Identity: what vendor detection reads.
 
 func (c *client) Identify(ctx context.Context) (bmc.Identity, error) {
-	root, err := c.get(ctx, "/redfish/v1")
+	root, err := c.root(ctx)
 	if err != nil {
 		return bmc.Identity{}, err
 	}
@@ -25,7 +25,7 @@ func (c *client) Identify(ctx context.Context) (bmc.Identity, error) {
 	}
 	var m, s doc
 	if err := c.discover(ctx); err == nil {
-		m, _ = c.get(ctx, c.mgr)
+		m, _ = c.manager(ctx)
 		s, _ = c.get(ctx, c.sys)
 	}
 	id, err := bmc.IdentityFromJSON(enc(root), enc(m), enc(s))

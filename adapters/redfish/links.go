@@ -62,11 +62,37 @@ func (c *client) members(ctx context.Context, coll string) ([]doc, error) {
 	return out, nil
 }
 
+// paths remembers each listed member's resource under key(member), so a
+// write to one member does not list the collection again.
+func (c *client) paths(ds []doc, key func(doc) string) {
+	if c.path == nil {
+		c.path = map[string]string{}
+	}
+	for _, d := range ds {
+		if p := str(d, "@odata.id"); p != "" {
+			c.path[key(d)] = p
+		}
+	}
+}
+
+// root is the service root, read once per client.
+func (c *client) root(ctx context.Context) (doc, error) {
+	if c.rootDoc != nil {
+		return c.rootDoc, nil
+	}
+	d, err := c.get(ctx, "/redfish/v1")
+	if err != nil {
+		return nil, err
+	}
+	c.rootDoc = d
+	return d, nil
+}
+
 func (c *client) discover(ctx context.Context) error {
 	if c.mgr != "" && c.sys != "" {
 		return nil
 	}
-	root, err := c.get(ctx, "/redfish/v1")
+	root, err := c.root(ctx)
 	if err != nil {
 		return err
 	}
@@ -91,11 +117,22 @@ func (c *client) discover(ctx context.Context) error {
 	return nil
 }
 
+// manager is the first manager's resource, read once per client: the
+// callers navigate its links and actions, which do not change while a
+// client lives (one attempt of the BMC phase).
 func (c *client) manager(ctx context.Context) (doc, error) {
+	if c.mgrDoc != nil {
+		return c.mgrDoc, nil
+	}
 	if err := c.discover(ctx); err != nil {
 		return nil, err
 	}
-	return c.get(ctx, c.mgr)
+	d, err := c.get(ctx, c.mgr)
+	if err != nil {
+		return nil, err
+	}
+	c.mgrDoc = d
+	return d, nil
 }
 
 func (c *client) system(ctx context.Context) (doc, error) {

@@ -21,12 +21,18 @@ import (
 type doc = map[string]any
 
 // client is one authenticated connection. Resource paths are discovered
-// from the service root and cached.
+// from the service root and cached, with the root and manager resources
+// (navigation only); a client serves one attempt of the BMC phase.
 type client struct {
-	api    *gofish.APIClient
-	mgr    string
-	sys    string
-	vendor bmc.Vendor
+	api     *gofish.APIClient
+	mgr     string
+	sys     string
+	vendor  bmc.Vendor
+	rootDoc doc
+	mgrDoc  doc
+	// path maps "account <id>" and "boot option <ref>" to the member's
+	// resource, from this client's last listing.
+	path map[string]string
 }
 
 // convert turns gofish and transport errors into hostforge's vocabulary,

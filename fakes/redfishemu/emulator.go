@@ -252,6 +252,59 @@ func (e *Emulator) Resets() int {
 	return n
 }
 
+// Pad fills the collection at coll to n members by copying its last
+// member under new ids, so a test can size the BMC like a real one: 16
+// account slots, a long boot menu (each copied NIC option on a MAC of its
+// own, appended to the boot order), a job queue full of completed jobs.
+func (e *Emulator) Pad(coll string, n int) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	coll = clean(coll)
+	ms := e.memberPaths(coll)
+	if len(ms) == 0 || e.docs[ms[len(ms)-1]] == nil {
+		return fmt.Errorf("redfishemu: %s has no member to copy", coll)
+	}
+	tmpl := e.docs[ms[len(ms)-1]]
+	for i := 1; len(ms) < n; i++ {
+		d := deepCopy(tmpl).(map[string]any)
+		id, _ := d["Id"].(string)
+		switch {
+		case strings.HasPrefix(id, "Boot"):
+			id = fmt.Sprintf("Boot%04X", 0x100+i)
+			d["BootOptionReference"] = id
+			if up, ok := d["UefiDevicePath"].(string); ok {
+				if j := strings.Index(up, "MAC("); j >= 0 && len(up) >= j+16 {
+					d["UefiDevicePath"] = up[:j+4] + fmt.Sprintf("02AA%08X", i) + up[j+16:]
+				}
+			}
+		case strings.HasPrefix(id, "JID_"):
+			id = fmt.Sprintf("JID_%012d", 990000000000+i)
+		default:
+			id = fmt.Sprintf("%d", 100+i)
+		}
+		if strings.HasSuffix(coll, "/Accounts") { // an empty slot
+			d["UserName"], d["Enabled"], d["RoleId"] = "", false, "None"
+		}
+		p := coll + "/" + id
+		if e.docs[p] != nil {
+			continue
+		}
+		d["Id"], d["@odata.id"] = id, p
+		e.docs[p] = d
+		ms = append(ms, p)
+		if strings.HasSuffix(coll, "/BootOptions") {
+			if sys := e.docs[path.Dir(coll)]; sys != nil {
+				if b, ok := sys["Boot"].(map[string]any); ok {
+					order, _ := b["BootOrder"].([]any)
+					b["BootOrder"] = append(order, id)
+				}
+			}
+		}
+	}
+	e.setMembers(coll, ms)
+	return nil
+}
+
 // Busy makes the next n writes answer 503 with msg.
 func (e *Emulator) Busy(n int, msg string) {
 	e.mu.Lock()
