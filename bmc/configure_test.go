@@ -696,6 +696,22 @@ func TestColdReset(t *testing.T) {
 			t.Fatalf("resets = %d, want 1", n)
 		}
 	})
+	t.Run("reset sent, its record lost, the BMC down past the busy budget", func(t *testing.T) {
+		w := rotationWorld(t, "ami", func(*fakes.FakeBMC) {})
+		w.b.ResetDowntime(5 * time.Minute)
+		ctx, cancel := context.WithCancel(context.Background())
+		w.cfg.Vault = &crashVault{Vault: w.site.Vault, n: 3, before: true, crash: cancel}
+		tg := w.target()
+		if o := bmctest.Converge(ctx, w.cfg, tg, w.site.Clock); o.Err == nil {
+			t.Fatal("the run did not crash")
+		}
+		w.restart()
+		o := w.configure(t, tg)
+		if !slices.Contains(o.Reasons(), bmc.WaitReset) || slices.Contains(o.Reasons(), bmc.WaitUnreachable) {
+			t.Fatalf("waits %v: an owed reset's silence is waited on the reset budget", o.Reasons())
+		}
+		w.rotatedOnce(t)
+	})
 	t.Run("lost answer to the reset", func(t *testing.T) {
 		w := newWorld(t, "ami")
 		w.b.LoseAnswers("reset_manager", 1)

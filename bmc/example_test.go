@@ -85,3 +85,41 @@ func BenchmarkConfigureDrifted(b *testing.B) {
 		}
 	}
 }
+
+// A BMC on its factory password that applies a new password only on its
+// cold reset: each call is one attempt; the runtime (here bmctest.Converge
+// on the fake clock) sleeps the waits between them.
+func ExampleConfigurator_Configure_resetToApply() {
+	site := fakes.NewSite()
+	h := site.AddHost(fakes.HostSpec{Name: "gpu-r2-u04", Manufacturer: "NVIDIA"})
+	b, _ := site.BMCs.Of(h.Name)
+	b.FactoryReset()
+	b.ApplyPasswordOnReset()
+	site.Vault.Set(fakes.AdminItem(h.Name), nil)
+	cfg := &bmc.Configurator{Connector: site.BMCs, Vault: site.Vault, Clock: site.Clock}
+	t := bmc.Target{Device: h.Name, Address: h.OOBIP, NTPServers: []string{"10.0.0.11"},
+		AdminItem: fakes.AdminItem(h.Name), FactoryItem: fakes.FactoryItem, MonitoringItem: fakes.MonitoringItem}
+	o := bmctest.Converge(context.Background(), cfg, t, site.Clock)
+	for i, a := range o.Attempts {
+		fmt.Printf("attempt %d: %s\n", i+1, strings.Join(a.Steps, " "))
+		if i < len(o.Waits) {
+			fmt.Printf("  wait %s\n", o.Waits[i].Reason)
+		}
+	}
+	fmt.Println("error:", o.Err, "password changes:", b.PasswordChanges(fakes.FakeFactoryUser))
+	// Output:
+	// attempt 1: password:rotated cold_reset:requested
+	//   wait bmc_reset
+	// attempt 2: cold_reset:waiting
+	//   wait bmc_reset
+	// attempt 3: cold_reset:waiting
+	//   wait bmc_reset
+	// attempt 4: cold_reset:waiting
+	//   wait bmc_reset
+	// attempt 5: cold_reset:waiting
+	//   wait bmc_reset
+	// attempt 6: cold_reset:waiting
+	//   wait bmc_reset
+	// attempt 7: password:verified_after_reset cold_reset:done hostname:set ntp:set ipmi_user:created virtual_media:set boot_restriction:skipped_restrict_boot_off
+	// error: <nil> password changes: 1
+}

@@ -76,6 +76,12 @@ func (r *run) credentials(ctx context.Context) error {
 		r.admin.fields[FieldResetRequestedAt] = ""
 	}
 	if err := r.login(ctx); err != nil {
+		if w, ok := hostforge.AsWait(err); ok && !isFailure(err) && w.Reason == WaitUnreachable && r.admin.get(FieldResetPending) != "" {
+			// A reset is owed and the BMC does not answer: it may be
+			// resetting already (an attempt stopped between sending the
+			// reset and recording it). Wait on the reset's budget.
+			return r.wait(WaitReset, ResetPoll, "a cold reset is owed and the BMC does not answer; it may be resetting: %s", w.Detail)
+		}
 		return err
 	}
 	if r.resetOwed() {
@@ -351,6 +357,7 @@ func (r *run) pollReset(ctx context.Context, at time.Time) (done bool, err error
 	case err == nil:
 	case errors.Is(err, hostforge.ErrUnauthorized) && !isFailure(err):
 		if since < ResetBudget {
+			r.step("cold_reset", "waiting")
 			return false, r.wait(WaitReset, ResetPoll, "the BMC answers %s after the cold reset but does not take the per-host credential yet", since.Round(time.Second))
 		}
 		r.log.Warn("the BMC answers on its old credential long after the cold reset; requesting it again", "step", "cold_reset", "since", since.String())
@@ -364,6 +371,7 @@ func (r *run) pollReset(ctx context.Context, at time.Time) (done bool, err error
 		if since >= ResetBudget {
 			return false, ResetTimeout.New("%s: Redfish has not come back %s after the cold reset requested at %s: %s", r.t.Device, since.Round(time.Second), stamp(at), w.Detail)
 		}
+		r.step("cold_reset", "waiting")
 		return false, r.wait(WaitReset, ResetPoll, "Redfish not back %s after the cold reset: %s", since.Round(time.Second), w.Detail)
 	}
 	set := map[string]string{FieldResetPending: "", FieldResetRequestedAt: ""}
