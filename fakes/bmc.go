@@ -37,6 +37,39 @@ type BMCs struct {
 	mu     sync.Mutex
 	byAddr map[string]*FakeBMC
 	byHost map[string]*FakeBMC
+	timing *BMCTiming
+}
+
+// BMCTiming is how long a fake BMC takes to schedule a staged iDRAC job,
+// to run it once the host is reset, and to come back from a cold reset.
+type BMCTiming struct {
+	JobSchedule, JobRun, ResetDowntime time.Duration
+}
+
+// DefaultBMCTiming is a fake BMC's timing: 30 s, 3 min and 90 s, as real
+// ones take.
+var DefaultBMCTiming = BMCTiming{JobSchedule: 30 * time.Second, JobRun: 3 * time.Minute, ResetDowntime: 90 * time.Second}
+
+// SetTiming sets the timing of every BMC of the site, present and to come.
+// Programs that run the fakes on wall-clock time (FollowWallClock) shorten
+// it, so the BMC phase's waits take seconds.
+func (b *BMCs) SetTiming(t BMCTiming) {
+	b.mu.Lock()
+	b.timing = &t
+	all := make([]*FakeBMC, 0, len(b.byHost))
+	for _, m := range b.byHost {
+		all = append(all, m)
+	}
+	b.mu.Unlock()
+	for _, m := range all {
+		m.setTiming(t)
+	}
+}
+
+func (m *FakeBMC) setTiming(t BMCTiming) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.scheduleDelay, m.runDuration, m.resetDowntime = t.JobSchedule, t.JobRun, t.ResetDowntime
 }
 
 func newBMCs(s *Site) *BMCs {
@@ -84,6 +117,11 @@ func (b *BMCs) addHost(h *Host) {
 	pw := fmt.Sprintf("hf-admin-%s-%04d", h.Name, n)
 	m := NewFakeBMC(b.site, VendorFor(h.Spec), h)
 	m.setAdminPassword(pw)
+	b.mu.Lock()
+	if b.timing != nil {
+		m.setTiming(*b.timing)
+	}
+	b.mu.Unlock()
 	b.site.Vault.Set(AdminItem(h.Name), map[string]string{bmc.FieldUsername: FakeFactoryUser, bmc.FieldPassword: pw})
 	b.mu.Lock()
 	b.byAddr[h.OOBIP] = m
@@ -208,8 +246,8 @@ type fakeJob struct {
 // NewFakeBMC returns a BMC of vendor for host (host may be nil), in a
 // drifted state: the configuration a BMC ships with, not the site's.
 func NewFakeBMC(site *Site, vendor string, host *Host) *FakeBMC {
-	m := &FakeBMC{site: site, host: host, vendor: vendor,
-		scheduleDelay: 30 * time.Second, runDuration: 3 * time.Minute, resetDowntime: 90 * time.Second}
+	m := &FakeBMC{site: site, host: host, vendor: vendor}
+	m.setTiming(DefaultBMCTiming)
 	m.accounts = []*fakeAccount{{Account: bmc.Account{ID: "2", UserName: FakeFactoryUser, Role: "Administrator", Enabled: true}, password: FakeFactoryPassword}}
 	m.nextAcct = 3
 	m.net = bmc.ManagerNetwork{Hostname: vendor + "-bmc", NTPServers: []string{"pool.ntp.org"}, Protocols: map[string]bool{}}
