@@ -179,7 +179,7 @@ func TestExitCodeOf(t *testing.T) {
 func TestFailureCodes(t *testing.T) {
 	r := run(t, "", nil, "failure-codes")
 	wantCode(t, r, ExitOK)
-	for _, want := range []string{"CODE", "IRONIC_ROUTING_UNRESOLVED", "INSPECTION_CABLING_MISMATCH", "PLATFORM_CLASS_UNRESOLVABLE", "CLI_CONFIG_INVALID", "UNCLASSIFIED"} {
+	for _, want := range []string{"CODE", "IRONIC_ROUTING_UNRESOLVED", "INSPECTION_CABLING_MISMATCH", "PLATFORM_CLASS_UNRESOLVABLE", "CONFIG_INVALID", "UNCLASSIFIED"} {
 		if !strings.Contains(r.out, want) {
 			t.Errorf("catalogue lacks %s", want)
 		}

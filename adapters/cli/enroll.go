@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/hostforge/hostforge"
+	"github.com/hostforge/hostforge/adapters/wiring"
 	"github.com/hostforge/hostforge/clock"
 	"github.com/hostforge/hostforge/enrollment"
 	"github.com/hostforge/hostforge/fakes"
@@ -31,7 +32,9 @@ type systems struct {
 	pcReady    bool
 	log        *slog.Logger
 	// demo is the fake site behind --demo, nil otherwise.
-	demo    *fakes.Site
+	demo *fakes.Site
+	// wired are the real systems behind --config, nil otherwise.
+	wired   *wiring.Systems
 	closers []func()
 }
 
@@ -57,7 +60,7 @@ func (a *app) systems(cmd *cobra.Command, demo bool, config string) (*systems, e
 		if err != nil {
 			return nil, err
 		}
-		return a.realSystems(cfg, log)
+		return a.realSystems(cmd.Context(), cfg, log)
 	}
 	return nil, inputErr("name the systems to run against: --config FILE, or --demo for the built-in fake rack")
 }
@@ -136,7 +139,7 @@ password rotation; --no-inspection skips inspection and verification;
 --force-inspection runs a fresh inspection even when the existing inventory
 verifies; --max-attempts replaces the site's attempt budget (1 fails fast).
 
-` + configHelp + `
+` + wiring.ConfigHelp + `
 ` + exitCodeHelp,
 		Example: `  hostforge enroll --demo
   hostforge enroll --demo --parallel 4 gpu-r1-u02 cpu-r1-u10
