@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
 	"github.com/hostforge/hostforge/fakes/netboxhttp"
 	"github.com/hostforge/hostforge/intent"
 )
@@ -135,4 +136,3 @@ gates:
 		t.Errorf("wrong token:\n%s\n%s", r.out, r.err)
 	}
 }
-

@@ -13,8 +13,8 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/hostforge/hostforge/adapters/ssh"
-	"github.com/hostforge/hostforge/adapters/wiring"
 	"github.com/hostforge/hostforge/adapters/ssh/sshtest"
+	"github.com/hostforge/hostforge/adapters/wiring"
 	"github.com/hostforge/hostforge/dhcp"
 	"github.com/hostforge/hostforge/fakes"
 	"github.com/hostforge/hostforge/fakes/netboxhttp"
