@@ -162,6 +162,10 @@ func Start(ctx context.Context, o Options) (l *Lab, err error) {
 	if err != nil {
 		return nil, err
 	}
+	// The DHCP server's files of an earlier lab go: each lab starts fresh.
+	if err := os.RemoveAll(filepath.Join(dir, DHCPDir)); err != nil {
+		return nil, err
+	}
 	if err := os.MkdirAll(filepath.Join(dir, DHCPDir, "hostforge.d"), 0o700); err != nil {
 		return nil, err
 	}
@@ -233,12 +237,21 @@ func Start(ctx context.Context, o Options) (l *Lab, err error) {
 	l.SSHAddr = target.Addr
 
 	// The vault: the factory and monitoring credentials, the SSH key. The
-	// per-host admin items are the BMC phase's to create.
-	if err := vault.Create(filepath.Join(dir, VaultFile), map[string]map[string]string{
+	// per-host admin items are the BMC phase's to create by rotating away
+	// from the factory password — except on Supermicro BMCs, which ship a
+	// unique password per unit that the operator records (here: the
+	// factory one).
+	items := map[string]map[string]string{
 		enrollment.DefaultFactoryItem:    factory,
 		enrollment.DefaultMonitoringItem: {bmc.FieldUsername: "ipmi_exporter", bmc.FieldPassword: "lab-" + randomHex(8)},
 		ssh.VaultItem:                    {ssh.FieldPrivateKey: target.PrivateKey, ssh.FieldKnownHosts: target.KnownHosts, ssh.FieldUser: target.User},
-	}); err != nil {
+	}
+	for h, b := range l.BMCs {
+		if b.Emulator.Vendor() == string(bmc.VendorSupermicro) {
+			items[enrollment.AdminItem(h)] = map[string]string{bmc.FieldUsername: factory[bmc.FieldUsername], bmc.FieldPassword: factory[bmc.FieldPassword]}
+		}
+	}
+	if err := vault.Create(filepath.Join(dir, VaultFile), items); err != nil {
 		return nil, err
 	}
 	doc, err := l.configYAML(o, target, timing)
@@ -303,12 +316,17 @@ func startBMC(h *fakes.Host, factory map[string]string, bt BMCTiming, tlsCfg *tl
 	if !known(vendor) {
 		vendor = "dell"
 	}
-	emu, err := redfishemu.New(vendor, redfishemu.Options{AdminUser: factory[bmc.FieldUsername], AdminPassword: factory[bmc.FieldPassword]})
+	user, pw := factory[bmc.FieldUsername], factory[bmc.FieldPassword]
+	emu, err := redfishemu.New(vendor, redfishemu.Options{AdminPassword: pw})
 	if err != nil {
 		return nil, err
 	}
+	// The tree's administrator becomes the site's factory account.
+	if err := renameAdmin(emu, emu.AdminUser(), pw, user); err != nil {
+		return nil, err
+	}
 	emu.ResetDowntime, emu.HostBootTime, emu.ScheduleDelay, emu.RunDuration = bt.ResetDowntime, bt.HostBootTime, bt.ScheduleDelay, bt.RunDuration
-	if err := SetHostNICs(emu, factory[bmc.FieldUsername], factory[bmc.FieldPassword], h.NICs); err != nil {
+	if err := SetHostNICs(emu, user, pw, h.NICs); err != nil {
 		return nil, err
 	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")

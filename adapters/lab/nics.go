@@ -36,15 +36,38 @@ func SetHostNICs(emu *redfishemu.Emulator, user, password string, nics []fakes.P
 		case "down":
 			status = "LinkDown"
 		}
-		body, _ := json.Marshal(map[string]any{"MACAddress": strings.ToUpper(nic.MAC), "LinkStatus": status})
-		req := httptest.NewRequest(http.MethodPatch, ifaces[i], bytes.NewReader(body))
-		req.SetBasicAuth(user, password)
-		req.Header.Set("Content-Type", "application/json")
-		rec := httptest.NewRecorder()
-		emu.ServeHTTP(rec, req)
-		if rec.Code/100 != 2 {
-			return fmt.Errorf("PATCH %s: %d %s", ifaces[i], rec.Code, strings.TrimSpace(rec.Body.String()))
+		if err := patch(emu, user, password, ifaces[i], map[string]any{"MACAddress": strings.ToUpper(nic.MAC), "LinkStatus": status}); err != nil {
+			return err
 		}
+	}
+	return nil
+}
+
+// renameAdmin renames the emulator's administrator account from to to,
+// through its Redfish API, so every emulator answers to the site's one
+// factory credential whatever its vendor's default user name.
+func renameAdmin(emu *redfishemu.Emulator, from, password, to string) error {
+	if from == to {
+		return nil
+	}
+	for _, p := range members(emu.Doc("/redfish/v1/AccountService/Accounts")) {
+		if emu.Doc(p)["UserName"] != from {
+			continue
+		}
+		return patch(emu, from, password, p, map[string]any{"UserName": to})
+	}
+	return fmt.Errorf("the %s tree has no account %q", emu.Vendor(), from)
+}
+
+func patch(emu *redfishemu.Emulator, user, password, path string, body map[string]any) error {
+	b, _ := json.Marshal(body)
+	req := httptest.NewRequest(http.MethodPatch, path, bytes.NewReader(b))
+	req.SetBasicAuth(user, password)
+	req.Header.Set("Content-Type", "application/json")
+	rec := httptest.NewRecorder()
+	emu.ServeHTTP(rec, req)
+	if rec.Code/100 != 2 {
+		return fmt.Errorf("PATCH %s: %d %s", path, rec.Code, strings.TrimSpace(rec.Body.String()))
 	}
 	return nil
 }

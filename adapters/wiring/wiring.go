@@ -48,6 +48,11 @@ type Options struct {
 	// IronicConnectTimeout bounds the microversion negotiation with each
 	// Ironic instance at Open (60 s).
 	IronicConnectTimeout time.Duration
+	// SubmitOnly wires what a submitter needs — NetBox, the site's
+	// configuration and the proof store — and none of the phases: a
+	// process that only starts workflows on Temporal need not reach the
+	// DHCP server, the BMCs or Ironic (the workers do).
+	SubmitOnly bool
 }
 
 // Systems are the real systems a config file names, connected: what every
@@ -71,7 +76,8 @@ type Systems struct {
 	// bmc section). The BMC phase and the Ironic link guard share it.
 	BMCConnector bmc.Connector
 	// Enrollment is the enrollment's step set on these systems: every phase
-	// whose gate is on, with the link guard wired to the BMCs.
+	// whose gate is on, with the link guard wired to the BMCs. nil with
+	// Options.SubmitOnly.
 	Enrollment *enrollment.Executor
 
 	// FleetManager is the fleet inventory service's per-device record; nil
@@ -124,6 +130,13 @@ func Open(ctx context.Context, cfg *Config, o Options) (*Systems, error) {
 		return nil, err
 	}
 	s.NetBox = nb
+	g := cfg.Gates
+	if o.SubmitOnly {
+		if g.PlatformClassActivityReady && s.FleetManager == nil {
+			return nil, cfg.invalid("gates.platform_class_activity_ready", "is on, but this build of hostforge has no fleet manager adapter to wire; turn the gate off")
+		}
+		return s, nil
+	}
 	exec := &enrollment.Executor{NetBox: nb, Log: log}
 	if cfg.Vault != nil {
 		v, err := vault.Open(cfg.Vault.Path)
@@ -132,7 +145,6 @@ func Open(ctx context.Context, cfg *Config, o Options) (*Systems, error) {
 		}
 		s.Vault, exec.Vault = v, v
 	}
-	g := cfg.Gates
 	if g.ConfigureDHCP {
 		if exec.DHCP, err = openDHCP(ctx, cfg, s.Vault, log); err != nil {
 			return nil, err
