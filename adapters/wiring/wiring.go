@@ -176,10 +176,10 @@ func Open(ctx context.Context, cfg *Config, o Options) (*Systems, error) {
 		wired bool
 		what  string
 	}{
-		{g.ConfigureDHCP, "gates.enrollment_configure_dhcp", exec.DHCP != nil, "a DHCP-over-SSH adapter"},
-		{g.ConfigureBMC, "gates.enrollment_configure_bmc", exec.BMC != nil, "a Redfish BMC adapter"},
-		{g.IronicEnrol, "gates.enrollment_ironic_enrol", len(exec.Ironic) > 0, "an Ironic API adapter"},
-		{g.PlatformClassActivityReady, "gates.platform_class_activity_ready", s.FleetManager != nil, "a fleet manager adapter"},
+		{g.ConfigureDHCP, "gates.enrollment_configure_dhcp", exec.DHCP != nil, "DHCP-over-SSH adapter"},
+		{g.ConfigureBMC, "gates.enrollment_configure_bmc", exec.BMC != nil, "Redfish BMC adapter"},
+		{g.IronicEnrol, "gates.enrollment_ironic_enrol", len(exec.Ironic) > 0, "Ironic API adapter"},
+		{g.PlatformClassActivityReady, "gates.platform_class_activity_ready", s.FleetManager != nil, "fleet manager adapter"},
 	} {
 		if gate.on && !gate.wired {
 			return nil, cfg.invalid(gate.key, "is on, but this build of hostforge has no %s to wire; turn the gate off", gate.what)
@@ -294,7 +294,7 @@ func openBMCConnector(cfg *Config, log *slog.Logger) (bmc.Connector, error) {
 	t.InsecureSkipVerify = cfg.BMC.InsecureSkipVerify // explicit opt-in; the connector logs every such connection
 	var conn bmc.Connector = &redfish.Connector{TLSFor: func(string) redfish.TLS { return t }, Log: log}
 	if len(cfg.BMC.Endpoints) > 0 {
-		conn = EndpointConnector{Connector: conn, Endpoints: cfg.BMC.EndpointMap()}
+		conn = &EndpointConnector{Connector: conn, Endpoints: cfg.BMC.EndpointMap()}
 	}
 	return conn, nil
 }
@@ -310,7 +310,7 @@ type EndpointConnector struct {
 }
 
 // Connect connects to the address's endpoint, or to the address itself.
-func (e EndpointConnector) Connect(ctx context.Context, address string, cred bmc.Credential) (bmc.Client, error) {
+func (e *EndpointConnector) Connect(ctx context.Context, address string, cred bmc.Credential) (bmc.Client, error) {
 	if ep, ok := e.Endpoints[address]; ok {
 		address = ep
 	}
