@@ -50,6 +50,10 @@ func (r *Ramdisk) Run(ctx context.Context) {
 	if every <= 0 {
 		every = 500 * time.Millisecond
 	}
+	if r.HTTP == nil {
+		r.HTTP = &http.Client{Timeout: 10 * time.Second, Transport: http.DefaultTransport.(*http.Transport).Clone()}
+	}
+	defer r.HTTP.CloseIdleConnections()
 	t := time.NewTicker(every)
 	defer t.Stop()
 	for {
