@@ -162,18 +162,17 @@ func Start(ctx context.Context, o Options) (l *Lab, err error) {
 	if err != nil {
 		return nil, err
 	}
-	// The DHCP server's files of an earlier lab go: each lab starts fresh.
-	if err := os.RemoveAll(filepath.Join(dir, DHCPDir)); err != nil {
-		return nil, err
-	}
 	if err := os.MkdirAll(filepath.Join(dir, DHCPDir, "hostforge.d"), 0o700); err != nil {
 		return nil, err
 	}
-	if err := os.Chmod(dir, 0o700); err != nil {
-		return nil, err
+	// The files of an earlier lab go, and only they: each lab starts fresh.
+	stale, _ := filepath.Glob(filepath.Join(dir, DHCPDir, "hostforge.d", "*.conf*"))
+	for _, f := range []string{ConfigFile, VaultFile, VaultFile + ".lock", TokenFile, CAFile, HostsFile,
+		filepath.Join(DHCPDir, "restarts.log"), filepath.Join(DHCPDir, "dhcpd.conf")} {
+		stale = append(stale, filepath.Join(dir, f))
 	}
-	for _, f := range []string{ConfigFile, VaultFile, VaultFile + ".lock", TokenFile, CAFile, HostsFile} {
-		if err := os.Remove(filepath.Join(dir, f)); err != nil && !errors.Is(err, os.ErrNotExist) {
+	for _, f := range stale {
+		if err := os.Remove(f); err != nil && !errors.Is(err, os.ErrNotExist) {
 			return nil, err
 		}
 	}
