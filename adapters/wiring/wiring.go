@@ -131,10 +131,13 @@ func Open(ctx context.Context, cfg *Config, o Options) (*Systems, error) {
 	}
 	s.NetBox = nb
 	g := cfg.Gates
+	// The fleet manager and its proof store are wired here from their own
+	// config section once an adapter exists; until then the gate that needs
+	// them is refused before any system is contacted.
+	if g.PlatformClassActivityReady && s.FleetManager == nil {
+		return nil, cfg.invalid("gates.platform_class_activity_ready", "is on, but this build of hostforge has no fleet manager adapter to wire; turn the gate off")
+	}
 	if o.SubmitOnly {
-		if g.PlatformClassActivityReady && s.FleetManager == nil {
-			return nil, cfg.invalid("gates.platform_class_activity_ready", "is on, but this build of hostforge has no fleet manager adapter to wire; turn the gate off")
-		}
 		return s, nil
 	}
 	exec := &enrollment.Executor{NetBox: nb, Log: log}
@@ -179,7 +182,6 @@ func Open(ctx context.Context, cfg *Config, o Options) (*Systems, error) {
 		{g.ConfigureDHCP, "gates.enrollment_configure_dhcp", exec.DHCP != nil, "DHCP-over-SSH adapter"},
 		{g.ConfigureBMC, "gates.enrollment_configure_bmc", exec.BMC != nil, "Redfish BMC adapter"},
 		{g.IronicEnrol, "gates.enrollment_ironic_enrol", len(exec.Ironic) > 0, "Ironic API adapter"},
-		{g.PlatformClassActivityReady, "gates.platform_class_activity_ready", s.FleetManager != nil, "fleet manager adapter"},
 	} {
 		if gate.on && !gate.wired {
 			return nil, cfg.invalid(gate.key, "is on, but this build of hostforge has no %s to wire; turn the gate off", gate.what)
