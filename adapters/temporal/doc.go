@@ -24,4 +24,9 @@
 //     second concurrent enrollment of the same device is refused.
 //   - [Submitter.Settle] runs the completion-proof agent once the workflow
 //     has closed; the close time Temporal records bounds the proof window.
+//   - [Submitter.Follow] reports a run's steps, waits, failures and timers
+//     from its history as flow.Events, so a submitter shows the progress an
+//     inline run shows.
+//   - [RegisterWorkflows] registers several workflows (enrollment, firmware,
+//     extensions) on one worker: their step sets merged, names unique.
 package temporal

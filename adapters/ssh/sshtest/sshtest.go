@@ -42,19 +42,28 @@ type Key struct {
 // NewKey generates a fresh key.
 func NewKey(t testing.TB) Key {
 	t.Helper()
-	_, priv, err := ed25519.GenerateKey(rand.Reader)
+	k, err := GenerateKey()
 	if err != nil {
 		t.Fatal(err)
+	}
+	return k
+}
+
+// GenerateKey generates a fresh key outside a test (a lab).
+func GenerateKey() (Key, error) {
+	_, priv, err := ed25519.GenerateKey(rand.Reader)
+	if err != nil {
+		return Key{}, err
 	}
 	block, err := xssh.MarshalPrivateKey(priv, "")
 	if err != nil {
-		t.Fatal(err)
+		return Key{}, err
 	}
 	s, err := xssh.NewSignerFromKey(priv)
 	if err != nil {
-		t.Fatal(err)
+		return Key{}, err
 	}
-	return Key{Signer: s, PEM: string(pem.EncodeToMemory(block))}
+	return Key{Signer: s, PEM: string(pem.EncodeToMemory(block))}, nil
 }
 
 // PublicKey is the key's public half.
@@ -99,13 +108,28 @@ func StallSFTP(s *Server) { s.stallSFTP = true }
 // stops, and its goroutines end, in t's cleanup.
 func Start(t testing.TB, client xssh.PublicKey, opts ...Option) *Server {
 	t.Helper()
-	s := &Server{HostKey: NewKey(t), conns: map[net.Conn]bool{}, done: make(chan struct{})}
+	s, err := Listen(client, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Close)
+	return s
+}
+
+// Listen starts a server as Start does, outside a test (a lab): the caller
+// stops it with Close.
+func Listen(client xssh.PublicKey, opts ...Option) (*Server, error) {
+	hostKey, err := GenerateKey()
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{HostKey: hostKey, conns: map[net.Conn]bool{}, done: make(chan struct{})}
 	for _, o := range opts {
 		o(s)
 	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
 	s.ln, s.Addr = ln, ln.Addr().String()
 	cfg := &xssh.ServerConfig{
@@ -140,8 +164,7 @@ func Start(t testing.TB, client xssh.PublicKey, opts ...Option) *Server {
 			}()
 		}
 	}()
-	t.Cleanup(s.Close)
-	return s
+	return s, nil
 }
 
 // KnownHosts is a known_hosts line for this server's address with key k

@@ -1,4 +1,4 @@
-package cli
+package wiring
 
 import (
 	"encoding"
@@ -19,16 +19,18 @@ import (
 	"github.com/hostforge/hostforge/dhcp"
 	"github.com/hostforge/hostforge/enrollment"
 	"github.com/hostforge/hostforge/intent"
+	"github.com/hostforge/hostforge/ironic"
 )
 
-// configHelp documents the config file in 'hostforge enroll --help'.
-const configHelp = `Config file (--config, YAML). Secrets never appear in it nor in flags: each
+// ConfigHelp documents the config file; every command that takes --config
+// shows it in its --help.
+const ConfigHelp = `Config file (--config, YAML). Secrets never appear in it nor in flags: each
 is read from the environment variable or the file the config names.
 
   site: lab1
   netbox:
     url: https://netbox.example.net
-    token_env: HOSTFORGE_NETBOX_TOKEN   # or token_file: /etc/hostforge/netbox-token
+    token_env: HOSTFORGE_NETBOX_TOKEN   # or token_file: /etc/hostforge/netbox-token (mode 0600)
     ca_file: /etc/hostforge/ca.pem      # optional: trust an internal CA
     insecure_skip_verify: false         # opt-in for a lab NetBox only; logged
   ironic:                               # Ironic instances by device_class (noauth API)
@@ -39,6 +41,16 @@ is read from the environment variable or the file the config names.
     - name: ironic-cpu
       url: https://ironic-cpu.example.net:6385
       device_classes: [CPU_BAREMETAL, HYPERVISOR]
+      timing:                           # optional; the defaults are for real hardware
+        link_budget: 5m                 # frontend-link guard: all links DOWN this long fails
+        state_poll: 10s
+        lock_retry: 10s
+        inspection_poll: 20s
+        inspection_timeout: 1h
+        power_on_timeout: 10m
+        clean_poll_min: 15s
+        clean_poll_max: 5m
+        inventory_grace: 1m
   gates:                                # the site's gates and settings
     enrollment_configure_dhcp: true
     enrollment_configure_bmc: true
@@ -60,9 +72,12 @@ is read from the environment variable or the file the config names.
     restart: systemctl restart isc-dhcp-server          # optional; prefix sudo if needed
     status: systemctl is-active --quiet isc-dhcp-server # optional
     timeouts: {connect: 2m, login: 2m, command: 2m, transfer: 2m}   # optional
-  bmc:                                  # how BMCs' Redfish TLS is verified
+  bmc:                                  # how BMCs' Redfish service is reached
     ca_file: /etc/hostforge/bmc-ca.pem  # optional: the CA that signed the BMCs
     insecure_skip_verify: false         # opt-in for self-signed lab BMCs; logged
+    endpoints:                          # optional: reach these BMCs elsewhere than their
+      - address: 10.10.0.12             #   out-of-band IP on 443 (a jump host's forwarded
+        endpoint: 127.0.0.1:40443       #   port, a lab's emulator): TLS is still verified
   vault:
     kind: file                          # items of named fields in a YAML file
     path: /etc/hostforge/vault.yaml     # must not be readable by group or others
@@ -73,12 +88,18 @@ is always verified against known_hosts. Kea's defaults are dir
 /etc/kea/hostforge.d, config_test "kea-dhcp4 -t /etc/kea/kea-dhcp4.conf",
 restart and status of kea-dhcp4-server.
 
-A bad config file fails with CLI_CONFIG_INVALID naming the key and its line.
-This build wires NetBox, DHCP over SSH, the Redfish BMC phase and Ironic
-(noauth); it has no fleet manager adapter yet, so it refuses
-platform_class_activity_ready set to true.`
+The BMC phase and the Ironic phases' frontend-link guard log in to a host's
+BMC with the per-host admin credential in the vault item bmc-admin-<device>,
+which the BMC phase creates from bmc-factory and rotates. The file vault is
+safe to share between a worker and CLI runs on one host: writes lock the
+file (<path>.lock) and never drop another writer's item.
 
-// Config is the --config file.
+A bad config file fails with CONFIG_INVALID naming the key and its line.
+This build wires NetBox, DHCP over SSH, the Redfish BMC phase, Ironic
+(noauth) with the link guard, and the inspection verifier; it has no fleet
+manager adapter yet, so it refuses platform_class_activity_ready set to true.`
+
+// Config is the config file: the site, the systems it names and the gates.
 type Config struct {
 	Site   string         `yaml:"site"`
 	NetBox NetBoxConfig   `yaml:"netbox"`
@@ -88,6 +109,8 @@ type Config struct {
 	BMC    BMCConfig      `yaml:"bmc"`
 	Vault  *VaultConfig   `yaml:"vault"`
 
+	// path is the file the config was read from, for messages.
+	path string
 	// lines maps each key path ("netbox.url", "ironic[1].name") to its line.
 	lines map[string]int
 }
@@ -108,12 +131,74 @@ type IronicConfig struct {
 	DeviceClasses      []string `yaml:"device_classes"`
 	CAFile             string   `yaml:"ca_file"`
 	InsecureSkipVerify bool     `yaml:"insecure_skip_verify"`
+	// Timing tunes the Ironic phases' polls and budgets; absent fields take
+	// ironic.Timing's defaults.
+	Timing IronicTiming `yaml:"timing"`
 }
 
-// BMCConfig is how the BMCs' Redfish certificates are verified.
+// IronicTiming is an instance's ironic.Timing; zero fields take its
+// defaults (real-hardware values).
+type IronicTiming struct {
+	StatePoll         enrollment.Duration `yaml:"state_poll"`
+	LockRetry         enrollment.Duration `yaml:"lock_retry"`
+	InspectionPoll    enrollment.Duration `yaml:"inspection_poll"`
+	InspectionTimeout enrollment.Duration `yaml:"inspection_timeout"`
+	PowerOnTimeout    enrollment.Duration `yaml:"power_on_timeout"`
+	LinkBudget        enrollment.Duration `yaml:"link_budget"`
+	CleanPollMin      enrollment.Duration `yaml:"clean_poll_min"`
+	CleanPollMax      enrollment.Duration `yaml:"clean_poll_max"`
+	InventoryGrace    enrollment.Duration `yaml:"inventory_grace"`
+}
+
+// Phases is the section as the Ironic phases' timing.
+func (t IronicTiming) Phases() ironic.Timing {
+	return ironic.Timing{
+		StatePoll: t.StatePoll.D(), LockRetry: t.LockRetry.D(), InspectionPoll: t.InspectionPoll.D(),
+		InspectionTimeout: t.InspectionTimeout.D(), PowerOnTimeout: t.PowerOnTimeout.D(), LinkBudget: t.LinkBudget.D(),
+		CleanPollMin: t.CleanPollMin.D(), CleanPollMax: t.CleanPollMax.D(), InventoryGrace: t.InventoryGrace.D(),
+	}
+}
+
+// fields lists the section's keys and values, for validation.
+func (t IronicTiming) fields() []struct {
+	key string
+	d   enrollment.Duration
+} {
+	return []struct {
+		key string
+		d   enrollment.Duration
+	}{
+		{"state_poll", t.StatePoll}, {"lock_retry", t.LockRetry}, {"inspection_poll", t.InspectionPoll},
+		{"inspection_timeout", t.InspectionTimeout}, {"power_on_timeout", t.PowerOnTimeout}, {"link_budget", t.LinkBudget},
+		{"clean_poll_min", t.CleanPollMin}, {"clean_poll_max", t.CleanPollMax}, {"inventory_grace", t.InventoryGrace},
+	}
+}
+
+// BMCConfig is how the BMCs' Redfish service is reached and its
+// certificates verified.
 type BMCConfig struct {
 	CAFile             string `yaml:"ca_file"`
 	InsecureSkipVerify bool   `yaml:"insecure_skip_verify"`
+	// Endpoints reach some BMCs at another host:port than their
+	// out-of-band address (which NetBox records and the DHCP reservation
+	// uses): a jump host's forwarded port, a lab's emulator.
+	Endpoints []BMCEndpoint `yaml:"endpoints"`
+}
+
+// BMCEndpoint is where the BMC whose out-of-band address is Address is
+// reached.
+type BMCEndpoint struct {
+	Address  string `yaml:"address"`
+	Endpoint string `yaml:"endpoint"`
+}
+
+// EndpointMap is the endpoints by out-of-band address.
+func (b BMCConfig) EndpointMap() map[string]string {
+	out := make(map[string]string, len(b.Endpoints))
+	for _, e := range b.Endpoints {
+		out[e.Address] = e.Endpoint
+	}
+	return out
 }
 
 // GatesConfig are the site's gates, mapped onto enrollment.SiteConfig.
@@ -214,24 +299,29 @@ func (c *Config) SiteConfig() enrollment.SiteConfig {
 	return s
 }
 
-// loadConfigFile reads and validates a config file.
-func loadConfigFile(path string) (*Config, error) {
+// Load reads and validates a config file. Its errors are CONFIG_INVALID
+// failures naming the file, the key and the line.
+func Load(path string) (*Config, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
-		return nil, usageErr(ConfigInvalid.New("--config %s: %v", path, err))
+		return nil, ConfigInvalid.New("--config %s: %v", path, err)
 	}
-	return readConfig(path, b)
+	return Parse(path, b)
 }
 
-// readConfig parses the config document b read from path. Its errors are
-// CLI_CONFIG_INVALID usage errors naming the file, the key and the line.
-func readConfig(path string, b []byte) (*Config, error) {
+// Parse parses and validates the config document b read from path. Its
+// errors are CONFIG_INVALID failures naming the file, the key and the line.
+func Parse(path string, b []byte) (*Config, error) {
 	c, err := parseConfig(b)
 	if err != nil {
-		return nil, usageErr(ConfigInvalid.New("%s: %s", path, err))
+		return nil, ConfigInvalid.New("%s: %s", path, err)
 	}
+	c.path = path
 	return c, nil
 }
+
+// Path is the file the config was read from.
+func (c *Config) Path() string { return c.path }
 
 // parseConfig decodes and validates a config document. Errors name the key
 // and its line.
@@ -281,6 +371,15 @@ func badCharLine(b []byte) int {
 		i += n
 	}
 	return 1
+}
+
+// invalid is a CONFIG_INVALID failure naming the file, a key and its line.
+func (c *Config) invalid(key, format string, args ...any) error {
+	err := c.keyError(key, format, args...)
+	if c.path != "" {
+		return ConfigInvalid.New("%s: %s", c.path, err)
+	}
+	return ConfigInvalid.New("%s", err)
 }
 
 // keyError names a key and its line.
@@ -334,6 +433,14 @@ func (c *Config) validate() error {
 		if err := checkURL(ir.URL); err != nil {
 			return c.keyError(at+".url", "%v", err)
 		}
+		for _, f := range ir.Timing.fields() {
+			if f.d < 0 {
+				return c.keyError(at+".timing."+f.key, "negative duration")
+			}
+		}
+		if ir.Timing.CleanPollMin > 0 && ir.Timing.CleanPollMax > 0 && ir.Timing.CleanPollMax < ir.Timing.CleanPollMin {
+			return c.keyError(at+".timing.clean_poll_max", "%s is shorter than clean_poll_min %s", ir.Timing.CleanPollMax.D(), ir.Timing.CleanPollMin.D())
+		}
 		if len(ir.DeviceClasses) == 0 {
 			return c.keyError(at+".device_classes", "missing: the device classes this instance manages")
 		}
@@ -375,6 +482,20 @@ func (c *Config) validate() error {
 	}
 	if c.BMC.CAFile != "" && c.BMC.InsecureSkipVerify {
 		return c.keyError("bmc.insecure_skip_verify", "set ca_file or insecure_skip_verify, not both")
+	}
+	seenAddr := map[string]bool{}
+	for i, e := range c.BMC.Endpoints {
+		at := fmt.Sprintf("bmc.endpoints[%d]", i)
+		if ip := net.ParseIP(e.Address); ip == nil {
+			return c.keyError(at+".address", "%q: want the BMC's out-of-band IP address, as NetBox records it", e.Address)
+		}
+		if seenAddr[e.Address] {
+			return c.keyError(at+".address", "%s has two endpoints", e.Address)
+		}
+		seenAddr[e.Address] = true
+		if err := checkHostPort(e.Endpoint); err != nil {
+			return c.keyError(at+".endpoint", "%v", err)
+		}
 	}
 	if c.Vault != nil {
 		switch c.Vault.Kind {
@@ -419,6 +540,18 @@ func (c *Config) validateDHCP() error {
 		if t.d < 0 {
 			return c.keyError("dhcp.timeouts."+t.key, "negative duration")
 		}
+	}
+	return nil
+}
+
+// checkHostPort accepts host:port with a port from 1 to 65535.
+func checkHostPort(s string) error {
+	h, p, err := net.SplitHostPort(s)
+	if err != nil || h == "" || strings.ContainsAny(s, "/@ \t\n\x00") {
+		return fmt.Errorf("%q: want host:port, e.g. 127.0.0.1:40443", s)
+	}
+	if n, err := strconv.Atoi(p); err != nil || n < 1 || n > 65535 {
+		return fmt.Errorf("%q: the port %q is not a number from 1 to 65535", s, p)
 	}
 	return nil
 }
