@@ -407,13 +407,6 @@ func TestWorkerKilledDuringBMCResetWait(t *testing.T) {
 	for !strings.Contains(out.String(), "("+bmcResetWait+")") {
 		select {
 		case code := <-done:
-			if code == ExitOK && strings.Contains(out.String(), "bmc/configure_bmc: done") {
-				// The BMC phase of this build sleeps through the cold reset
-				// inside one step instead of returning a bmc_reset wait:
-				// there is no durable wait to kill the worker in. Delete
-				// this skip once the phase returns the wait.
-				t.Skipf("the BMC phase returned no %s wait: it still sleeps through the cold reset\n%s", bmcResetWait, out.String())
-			}
 			t.Fatalf("enroll ended (%d) before the BMC reset wait:\n%s\n%s", code, out.String(), errb.String())
 		default:
 		}
