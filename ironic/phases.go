@@ -61,6 +61,10 @@ type Timing struct {
 	InventoryGrace time.Duration
 }
 
+// DefaultTiming is the Timing a zero Timing stands for: the production
+// waits, meant for real hardware whose transitions take minutes.
+func DefaultTiming() Timing { return Timing{}.withDefaults() }
+
 func (t Timing) withDefaults() Timing {
 	def := func(d *time.Duration, v time.Duration) {
 		if *d <= 0 {

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"math"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -75,10 +76,15 @@ func (s SideResult) PerNode(nodes int) (reads, writes, conflicts float64) {
 
 // Report is the whole benchmark.
 type Report struct {
-	Nodes  int          `json:"nodes"`
-	Rounds int          `json:"rounds"`
-	Ironic string       `json:"ironic"`
-	Sides  []SideResult `json:"sides"`
+	Nodes  int    `json:"nodes"`
+	Rounds int    `json:"rounds"`
+	Ironic string `json:"ironic"`
+	// FakeDelays are the [fake] delays the Ironic ran with ("power 3 s,
+	// …"); empty: none.
+	FakeDelays string `json:"fake_delays,omitempty"`
+	// TimingScale is the factor hostforge's production ironic.Timing ran at.
+	TimingScale float64      `json:"timing_scale,omitempty"`
+	Sides       []SideResult `json:"sides"`
 	// Verdict compares hostforge with the limit and openstacksdk.
 	Verdict *Verdict `json:"verdict,omitempty"`
 }
@@ -136,7 +142,15 @@ func (r *Report) judge() {
 // WriteText renders the table.
 func (r *Report) WriteText(w io.Writer, detail bool) error {
 	var b strings.Builder
-	fmt.Fprintf(&b, "bench-ironic: %d nodes from nothing to available on %s (fake-hardware, no inspection), %d round(s)\n\n", r.Nodes, r.Ironic, r.Rounds)
+	hw := "fake-hardware without delays"
+	if r.FakeDelays != "" {
+		hw = "fake-hardware with [fake] delays: " + r.FakeDelays
+	}
+	fmt.Fprintf(&b, "bench-ironic: %d nodes from nothing to available on %s (%s; no inspection), %d round(s)\n", r.Nodes, r.Ironic, hw, r.Rounds)
+	if r.TimingScale > 0 {
+		fmt.Fprintf(&b, "hostforge: production ironic.Timing x %s\n", ratio(r.TimingScale))
+	}
+	b.WriteString("\n")
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "side\twall (median)\tmin\tmax\tvs limit\treads/node\twrites/node\t409s/node\tcalls/node\t")
 	var limit time.Duration
@@ -183,6 +197,14 @@ func (r *Report) WriteText(w io.Writer, detail bool) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// ratio renders a scale as 1/N when it is one.
+func ratio(f float64) string {
+	if n := math.Round(1 / f); n >= 2 && math.Abs(1/f-n) < 1e-9 {
+		return fmt.Sprintf("1/%d", int(n))
+	}
+	return fmt.Sprintf("%g", f)
 }
 
 func secs(d time.Duration) string { return fmt.Sprintf("%.2f s", d.Seconds()) }
