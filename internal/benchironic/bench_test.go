@@ -106,7 +106,8 @@ func TestVerdict(t *testing.T) {
 	r := sampleReport()
 	v := r.Verdict
 	near := func(a, b float64) bool { return math.Abs(a-b) < 1e-9 }
-	if v == nil || !near(v.WallVsLimit, 1.1) || !near(v.WallVsBestLoop, 3.3/2.5) || !near(v.ReadsVsLimit, 18.0/150) || !near(v.WallVsSDK, 3.3/9) || !v.Met {
+	if v == nil || !near(v.WallVsLimit, 1.1) || !near(v.WallVsBestLoop, 3.3/2.5) || !near(v.ReadsVsLimit, 18.0/150) || !near(v.WallVsSDK, 3.3/9) ||
+		!v.WallMet || !v.ReadsMet || !v.SDKMet || !v.Met {
 		t.Fatalf("verdict %+v", v)
 	}
 	r.Sides[2].Runs[1].Wall = 4 * time.Second // median 3.6 s: 1.2x, still within 1.25x
@@ -116,8 +117,24 @@ func TestVerdict(t *testing.T) {
 	}
 	r.Sides[2].Runs[0].Wall = 4 * time.Second // median 4 s: 1.33x
 	r.judge()
-	if r.Verdict.Met {
+	if r.Verdict.Met || r.Verdict.WallMet || !r.Verdict.ReadsMet {
 		t.Fatalf("1.33x the limit met: %+v", r.Verdict)
+	}
+	r.Sides[2].Runs[0].Wall, r.Sides[2].Runs[1].Wall = 3300*time.Millisecond, 3300*time.Millisecond
+	for i := range r.Sides[2].Runs {
+		r.Sides[2].Runs[i].Calls.Reads = 31 // 31/150: 20.7 % of the limit's reads
+	}
+	r.judge()
+	if r.Verdict.Met || !r.Verdict.WallMet || r.Verdict.ReadsMet {
+		t.Fatalf("20.7%% of the limit's reads met: %+v", r.Verdict)
+	}
+	for i := range r.Sides[2].Runs {
+		r.Sides[2].Runs[i].Calls.Reads = 18
+	}
+	r.Sides[3].Runs = []Run{{Wall: 3 * time.Second}} // openstacksdk faster
+	r.judge()
+	if r.Verdict.Met || !r.Verdict.WallMet || !r.Verdict.ReadsMet || r.Verdict.SDKMet {
+		t.Fatalf("slower than openstacksdk met: %+v", r.Verdict)
 	}
 	alone := &Report{Nodes: 2, Sides: []SideResult{r.Sides[2]}}
 	alone.judge()
