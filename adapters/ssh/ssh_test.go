@@ -64,7 +64,7 @@ func TestContractInProcessServer(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		return dhcptest.Target{Remote: r, Dir: t.TempDir()}
+		return dhcptest.Target{Remote: r, Dir: t.TempDir(), Dialer: d, Service: dhcptest.ShellService(t, r, t.TempDir())}
 	})
 }
 
