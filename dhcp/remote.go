@@ -47,13 +47,16 @@ type Remote interface {
 	Remove(ctx context.Context, path string) error
 	// Lock takes the exclusive advisory lock (flock(2)) on path on the
 	// server, waiting while another holder has it, and returns the function
-	// that releases it. path is a directory or a file (created when absent;
+	// that releases it. A wait that ctx or a deadline ends may leave the
+	// session closed, when that is the only way to abandon it. path is a directory or a file (created when absent;
 	// its directory must exist). Every session that locks the same path —
 	// from this process, another process or another machine — takes turns.
 	// The lock is also released when the session ends, so a worker that
 	// dies never leaves the server locked.
 	Lock(ctx context.Context, path string) (unlock func() error, err error)
-	// Run runs a one-line POSIX shell command.
+	// Run runs a one-line POSIX shell command. A command that ctx or a
+	// deadline ends is killed where the server allows it; otherwise the
+	// session is closed, and every later call fails at once.
 	Run(ctx context.Context, command string) (Output, error)
 	// Close ends the session (releasing its locks) and drops key material.
 	Close() error

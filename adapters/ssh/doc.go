@@ -36,11 +36,15 @@
 //
 // An operation stopped by its deadline or its context is aborted: its
 // command is sent SIGKILL and its session closed, or its SFTP client closed.
-// A server that does not let the abort finish within 2 s — one that stalls
-// after login or on session open — has its connection closed, which ends
-// every operation on it; the Client then refuses further work with
-// transport failures. So a stalled server costs at most the deadline plus
-// 2 s, never the TCP timeout.
+// A server that does not let the abort finish within 2 s has its connection
+// closed, which ends every operation on it; the Client then refuses further
+// work with transport failures. That is the case of a server that stalls
+// after login or on session open, and of an OpenSSH sshd that refuses the
+// signal ("session signalling requires privilege separation", as when the
+// login user is root) while the command still runs. So a stalled server
+// costs at most the deadline plus 2 s, never the TCP timeout, and a step
+// whose effect is unknown ends with its connection, leaving the dhcp phase's
+// backup for the next run rather than a rollback racing the aborted step.
 //
 // # Commands
 //
@@ -53,9 +57,11 @@
 // posix-rename extension (OpenSSH's atomic rename). Read and Remove are SFTP
 // operations. Lock runs
 //
-//	if [ -d 'p' ]; then exec 9<'p'; else exec 9>>'p'; fi && flock -x 9 && echo locked && exec cat >/dev/null
+//	if [ -d 'p' ]; then exec 9<'p'; else exec 9>>'p'; fi && flock -x -w N 9 && echo locked && exec cat >/dev/null
 //
-// in a session whose input the Client keeps open: the flock(2) is held
+// (N: the command deadline in seconds, plus 5, so the client's deadline
+// expires first and an abandoned wait still ends on the server) in a
+// session whose input the Client keeps open: the flock(2) is held
 // until the Client closes that input (unlock), or the session or the
 // connection ends, so a worker that dies never leaves the server locked.
 // The server needs util-linux's flock(1). Run runs a one-line command

@@ -14,6 +14,7 @@ import (
 	"net"
 	"os"
 	"path"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -769,9 +770,15 @@ func (c *Client) Remove(ctx context.Context, p string) error {
 // keeps the descriptor open in cat until its input ends — when the client
 // releases the lock, or when the session or connection ends, which releases
 // it too.
-func lockCommand(p string) string {
+//
+// The wait is bounded on the server too (flock -w, a few seconds past the
+// client's own deadline, which expires first): an abandoned wait — the
+// client gave up, and the server refuses to signal the session — does not
+// linger there.
+func lockCommand(p string, limit time.Duration) string {
 	q := dhcp.ShellQuote(p)
-	return "if [ -d " + q + " ]; then exec 9<" + q + "; else exec 9>>" + q + "; fi && flock -x 9 && echo locked && exec cat >/dev/null"
+	w := strconv.Itoa(int(limit.Seconds()) + 5)
+	return "if [ -d " + q + " ]; then exec 9<" + q + "; else exec 9>>" + q + "; fi && flock -x -w " + w + " 9 && echo locked && exec cat >/dev/null"
 }
 
 // Lock takes the server's flock on p. Waiting for it is bounded by the
@@ -798,7 +805,7 @@ func (c *Client) Lock(ctx context.Context, p string) (func() error, error) {
 		}
 		if err == nil {
 			s.Stderr = &errOut
-			err = s.Start(lockCommand(p))
+			err = s.Start(lockCommand(p, c.cfg.CommandTimeout))
 		}
 		if err != nil {
 			_ = s.Close()
@@ -807,6 +814,14 @@ func (c *Client) Lock(ctx context.Context, p string) (func() error, error) {
 		}
 		line, err := bufio.NewReader(stdout).ReadString('\n')
 		if err == nil && line == "locked\n" {
+			x.mu.Lock()
+			aborted := x.aborted
+			x.mu.Unlock()
+			if aborted {
+				// Granted after the caller gave up: release it at once.
+				_ = stdin.Close()
+				_ = s.Close()
+			}
 			return
 		}
 		// The command ended without the lock.
