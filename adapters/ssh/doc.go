@@ -48,8 +48,9 @@
 //
 // # Commands
 //
-// Hash runs one command for all its files, `{ sha256sum -- 'path' 2>/dev/null
-// || echo -; }` per file. Upload writes a temporary file
+// Hash runs one `sha256sum -- 'path'... 2>/dev/null` for all its files and
+// reads each file's hash by name (a file it cannot read hashes as "", so
+// the phase uploads). Upload writes a temporary file
 // ".<name>.hostforge-<random>.tmp" in the target directory over SFTP,
 // flushes it to disk — with the fsync@openssh.com extension (OpenSSH 6.5 and
 // later), or with `sync -- 'tmp'` (coreutils 8.24 and later) on a server

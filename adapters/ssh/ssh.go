@@ -518,8 +518,8 @@ func (c *Client) Run(ctx context.Context, command string) (dhcp.Output, error) {
 	return res, &dhcp.RemoteError{Kind: dhcp.KindTransport, Op: "run", Target: command, Err: runErr}
 }
 
-// Hash hashes every file with one command. Each path prints one line: the
-// sha256sum line, or "-" when sha256sum fails for it.
+// Hash hashes every file with one sha256sum process. A file it cannot read
+// is missing from its output (its error goes to /dev/null) and hashes as "".
 func (c *Client) Hash(ctx context.Context, paths ...string) ([]string, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -528,11 +528,11 @@ func (c *Client) Hash(ctx context.Context, paths ...string) ([]string, error) {
 	if len(paths) == 0 {
 		return sums, nil
 	}
-	parts := make([]string, len(paths))
-	for i, p := range paths {
-		parts[i] = "{ sha256sum -- " + dhcp.ShellQuote(p) + " 2>/dev/null || echo -; }"
+	cmd := "sha256sum --"
+	for _, p := range paths {
+		cmd += " " + dhcp.ShellQuote(p)
 	}
-	out, err := c.Run(ctx, strings.Join(parts, "; "))
+	out, err := c.Run(ctx, cmd+" 2>/dev/null")
 	if err != nil {
 		var re *dhcp.RemoteError
 		if errors.As(err, &re) {
@@ -540,21 +540,46 @@ func (c *Client) Hash(ctx context.Context, paths ...string) ([]string, error) {
 		}
 		return nil, err
 	}
-	lines := strings.Split(strings.TrimSuffix(string(out.Output), "\n"), "\n")
-	if out.Exit != 0 || len(lines) != len(paths) {
+	// A non-zero exit only says that some file could not be read.
+	got, ok := parseSHA256Sum(out.Output)
+	if !ok {
 		c.cfg.Log.Warn("unreadable sha256sum output; treating the remote files as changed", "paths", paths, "exit", out.Exit)
 		return sums, nil
 	}
-	for i, line := range lines {
-		// sha256sum prefixes the line with a backslash when the name has one.
-		sum, _, _ := strings.Cut(strings.TrimPrefix(line, `\`), " ")
-		if b, err := hex.DecodeString(sum); err == nil && len(b) == 32 {
-			sums[i] = strings.ToLower(sum)
-		} else if line != "-" {
-			c.cfg.Log.Warn("unreadable sha256sum output; treating the remote file as changed", "path", paths[i])
-		}
+	for i, p := range paths {
+		sums[i] = got[p]
 	}
 	return sums, nil
+}
+
+// parseSHA256Sum reads sha256sum's output, "<hex>  <name>" per line, into
+// hashes by name. GNU coreutils writes a name holding a backslash, newline
+// or carriage return escaped, and marks such a line with a leading
+// backslash.
+func parseSHA256Sum(b []byte) (map[string]string, bool) {
+	sums := map[string]string{}
+	for _, line := range strings.Split(strings.TrimSuffix(string(b), "\n"), "\n") {
+		if line == "" {
+			continue
+		}
+		escaped := strings.HasPrefix(line, `\`)
+		if escaped {
+			line = line[1:]
+		}
+		if len(line) < 66 || line[64] != ' ' || (line[65] != ' ' && line[65] != '*') {
+			return nil, false
+		}
+		sum := strings.ToLower(line[:64])
+		if h, err := hex.DecodeString(sum); err != nil || len(h) != 32 {
+			return nil, false
+		}
+		name := line[66:]
+		if escaped {
+			name = strings.NewReplacer(`\\`, `\`, `\n`, "\n", `\r`, "\r").Replace(name)
+		}
+		sums[name] = sum
+	}
+	return sums, true
 }
 
 // sftpClient returns the session's SFTP client, starting it on first use.
