@@ -8,6 +8,7 @@ import (
 
 	"github.com/hostforge/hostforge/bmc"
 	"github.com/hostforge/hostforge/clock"
+	"github.com/hostforge/hostforge/dhcp"
 	"github.com/hostforge/hostforge/flow"
 )
 
@@ -46,7 +47,7 @@ var _ flow.Steps = (*Executor)(nil)
 // when a budget outgrows the bound registered here.
 const (
 	netboxAttempt = 55 * time.Minute
-	dhcpAttempt   = 20 * time.Minute
+	dhcpAttempt   = 40 * time.Minute
 	bmcAttempt    = 2*time.Hour + 5*time.Minute
 	ironicAttempt = 65 * time.Minute
 )
@@ -65,12 +66,9 @@ const (
 	// fleet manager. One spare for a second page.
 	netboxRequests = 8
 	// dhcpDeadline is the SSH adapter's default for each deadline; one
-	// attempt runs into at most 9: connect, login, the remote hash, mkdir,
-	// the upload, config test, restart, status and the quarantine move.
-	// (Waiting for this server's restart lock behind other enrollments in
-	// the same process is not bounded by it.)
-	dhcpDeadline  = 120 * time.Second
-	dhcpDeadlines = 9
+	// attempt runs into at most dhcp.MaxRemoteOperations of them (connect,
+	// login, commands, transfers, the server lock; see package dhcp).
+	dhcpDeadline = 120 * time.Second
 	// ironicRequest is the Ironic adapter's per-request timeout.
 	ironicRequest = 60 * time.Second
 	// ironicRequests bounds the Ironic requests of one attempt: the
@@ -85,7 +83,7 @@ const (
 // can take, from the requests it makes and their deadlines:
 //
 //	NetBox steps      8 requests × 6.5 min (30 s × 5 tries + 4 × 60 s)  52 min
-//	configure_dhcp    9 deadlines × 120 s                               18 min
+//	configure_dhcp    dhcp.MaxRemoteOperations (19) × 120 s             38 min
 //	configure_bmc     bmc.AttemptBound: 120 Redfish requests × 60 s     2 h
 //	Ironic steps      40 Ironic requests × 60 s + one link read
 //	                  (bmc.LinkReadRequests × 60 s)                     64 min
@@ -97,7 +95,7 @@ func AttemptBudgets() map[string]time.Duration {
 		StepRecordPlatformClass: netbox,
 		StepActivateDevice:      netbox,
 		StepTagDevice:           netbox,
-		StepConfigureDHCP:       dhcpDeadlines * dhcpDeadline,
+		StepConfigureDHCP:       dhcp.MaxRemoteOperations * dhcpDeadline,
 		StepConfigureBMC:        bmc.AttemptBound,
 		StepIronicInspection:    ironic,
 		StepIronicSwitchIPMI:    ironic,
