@@ -38,13 +38,7 @@ func Family(vendor string) string {
 	if v, err := bmc.Detect(bmc.Identity{Vendor: vendor}); err == nil {
 		return string(v)
 	}
-	var b strings.Builder
-	for _, r := range strings.ToLower(vendor) {
-		if (r >= 'a' && r <= 'z') || (r >= '0' && r <= '9') {
-			b.WriteRune(r)
-		}
-	}
-	return b.String()
+	return alnumLower(vendor)
 }
 
 // familyNames is how a known family is written when no catalog entry names it.
