@@ -114,3 +114,23 @@ var (
 		Action:    "The BMC kept failing (the message carries the last error) for longer than one substate's error budget: check its power and network on site. The update retries after the retry interval.",
 	})
 )
+
+// BMCRefused: the BMC refused a request (credentials, a malformed or
+// conflicting request): retrying the same request cannot succeed.
+var BMCRefused = hostforge.Declare(hostforge.Spec{
+	Code:   "FIRMWARE_BMC_REFUSED",
+	Phase:  "firmware_update",
+	Owner:  hostforge.OwnerInfraEng,
+	Action: "The BMC refused the request (the message carries its answer: credentials, an image it does not accept, a conflicting job): fix the cause, then reset the host's update.",
+})
+
+// BMCErrors maps a BMC client's system errors to the update's codes, for
+// adapters of BMCClient: unavailable and not-found answers are transient
+// (FIRMWARE_BMC_UNREACHABLE), refusals are not (FIRMWARE_BMC_REFUSED).
+var BMCErrors = hostforge.SystemSpecs{
+	NotFound:     BMCUnreachable,
+	Unavailable:  BMCUnreachable,
+	Unauthorized: BMCRefused,
+	Conflict:     BMCRefused,
+	Invalid:      BMCRefused,
+}

@@ -75,8 +75,15 @@ type HostUpdate struct {
 	Deadline time.Time `json:"deadline,omitzero"`
 	// Phase is the next action of a multi-action substate (the resets).
 	Phase int `json:"phase"`
-	// PreResetDone marks that this target's pre-update resets ran.
-	PreResetDone bool `json:"pre_reset_done,omitempty"`
+	// Artifacts is the number of artifacts of the target entry;
+	// PowerDrains its power_drains_needed; Family the host's vendor
+	// family (activation differs on Dell).
+	Artifacts   int    `json:"artifacts"`
+	PowerDrains int    `json:"power_drains,omitempty"`
+	Family      string `json:"family,omitempty"`
+	// Changed marks that firmware was activated during this update, so an
+	// assigned host is restarted back into its instance at restore.
+	Changed bool `json:"changed,omitempty"`
 
 	// ResetRetries counts activation resets repeated for this target.
 	ResetRetries int `json:"reset_retries"`
@@ -85,8 +92,12 @@ type HostUpdate struct {
 	RetryCount int `json:"retry_count"`
 	// Errors counts consecutive transient errors in this substate.
 	Errors int `json:"errors"`
-	// UploadRetries counts consecutive transient upload failures.
+	// UploadRetries counts transient upload failures and lost tasks of
+	// the current target.
 	UploadRetries int `json:"upload_retries"`
+	// Rounds counts returns to checking that selected the same target
+	// without verifying it.
+	Rounds int `json:"rounds"`
 	// LastError is the last transient error, for people.
 	LastError string `json:"last_error,omitempty"`
 	// Failure is why the update is in FailedFirmwareUpgrade.

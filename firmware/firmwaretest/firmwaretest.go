@@ -147,7 +147,7 @@ func fullUpdate() firmware.HostUpdate {
 		MachineID: "m1", Substate: firmware.WaitingForFirmwareUpgrade,
 		EnteredAt: t0, NotBefore: t0.Add(30 * time.Second), Generation: t0.UnixNano(), Assigned: true,
 		Component: firmware.CX7, Version: "28.47", Route: firmware.RouteRedfish, Artifact: 1, Attempt: 3,
-		TaskID: "JID_1", Started: true, Deadline: t0.Add(time.Hour), Phase: 2, PreResetDone: true,
+		TaskID: "JID_1", Started: true, Deadline: t0.Add(time.Hour), Phase: 2, Artifacts: 2, PowerDrains: 1, Family: "nvidia", Changed: true,
 		ResetRetries: 1, RetryCount: 2, Errors: 3, UploadRetries: 1, LastError: "BMC 503",
 		Failure: &firmware.FailureInfo{Code: "FIRMWARE_TASK_FAILED", Message: "Exception", At: t0},
 		History: []firmware.Transition{{From: firmware.Pending, To: firmware.CheckingFirmware, At: t0, Note: "started"}},
