@@ -4,6 +4,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/hostforge/hostforge/bmc"
 )
@@ -32,6 +33,19 @@ func NewCatalog() *Catalog { return &Catalog{models: map[modelKey]*Model{}} }
 // its lower-cased letters and digits ("NVIDIA" and "Nvidia" are "nvidia",
 // "LenovoAMI" is "lenovoami").
 func Family(vendor string) string {
+	if f, ok := families.Load(vendor); ok {
+		return f.(string)
+	}
+	f := family(vendor)
+	families.Store(vendor, f)
+	return f
+}
+
+// families caches Family: a fleet has a handful of vendor spellings, and
+// the update manager asks for each host on every pass.
+var families sync.Map
+
+func family(vendor string) string {
 	if strings.TrimSpace(vendor) == "" {
 		return ""
 	}

@@ -147,6 +147,45 @@ func (m *Model) Evaluate(rep Reported) []ComponentDrift {
 	return out
 }
 
+// wanted is one component's desired version.
+type wanted struct {
+	c       ComponentType
+	version string
+}
+
+// wanted lists the model's components that have a default.
+func (m *Model) wanted() []wanted {
+	var out []wanted
+	for _, t := range ComponentTypes {
+		if c, ok := m.Components[t]; ok {
+			if def, ok := c.Default(); ok {
+				out = append(out, wanted{t, def.Version})
+			}
+		}
+	}
+	return out
+}
+
+// summary reports, without building the report, whether any component is
+// drifted and whether any is unmatched: the update manager's question for
+// every host on every pass. It agrees with Evaluate.
+func summary(want []wanted, rep Reported) (drifted, unmatched bool) {
+	for _, w := range want {
+		reads := rep[w.c]
+		if len(reads) == 0 {
+			unmatched = true
+			continue
+		}
+		for _, r := range reads {
+			if r.Version != w.version {
+				drifted = true
+				break
+			}
+		}
+	}
+	return drifted, unmatched
+}
+
 // NeedsWork returns the first component in the effective ordering whose
 // status is drifted, and its default entry.
 func (m *Model) NeedsWork(rep Reported) (ComponentType, Entry, bool) {

@@ -168,7 +168,10 @@ func (m *Manager) Pass(ctx context.Context) (PassReport, error) {
 	rep.Ceiling = Ceiling(s.MaxConcurrentAbsolute, s.MaxConcurrentPercent, Fleet{Total: rep.Total, Unhealthy: rep.Unhealthy})
 	available := max(rep.Ceiling-rep.InMaintenance, 0)
 
-	// 5. Selection.
+	// 5. Selection. A fleet has few distinct models: their lookups and
+	// desired versions are computed once per pass.
+	models := map[Identity]*Model{}
+	desired := map[*Model][]wanted{}
 	var cands []candidate
 	for _, h := range hosts {
 		o := obs[h.MachineID]
@@ -176,20 +179,21 @@ func (m *Manager) Pass(ctx context.Context) (PassReport, error) {
 			rep.Skipped[SkipNoObservation]++
 			continue
 		}
-		model, ok := cat.ForHost(o.Identity)
-		if !ok {
+		model, seen := models[o.Identity]
+		if !seen {
+			model, _ = cat.ForHost(o.Identity)
+			models[o.Identity] = model
+		}
+		if model == nil {
 			rep.Skipped[SkipNotInCatalog]++
 			continue
 		}
-		drifted, unmatched := false, false
-		for _, d := range model.Evaluate(o.Reported) {
-			switch d.Status {
-			case StatusDrifted:
-				drifted = true
-			case StatusUnmatched:
-				unmatched = true
-			}
+		want, seen := desired[model]
+		if !seen {
+			want = model.wanted()
+			desired[model] = want
 		}
+		drifted, unmatched := summary(want, o.Reported)
 		if unmatched {
 			rep.Unmatched = append(rep.Unmatched, h.MachineID)
 		}

@@ -78,6 +78,9 @@ type PolicyStore interface {
 type ObservationStore interface {
 	PutObserved(ctx context.Context, o Observed) error
 	Observed(ctx context.Context, machine string) (Observed, bool, error)
+	// AllObserved lists every observation. It is the update manager's
+	// read of the whole fleet on every pass, so an implementation may
+	// hand out shared Reported maps: callers treat them as read-only.
 	AllObserved(ctx context.Context) ([]Observed, error)
 }
 

@@ -19,6 +19,7 @@ type MemStore struct {
 	auto      map[string]bool
 	windows   map[string]firmware.Window
 	observed  map[string]firmware.Observed
+	obsOrder  []string // sorted keys of observed; nil when stale
 	overrides map[overrideKey]firmware.Override
 	results   map[[2]string]firmware.Result
 	slots     map[string]time.Time // holder → lease expiry
@@ -103,9 +104,16 @@ func copyUpdate(u firmware.HostUpdate) firmware.HostUpdate {
 func copyObserved(o firmware.Observed) firmware.Observed {
 	o.At = utc(o.At)
 	if o.Reported != nil {
+		n := 0
+		for _, v := range o.Reported {
+			n += len(v)
+		}
+		all := make([]firmware.Reading, 0, n) // one backing array for every component
 		r := make(firmware.Reported, len(o.Reported))
 		for k, v := range o.Reported {
-			r[k] = append([]firmware.Reading{}, v...)
+			start := len(all)
+			all = append(all, v...)
+			r[k] = all[start:len(all):len(all)]
 		}
 		o.Reported = r
 	}
@@ -319,6 +327,9 @@ func (s *MemStore) PutObserved(_ context.Context, o firmware.Observed) error {
 		return err
 	}
 	defer s.mu.Unlock()
+	if _, ok := s.observed[o.MachineID]; !ok {
+		s.obsOrder = nil
+	}
 	s.observed[o.MachineID] = copyObserved(o)
 	return nil
 }
@@ -333,17 +344,26 @@ func (s *MemStore) Observed(_ context.Context, machine string) (firmware.Observe
 	return copyObserved(o), ok, nil
 }
 
-// AllObserved lists every observation by machine.
+// AllObserved lists every observation by machine. The observations'
+// Reported maps are shared with the store, which never changes them (a
+// put replaces the whole observation): callers must not change them
+// either (see firmware.ObservationStore).
 func (s *MemStore) AllObserved(context.Context) ([]firmware.Observed, error) {
 	if err := s.lock("AllObserved"); err != nil {
 		return nil, err
 	}
 	defer s.mu.Unlock()
-	out := make([]firmware.Observed, 0, len(s.observed))
-	for _, o := range s.observed {
-		out = append(out, copyObserved(o))
+	if s.obsOrder == nil {
+		s.obsOrder = make([]string, 0, len(s.observed))
+		for k := range s.observed {
+			s.obsOrder = append(s.obsOrder, k)
+		}
+		sort.Strings(s.obsOrder)
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].MachineID < out[j].MachineID })
+	out := make([]firmware.Observed, len(s.obsOrder))
+	for i, k := range s.obsOrder {
+		out[i] = s.observed[k]
+	}
 	return out, nil
 }
 
