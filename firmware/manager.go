@@ -220,21 +220,22 @@ func (m *Manager) Pass(ctx context.Context) (PassReport, error) {
 		}
 		return cands[i].machine < cands[j].machine
 	})
+	var batch []Request
 	for _, c := range cands {
-		if available == 0 {
+		if len(batch) == available {
 			rep.Skipped[SkipCeiling]++
 			continue
 		}
-		created, err := m.Store.CreateRequest(ctx, Request{MachineID: c.machine, Initiator: InitiatorAutomated, Message: "firmware drift", CreatedAt: now})
+		batch = append(batch, Request{MachineID: c.machine, Initiator: InitiatorAutomated, Message: "firmware drift", CreatedAt: now})
+	}
+	if len(batch) > 0 {
+		created, err := m.Store.CreateRequests(ctx, batch)
 		if err != nil {
 			return rep, err
 		}
-		if created {
-			rep.Started = append(rep.Started, c.machine)
-			available--
-		}
+		rep.Started = created
 	}
-	rep.Available = available
+	rep.Available = available - len(rep.Started)
 	if len(rep.Skipped) == 0 {
 		rep.Skipped = nil
 	}

@@ -34,6 +34,10 @@ type RequestStore interface {
 	// CreateRequest stores r unless the machine already has a request;
 	// created says which happened (an existing request is not changed).
 	CreateRequest(ctx context.Context, r Request) (created bool, err error)
+	// CreateRequests stores, in one transaction, each request whose
+	// machine has none, and returns the machines whose requests it
+	// created, in the order given (the update manager's pass).
+	CreateRequests(ctx context.Context, rs []Request) (created []string, err error)
 	Request(ctx context.Context, machine string) (Request, bool, error)
 	Requests(ctx context.Context) ([]Request, error)
 	// PatchRequest sets the patch's non-zero times on the machine's request

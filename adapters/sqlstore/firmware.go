@@ -42,6 +42,33 @@ func (s *FirmwareStore) CreateRequest(ctx context.Context, r firmware.Request) (
 	return n == 1, Wrap(err, "firmware store: creating the request of %s", r.MachineID)
 }
 
+// CreateRequests stores each request whose machine has none, in one
+// transaction.
+func (s *FirmwareStore) CreateRequests(ctx context.Context, rs []firmware.Request) ([]string, error) {
+	var created []string
+	err := s.inTx(ctx, "creating requests", func(tx *Tx) error {
+		created = created[:0]
+		for _, r := range rs {
+			res, err := tx.Exec(ctx, `INSERT INTO firmware_requests (machine_id, initiator, message, created_at, started_at, approved_at, manual_done_at)
+				VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (machine_id) DO NOTHING`,
+				r.MachineID, r.Initiator, r.Message, Nanos(r.CreatedAt), Nanos(r.StartedAt), Nanos(r.ApprovedAt), Nanos(r.ManualUpgradeCompletedAt))
+			if err != nil {
+				return err
+			}
+			if n, err := res.RowsAffected(); err != nil {
+				return err
+			} else if n == 1 {
+				created = append(created, r.MachineID)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return created, nil
+}
+
 const requestColumns = `machine_id, initiator, message, created_at, started_at, approved_at, manual_done_at`
 
 type scanner interface{ Scan(...any) error }
@@ -300,50 +327,51 @@ func (s *FirmwareStore) Windows(ctx context.Context) (map[string]firmware.Window
 
 // PutObserved replaces the machine's observation.
 func (s *FirmwareStore) PutObserved(ctx context.Context, o firmware.Observed) error {
-	doc, err := json.Marshal(o)
-	if err != nil {
-		return Wrap(err, "firmware store: encoding the observation of %s", o.MachineID)
-	}
-	_, err = s.db.Exec(ctx, `INSERT INTO firmware_observed (machine_id, observed_at, doc) VALUES (?, ?, ?)
+	doc := encodeObserved(o)
+	_, err := s.db.Exec(ctx, `INSERT INTO firmware_observed (machine_id, observed_at, doc) VALUES (?, ?, ?)
 		ON CONFLICT (machine_id) DO UPDATE SET observed_at = excluded.observed_at, doc = excluded.doc`,
-		o.MachineID, Nanos(o.At), string(doc))
+		o.MachineID, Nanos(o.At), doc)
 	return Wrap(err, "firmware store: writing the observation of %s", o.MachineID)
 }
 
 // Observed returns the machine's observation.
 func (s *FirmwareStore) Observed(ctx context.Context, machine string) (firmware.Observed, bool, error) {
 	var doc string
-	err := s.db.QueryRow(ctx, `SELECT doc FROM firmware_observed WHERE machine_id = ?`, machine).Scan(&doc)
+	var at int64
+	err := s.db.QueryRow(ctx, `SELECT observed_at, doc FROM firmware_observed WHERE machine_id = ?`, machine).Scan(&at, &doc)
 	if errors.Is(err, sql.ErrNoRows) {
 		return firmware.Observed{}, false, nil
 	}
 	if err != nil {
 		return firmware.Observed{}, false, Wrap(err, "firmware store: reading the observation of %s", machine)
 	}
-	var o firmware.Observed
-	if err := json.Unmarshal([]byte(doc), &o); err != nil {
+	o, err := decodeObserved(machine, doc)
+	if err != nil {
 		return firmware.Observed{}, false, Wrap(err, "firmware store: decoding the observation of %s", machine)
 	}
+	o.At = Time(at)
 	return o, true, nil
 }
 
 // AllObserved lists every observation by machine.
 func (s *FirmwareStore) AllObserved(ctx context.Context) ([]firmware.Observed, error) {
-	rows, err := s.db.Query(ctx, `SELECT doc FROM firmware_observed ORDER BY machine_id`)
+	rows, err := s.db.Query(ctx, `SELECT machine_id, observed_at, doc FROM firmware_observed ORDER BY machine_id`)
 	if err != nil {
 		return nil, Wrap(err, "firmware store: listing observations")
 	}
 	defer rows.Close()
 	var out []firmware.Observed
-	var doc []byte
+	var machine, doc string
+	var at int64
 	for rows.Next() {
-		if err := rows.Scan(&doc); err != nil {
+		if err := rows.Scan(&machine, &at, &doc); err != nil {
 			return nil, Wrap(err, "firmware store: listing observations")
 		}
-		var o firmware.Observed
-		if err := json.Unmarshal(doc, &o); err != nil {
-			return nil, Wrap(err, "firmware store: decoding an observation")
+		o, err := decodeObserved(machine, doc)
+		if err != nil {
+			return nil, Wrap(err, "firmware store: decoding the observation of %s", machine)
 		}
+		o.At = Time(at)
 		out = append(out, o)
 	}
 	return out, Wrap(rows.Err(), "firmware store: listing observations")

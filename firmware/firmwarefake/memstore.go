@@ -139,6 +139,23 @@ func (s *MemStore) CreateRequest(_ context.Context, r firmware.Request) (bool, e
 	return true, nil
 }
 
+// CreateRequests stores each request whose machine has none.
+func (s *MemStore) CreateRequests(_ context.Context, rs []firmware.Request) ([]string, error) {
+	if err := s.lock("CreateRequests"); err != nil {
+		return nil, err
+	}
+	defer s.mu.Unlock()
+	var created []string
+	for _, r := range rs {
+		if _, ok := s.requests[r.MachineID]; ok {
+			continue
+		}
+		s.requests[r.MachineID] = copyRequest(r)
+		created = append(created, r.MachineID)
+	}
+	return created, nil
+}
+
 // Request returns the machine's request.
 func (s *MemStore) Request(_ context.Context, machine string) (firmware.Request, bool, error) {
 	if err := s.lock("Request"); err != nil {

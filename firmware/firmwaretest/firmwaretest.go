@@ -111,6 +111,25 @@ func testRequests(t *testing.T, s firmware.Store) {
 	if all, _ := s.Requests(ctx); len(all) != 0 {
 		t.Fatalf("left %+v", all)
 	}
+
+	// A batch creates what is missing and reports it, in order.
+	must(t, func() error { _, err := s.CreateRequest(ctx, a); return err }())
+	batch := []firmware.Request{
+		{MachineID: "m-c", Initiator: firmware.InitiatorAutomated, CreatedAt: t0},
+		{MachineID: "m-b", Initiator: firmware.InitiatorAutomated, CreatedAt: t0.Add(time.Hour)},
+		{MachineID: "m-a", Initiator: firmware.InitiatorAutomated, CreatedAt: t0},
+	}
+	created, err := s.CreateRequests(ctx, batch)
+	must(t, err)
+	if !cmp.Equal(created, []string{"m-c", "m-a"}) {
+		t.Fatalf("CreateRequests created %v, want [m-c m-a]", created)
+	}
+	if got, _, _ := s.Request(ctx, "m-b"); !cmp.Equal(got, a, sameInstant) {
+		t.Fatalf("a batch changed an existing request: %+v", got)
+	}
+	if created, err := s.CreateRequests(ctx, nil); err != nil || len(created) != 0 {
+		t.Fatalf("empty batch = %v, %v", created, err)
+	}
 }
 
 func testComplete(t *testing.T, s firmware.Store) {
