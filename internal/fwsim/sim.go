@@ -479,6 +479,7 @@ type simRuntime struct {
 	calls  int
 }
 
+// Do runs a step inline.
 func (r *simRuntime) Do(ctx context.Context, name string, in, out any) error {
 	st, ok := r.table.Step(name)
 	if !ok {
@@ -488,11 +489,13 @@ func (r *simRuntime) Do(ctx context.Context, name string, in, out any) error {
 	return st.Call(ctx, in, out, false)
 }
 
+// Sleep ends the body, remembering when it wants to wake.
 func (r *simRuntime) Sleep(_ context.Context, d time.Duration) error {
 	r.wakeAt = r.clk.Now().Add(d)
 	return errYield
 }
 
+// Now is the virtual time.
 func (r *simRuntime) Now(context.Context) time.Time { return r.clk.Now() }
 
 // machines returns the host names, sorted.
