@@ -230,11 +230,13 @@ func orDefault(s, def string) string {
 }
 
 // ParseInventoryMember reads one FirmwareInventory member document
-// (a Redfish SoftwareInventory). Id is required; Version may be absent
-// or null; Status.State may be absent.
+// (a Redfish SoftwareInventory). Its Id is required, or else the last
+// segment of its @odata.id; Version may be absent or null (a number is
+// taken as written); Status.State may be absent.
 func ParseInventoryMember(raw []byte) (InventoryEntry, error) {
 	var m struct {
 		ID      *string         `json:"Id"`
+		OData   string          `json:"@odata.id"`
 		Name    string          `json:"Name"`
 		Version json.RawMessage `json:"Version"`
 		Status  *struct {
@@ -244,13 +246,24 @@ func ParseInventoryMember(raw []byte) (InventoryEntry, error) {
 	if err := json.Unmarshal(raw, &m); err != nil {
 		return InventoryEntry{}, err
 	}
-	if m.ID == nil || *m.ID == "" {
+	id := ""
+	if m.ID != nil {
+		id = *m.ID
+	}
+	if id == "" && m.OData != "" {
+		id = path.Base(strings.TrimSuffix(m.OData, "/"))
+	}
+	if id == "" || id == "." || id == "/" {
 		return InventoryEntry{}, errors.New("the member has no Id")
 	}
-	e := InventoryEntry{ID: *m.ID, Name: m.Name}
-	if len(m.Version) > 0 && string(m.Version) != "null" {
+	e := InventoryEntry{ID: id, Name: m.Name}
+	if v := strings.TrimSpace(string(m.Version)); v != "" && v != "null" {
+		var n json.Number
 		if err := json.Unmarshal(m.Version, &e.Version); err != nil {
-			return InventoryEntry{}, fmt.Errorf("Version is not a string: %s", m.Version)
+			if json.Unmarshal(m.Version, &n) != nil {
+				return InventoryEntry{}, fmt.Errorf("Version is neither a string nor a number: %s", m.Version)
+			}
+			e.Version = n.String()
 		}
 	}
 	if m.Status != nil && m.Status.State != nil {

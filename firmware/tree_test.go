@@ -77,11 +77,31 @@ func TestReadTree(t *testing.T) {
 		{name: "no service root", fs: fstest.MapFS{}, wantErr: true},
 		{name: "service root is not JSON", fs: fstest.MapFS{"index.json": file(`{`)}, wantErr: true},
 		{
-			name: "a member without an Id is unreadable",
+			name: "a member without an Id takes its URI's last segment; a numeric version its text",
+			fs: fstest.MapFS{
+				"index.json": file(root),
+				"UpdateService/FirmwareInventory/index.json":   file(`{"Members":[{"@odata.id":"/redfish/v1/UpdateService/FirmwareInventory/A"}]}`),
+				"UpdateService/FirmwareInventory/A/index.json": file(`{"@odata.id":"/redfish/v1/UpdateService/FirmwareInventory/A","Version":1.10}`),
+			},
+			wantID:   firmware.Identity{BMCVendor: bmc.VendorDell},
+			want:     []firmware.InventoryEntry{{ID: "A", Version: "1.10"}},
+			warnings: []string{"no system document"},
+		},
+		{
+			name: "a member with neither Id nor URI is unreadable",
 			fs: fstest.MapFS{
 				"index.json": file(root),
 				"UpdateService/FirmwareInventory/index.json":   file(`{"Members":[{"@odata.id":"/redfish/v1/UpdateService/FirmwareInventory/A"}]}`),
 				"UpdateService/FirmwareInventory/A/index.json": file(`{"Version":"1"}`),
+			},
+			wantErr: true,
+		},
+		{
+			name: "a member whose Version is an object is unreadable",
+			fs: fstest.MapFS{
+				"index.json": file(root),
+				"UpdateService/FirmwareInventory/index.json":   file(`{"Members":[{"@odata.id":"/redfish/v1/UpdateService/FirmwareInventory/A"}]}`),
+				"UpdateService/FirmwareInventory/A/index.json": file(`{"Id":"A","Version":{"x":1}}`),
 			},
 			wantErr: true,
 		},
