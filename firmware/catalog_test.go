@@ -306,6 +306,9 @@ func TestLoadCatalogRefusesComponentWithoutMatcher(t *testing.T) {
 	if _, err := firmware.LoadCatalog(filepath.Join(dir, "absent.toml")); !firmware.CatalogInvalid.Is(err) {
 		t.Fatalf("missing file = %v", err)
 	}
+	if _, err := firmware.LoadCatalog(dir); !firmware.CatalogInvalid.Is(err) || !strings.Contains(err.Error(), "no subdirectory holds a metadata.toml") {
+		t.Fatalf("a directory of catalog files = %v", err)
+	}
 }
 
 func TestForHostLookup(t *testing.T) {

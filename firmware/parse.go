@@ -435,6 +435,9 @@ func loadDirectory(dir string) (*Catalog, error) {
 		mod := info.ModTime().UnixNano()
 		metas = append(metas, meta{path: p, mod: mod})
 	}
+	if len(metas) == 0 {
+		return nil, CatalogInvalid.New("firmware directory %s: no subdirectory holds a metadata.toml (a catalog file is given as a file, not as its directory)", dir)
+	}
 	sort.SliceStable(metas, func(i, j int) bool {
 		if metas[i].mod != metas[j].mod {
 			return metas[i].mod < metas[j].mod

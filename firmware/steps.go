@@ -117,7 +117,8 @@ type Executor struct {
 	Clock         clock.Clock
 }
 
-// Steps returns the update workflow's step table.
+// Steps returns the update workflow's step table. It fills the unset
+// durations and counts of e.Settings with their defaults.
 func (e *Executor) Steps() *flow.Table {
 	s := e.Settings.WithDefaults()
 	e.Settings = s
