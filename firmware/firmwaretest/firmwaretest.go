@@ -6,6 +6,7 @@ package firmwaretest
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -444,7 +445,9 @@ func testConcurrentSlots(t *testing.T, s firmware.Store) {
 						break
 					}
 				}
-				time.Sleep(time.Millisecond)
+				for range 100 {
+					runtime.Gosched() // hold the slot while others try
+				}
 				held.Add(-1)
 				if err := s.ReleaseUploadSlot(ctx, holder); err != nil {
 					t.Errorf("%s: %v", holder, err)

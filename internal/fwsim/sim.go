@@ -51,6 +51,9 @@ type Config struct {
 	WrapHosts func(firmware.Hosts) firmware.Hosts `json:"-"`
 	// WrapCatalog, likewise, changes the worker's catalog.
 	WrapCatalog func(*firmware.Catalog) *firmware.Catalog `json:"-"`
+	// Wall is the clock the run's wall time is measured on (default the
+	// real clock).
+	Wall clock.Clock `json:"-"`
 	// Store, when set, builds the state store (default MemStore); reopen
 	// is called at every worker restart and returns the store to use after
 	// it (a SQL store reopens its database).
@@ -235,7 +238,11 @@ func (s *Sim) scheduleAt(at time.Time, kind eventKind, machine string) {
 
 // Run simulates until every host has settled or the horizon.
 func (s *Sim) Run(ctx context.Context) *Report {
-	wall := time.Now()
+	wallClock := s.cfg.Wall
+	if wallClock == nil {
+		wallClock = clock.Real{}
+	}
+	wall := wallClock.Now()
 	s.rep = &Report{Config: s.cfg, Failures: map[string]int{}}
 	s.chk = &checker{s: s}
 	var peak uint64
@@ -327,7 +334,7 @@ func (s *Sim) Run(ctx context.Context) *Report {
 	s.rep.Virtual = s.clk.Now().Sub(s.start)
 	s.chk.end(ctx)
 	s.rep.Violations = s.chk.problems
-	s.rep.Wall = time.Since(wall)
+	s.rep.Wall = wallClock.Now().Sub(wall)
 	s.rep.PeakHeap = peak
 	return s.rep
 }
