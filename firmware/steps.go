@@ -463,12 +463,12 @@ func (e *Executor) checking(ctx context.Context, sc *stepCtx) error {
 		return nil
 	}
 	r.Route = RouteRedfish
-	if entry.PreUpdateResets && r.Substate == CheckingFirmware {
-		sc.move(InitialReset, target+": pre-update resets first")
-		return nil
-	}
 	if len(entry.Artifacts) == 0 {
 		sc.fail(ArtifactMissing, "%s %s %s %s: the entry has no files, filenames, filename or url", model.Vendor, model.Model, comp, entry.Version)
+		return nil
+	}
+	if entry.PreUpdateResets && r.Substate == CheckingFirmware {
+		sc.move(InitialReset, target+": pre-update resets first")
 		return nil
 	}
 	sc.move(WaitingForUpload, fmt.Sprintf("%s: artifact %d of %d", target, r.Artifact+1, r.Artifacts))
