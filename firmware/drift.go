@@ -1,7 +1,6 @@
 package firmware
 
 import (
-	"sort"
 	"strings"
 	"unicode"
 )
@@ -246,14 +245,4 @@ func Drift(cat *Catalog, inv Inventory) Report {
 		}
 	}
 	return r
-}
-
-// sortedTypes returns the keys of a reported map in canonical order.
-func (r Reported) sortedTypes() []ComponentType {
-	out := make([]ComponentType, 0, len(r))
-	for t := range r {
-		out = append(out, t)
-	}
-	sort.Slice(out, func(i, j int) bool { return componentRank[out[i]] < componentRank[out[j]] })
-	return out
 }

@@ -261,7 +261,7 @@ func ParseInventoryMember(raw []byte) (InventoryEntry, error) {
 		var n json.Number
 		if err := json.Unmarshal(m.Version, &e.Version); err != nil {
 			if json.Unmarshal(m.Version, &n) != nil {
-				return InventoryEntry{}, fmt.Errorf("Version is neither a string nor a number: %s", m.Version)
+				return InventoryEntry{}, fmt.Errorf("the member's Version is neither a string nor a number: %s", m.Version)
 			}
 			e.Version = n.String()
 		}
