@@ -146,7 +146,7 @@ func (e *Executor) Steps() *flow.Table {
 }
 
 // stepCtx is one step call's view: the record it may change, and the
-// helpers that change it.
+// methods that change it.
 type stepCtx struct {
 	e    *Executor
 	rec  HostUpdate
