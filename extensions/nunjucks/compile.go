@@ -228,9 +228,9 @@ type base struct {
 	src string
 }
 
-func (b base) where() pos    { return b.p }
-func (b base) text() string  { return b.src }
-func quote(s string) string  { return strconv.Quote(s) }
+func (b base) where() pos   { return b.p }
+func (b base) text() string { return b.src }
+func quote(s string) string { return strconv.Quote(s) }
 func ellipsis(s string) string {
 	if len(s) > 40 {
 		return s[:37] + "..."
@@ -875,4 +875,3 @@ func sortStrings(s []string) {
 		}
 	}
 }
-

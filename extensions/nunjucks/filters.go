@@ -926,7 +926,7 @@ func urlize(_ *renderer, in any, args []any, _ *Object) (any, error) {
 
 // shellquote quotes a value as one POSIX shell word: single quotes around
 // it, each single quote inside written as '"'"'. An array becomes its
-// elements quoted and joined by spaces; undefined and null become ''. It is
+// elements quoted and joined by spaces; undefined and null become ”. It is
 // hostforge's addition: Nunjucks has no shell quoting, and a command
 // template should never interpolate a payload value unquoted.
 func shellquote(_ *renderer, in any, _ []any, _ *Object) (any, error) {

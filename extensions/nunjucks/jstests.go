@@ -1,7 +1,5 @@
 package nunjucks
 
-
-
 // testFunc is one "is" test.
 type testFunc func(r *renderer, v any, args []any) (bool, error)
 
@@ -65,5 +63,3 @@ var tests = map[string]testFunc{
 	},
 	"mapping": func(_ *renderer, v any, _ []any) (bool, error) { return isPlainObject(v), nil },
 }
-
-
