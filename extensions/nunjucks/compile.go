@@ -401,25 +401,7 @@ func (c *compiler) expr(n nodes.Expression) (expr, error) {
 		}
 		return &memberExpr{obj: obj, dyn: k, base: base{at(x.Node.Position()), obj.text() + "[" + k.text() + "]"}}, nil
 	case *nodes.GetSlice:
-		obj, err := c.expr(x.Node)
-		if err != nil {
-			return nil, err
-		}
-		s := &sliceExpr{obj: obj, base: base{at(x.Node.Position()), obj.text() + "[:]"}}
-		for _, part := range []struct {
-			n   nodes.Node
-			dst *expr
-		}{{x.Start, &s.start}, {x.End, &s.end}, {x.Step, &s.step}} {
-			if part.n == nil {
-				continue
-			}
-			e, err := c.expr(part.n)
-			if err != nil {
-				return nil, err
-			}
-			*part.dst = e
-		}
-		return s, nil
+		return nil, c.errf(p, "Nunjucks has no slice syntax x[a:b]: use .slice(a, b)")
 	case *nodes.Call:
 		args, err := c.exprs(x.Args)
 		if err != nil {

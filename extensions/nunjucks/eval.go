@@ -9,8 +9,8 @@ import (
 // Limits that keep a template from exhausting the process: a task
 // template is operator input, rendered inside the worker.
 const (
-	maxOutput     = 16 << 20   // bytes of rendered text
-	maxIterations = 10_000_000 // loop iterations per render
+	maxOutput     = 16 << 20  // bytes of rendered text
+	maxIterations = 1_000_000 // loop iterations per render
 	maxMacroDepth = 64
 )
 
@@ -511,95 +511,6 @@ func (e *memberExpr) eval(r *renderer) (any, error) {
 		return nil, err
 	}
 	return member(o, k), nil
-}
-
-type sliceExpr struct {
-	obj, start, end, step expr
-	base
-}
-
-// eval implements Nunjucks' slice syntax obj[start:end:step] (sliceLookup):
-// Python-like bounds over arrays and strings.
-func (e *sliceExpr) eval(r *renderer) (any, error) {
-	o, err := e.obj.eval(r)
-	if err != nil {
-		return nil, err
-	}
-	var items []any
-	var js jsString
-	isStr := false
-	switch x := o.(type) {
-	case *Array:
-		items = x.Items
-	case string:
-		js, isStr = newJSString(x), true
-	default:
-		return nil, r.errf(e.where(), "%s cannot be sliced", e.obj.text())
-	}
-	n := len(items)
-	if isStr {
-		n = js.len()
-	}
-	num := func(x expr, def float64) (float64, error) {
-		if x == nil {
-			return def, nil
-		}
-		v, err := x.eval(r)
-		if err != nil {
-			return 0, err
-		}
-		if isNullish(v) {
-			return def, nil
-		}
-		return toInteger(v), nil
-	}
-	step, err := num(e.step, 1)
-	if err != nil {
-		return nil, err
-	}
-	if step == 0 {
-		return nil, r.errf(e.where(), "slice step cannot be zero")
-	}
-	defStart, defEnd := 0.0, float64(n)
-	if step < 0 {
-		defStart, defEnd = float64(n-1), -1
-	}
-	start, err := num(e.start, defStart)
-	if err != nil {
-		return nil, err
-	}
-	end, err := num(e.end, defEnd)
-	if err != nil {
-		return nil, err
-	}
-	if e.start != nil && start < 0 {
-		start += float64(n)
-	}
-	if e.end != nil && end < 0 {
-		end += float64(n)
-	}
-	var idx []int
-	if step > 0 {
-		for i := math.Max(start, 0); i < end && i < float64(n); i += step {
-			idx = append(idx, int(i))
-		}
-	} else {
-		for i := math.Min(start, float64(n-1)); i > end && i >= 0; i += step {
-			idx = append(idx, int(i))
-		}
-	}
-	if isStr {
-		var b strings.Builder
-		for _, i := range idx {
-			b.WriteString(js.at(i))
-		}
-		return b.String(), nil
-	}
-	out := &Array{Items: make([]any, 0, len(idx))}
-	for _, i := range idx {
-		out.Items = append(out.Items, items[i])
-	}
-	return out, nil
 }
 
 type callExpr struct {

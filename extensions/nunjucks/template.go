@@ -4,7 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"regexp"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/nikolalohinski/gonja/v2/config"
 	"github.com/nikolalohinski/gonja/v2/loaders"
@@ -60,10 +62,9 @@ func Parse(src string) (t *Template, err error) {
 		toks = append(toks, stream.Current())
 		stream.Next()
 	}
-	for _, tk := range toks {
-		if tk.Type == tokens.Error {
-			return nil, &Error{Line: tk.Line, Col: tk.Col, Msg: "unterminated string or tag near " + quote(ellipsis(restoreCR(tk.Val)))}
-		}
+	if tk := stream.Current(); tk != nil && tk.Type == tokens.Error {
+		line, col := position(prepared, tk.Pos-len(tk.Val)-1) // where the string or tag began
+		return nil, &Error{Line: line, Col: col, Msg: "unterminated string or tag: " + quote(ellipsis(restoreCR(tk.Val)))}
 	}
 	p := parser.NewParser("template", tokens.LexAll(prepared, cfg), cfg, noLoader{}, controlStructures)
 	root, err := p.Parse()
@@ -91,12 +92,19 @@ func syntaxError(err error) error {
 	if errors.As(err, &te) {
 		return te
 	}
-	msg := err.Error()
 	// gonja prefixes "Unable to parse controlStructure "x": "; keep the cause.
-	if i := strings.LastIndex(msg, ": "); i >= 0 && strings.HasPrefix(msg, "Unable to parse") {
-		msg = msg[i+2:]
-	}
-	return &Error{Msg: restoreCR(msg)}
+	return &Error{Msg: restoreCR(tagPrefix.ReplaceAllString(err.Error(), ""))}
+}
+
+var tagPrefix = regexp.MustCompile(`^(Unable to parse controlStructure "[^"]*": )+`)
+
+// position converts a byte offset of the source into a 1-based line and
+// column (in characters).
+func position(src string, off int) (int, int) {
+	off = min(max(off, 0), len(src))
+	line := 1 + strings.Count(src[:off], "\n")
+	start := strings.LastIndexByte(src[:off], '\n') + 1
+	return line, 1 + utf8.RuneCountInString(src[start:off])
 }
 
 // prepare adapts the source to gonja's lexer: carriage returns are kept

@@ -47,7 +47,7 @@ for (const file of names) {
   try {
     out = env.renderString(src, data);
   } catch (e) {
-    err = String(e.message || e).split('\n')[0];
+    err = String(e.message || e).replace(/\s+/g, ' ').trim();
   }
   const outFile = path.join(tdir, name + '.out');
   const errFile = path.join(tdir, name + '.err');
