@@ -291,6 +291,8 @@ func jsonError(b []byte, err error) string {
 	if off < 0 {
 		return "not JSON: " + err.Error()
 	}
+	// The offset is just past the offending byte.
+	off = max(off-1, 0)
 	line, col := 1, 1
 	for _, c := range b[:min(int(off), len(b))] {
 		if c == '\n' {

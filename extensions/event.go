@@ -2,6 +2,7 @@ package extensions
 
 import (
 	"crypto/sha256"
+	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"time"
@@ -76,8 +77,10 @@ func NewEvent(id string, stage Stage, payload []byte) (ev Event, original []byte
 func DeliveryID(eventID, extension, task string) string {
 	h := sha256.New()
 	for _, s := range []string{"hostforge-delivery", eventID, extension, task} {
+		var n [8]byte
+		binary.BigEndian.PutUint64(n[:], uint64(len(s)))
+		h.Write(n[:]) // length-prefixed, so fields cannot run into each other
 		h.Write([]byte(s))
-		h.Write([]byte{0})
 	}
 	b := h.Sum(nil)[:16]
 	b[6] = b[6]&0x0f | 0x80 // version 8
