@@ -78,6 +78,7 @@ inspection inventories, decode LLDP and detect BMC vendors.
 		a.verifyCmd(),
 		a.lldpCmd(),
 		a.bmcCmd(),
+		a.extensionsCmd(),
 		a.failureCodesCmd(),
 		a.versionCmd(),
 	)
