@@ -3,6 +3,7 @@ package extensions
 import (
 	"bytes"
 	"encoding/json"
+	"sync"
 
 	"github.com/hostforge/hostforge/extensions/nunjucks"
 )
@@ -31,6 +32,28 @@ type Rendered struct {
 type payloadData struct {
 	clean *nunjucks.Object // without secret fields
 	full  *nunjucks.Object // with them (nil when there are none, or unknown)
+
+	mu        sync.Mutex
+	cleanJSON json.RawMessage // clean, encoded, once
+	fullJSON  json.RawMessage
+}
+
+// encoded returns obj (d.clean or d.full) as JSON, encoding it once.
+func (d *payloadData) encoded(obj *nunjucks.Object) (json.RawMessage, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	slot := &d.cleanJSON
+	if obj == d.full {
+		slot = &d.fullJSON
+	}
+	if *slot == nil {
+		s, _, err := nunjucks.Dump(obj, "")
+		if err != nil {
+			return nil, err
+		}
+		*slot = json.RawMessage(s)
+	}
+	return *slot, nil
 }
 
 func parsePayload(stage Stage, payload []byte) (*nunjucks.Object, error) {
@@ -114,7 +137,14 @@ func (x *Extension) render(t *BoundTask, d *payloadData, opts RenderOptions) (bo
 	ctx := x.context(t, d)
 	switch t.TaskType {
 	case TaskAnsible:
-		b, err := json.Marshal(ctx)
+		var b json.RawMessage
+		if ctx == d.clean || ctx == d.full {
+			b, err = d.encoded(ctx)
+		} else {
+			var s string
+			s, _, err = nunjucks.Dump(ctx, "")
+			b = json.RawMessage(s)
+		}
 		if err != nil {
 			return "", nil, TemplateFailed.Wrap(err, "extension %s task %s: extra-vars cannot be encoded", x.Name, t.Label)
 		}

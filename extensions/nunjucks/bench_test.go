@@ -68,3 +68,13 @@ func cutName(name string) (string, string, bool) {
 	}
 	return name, "", false
 }
+
+func BenchmarkDump(b *testing.B) {
+	data := loadPayload(b, "server")
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, _, err := Dump(data, ""); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -305,10 +305,18 @@ func (p *jsonParser) hex4() (rune, bool) {
 	return rune(n), true
 }
 
+// Dump is JSON.stringify(v, null, indent), as the dump filter writes it:
+// ok is false when JavaScript would return undefined (v is undefined or a
+// function).
+func Dump(v any, indent string) (s string, ok bool, err error) { return stringify(v, indent) }
+
 // stringify is JSON.stringify(v, null, indent): ok is false when
 // JavaScript would return undefined (undefined, a function).
 func stringify(v any, indent string) (string, bool, error) {
 	var b strings.Builder
+	if _, ok := v.(*Object); ok {
+		b.Grow(4096) // a payload object: skip the first doublings
+	}
 	ok, err := writeJSON(&b, v, indent, "", 0)
 	return b.String(), ok, err
 }
@@ -431,6 +439,11 @@ const hexDigits = "0123456789abcdef"
 func quoteJSON(b *strings.Builder, s string) {
 	b.WriteByte('"')
 	start := 0
+	if !needsEscape(s) {
+		b.WriteString(s)
+		b.WriteByte('"')
+		return
+	}
 	for i := 0; i < len(s); i++ {
 		c := s[i]
 		if c >= 0x20 && c != '"' && c != '\\' {
@@ -473,4 +486,13 @@ func (o *Object) MarshalJSON() ([]byte, error) {
 func (a *Array) MarshalJSON() ([]byte, error) {
 	s, _, err := stringify(a, "")
 	return []byte(s), err
+}
+
+func needsEscape(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c == '"' || c == '\\' {
+			return true
+		}
+	}
+	return false
 }
