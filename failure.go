@@ -108,3 +108,12 @@ func AsFailure(err error) (*Failure, bool) {
 	ok := errors.As(err, &f)
 	return f, ok
 }
+
+// At returns the spec raised in another phase: one code, declared once, can
+// be raised by the several phases that meet it —
+// PortConflict.At(phase).New("...") instead of setting Phase by hand.
+func (s *Spec) At(phase string) *Spec {
+	c := *s
+	c.Phase = phase
+	return &c
+}

@@ -245,3 +245,33 @@ func TestSystemSpecsClassify(t *testing.T) {
 		})
 	}
 }
+
+func TestSpecAtRaisesInAnotherPhase(t *testing.T) {
+	spec := hostforge.Declare(hostforge.Spec{Code: "TEST_AT_CODE", Phase: "home", Owner: hostforge.OwnerSDK, Action: "none: test code"})
+	f := spec.At("elsewhere").New("x %d", 1)
+	if f.Phase != "elsewhere" || f.Code != "TEST_AT_CODE" || spec.Phase != "home" {
+		t.Fatalf("At: failure %+v, declared spec phase %q", f, spec.Phase)
+	}
+	if !spec.Is(f) {
+		t.Fatal("a failure raised At another phase is still the declared code")
+	}
+}
+
+func TestNormalizeMAC(t *testing.T) {
+	for _, c := range []struct {
+		in, want string
+		ok       bool
+	}{
+		{"B0:83:FE:C6:63:86", "b0:83:fe:c6:63:86", true},
+		{" b0-83-fe-c6-63-86 ", "b0:83:fe:c6:63:86", true},
+		{"b083.fec6.6386", "b0:83:fe:c6:63:86", true},
+		{"not-a-mac", "not-a-mac", false},
+		{" JUNK ", "junk", false},
+		{"", "", false},
+	} {
+		got, ok := hostforge.NormalizeMAC(c.in)
+		if got != c.want || ok != c.ok {
+			t.Errorf("NormalizeMAC(%q) = %q, %v; want %q, %v", c.in, got, ok, c.want, c.ok)
+		}
+	}
+}

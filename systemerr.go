@@ -52,9 +52,7 @@ func (m SystemSpecs) Classify(err error, phase, format string, args ...any) erro
 	if spec == nil {
 		return err
 	}
-	f := spec.Wrap(err, format, args...)
-	f.Phase = phase
-	return f
+	return spec.At(phase).Wrap(err, format, args...)
 }
 
 // Settled reports whether err needs no classification by a consuming

@@ -17,10 +17,15 @@ type Target struct {
 	RestrictBoot bool `json:"restrict_boot"`
 	// ForceRestart cold-resets the BMC even without a password rotation.
 	ForceRestart bool `json:"force_restart,omitempty"`
-	// FactoryCredentialItem names the vault item holding the factory/initial
-	// admin credential the site's BMCs ship with ("" = the Configurator's
-	// default, DefaultFactoryItem).
-	FactoryCredentialItem string `json:"factory_credential_item,omitempty"`
+	// AdminItem names the vault item of the host's per-host admin
+	// credential: the one the phase rotates and Ironic authenticates with.
+	AdminItem string `json:"admin_item"`
+	// FactoryItem names the vault item of the factory/initial admin
+	// credential the site's BMCs ship with.
+	FactoryItem string `json:"factory_item"`
+	// MonitoringItem names the vault item of the shared ipmi_exporter
+	// monitoring user.
+	MonitoringItem string `json:"monitoring_item"`
 }
 
 // Result says what the strategy did.

@@ -2,9 +2,10 @@ package bmc
 
 import (
 	"context"
-	"net"
 	"slices"
 	"strings"
+
+	"github.com/hostforge/hostforge"
 )
 
 // OptionKind is what a boot option boots from.
@@ -38,11 +39,11 @@ func Kind(o BootOption) OptionKind {
 
 // macHex is a MAC as UEFI device paths print it: 12 upper-case hex digits.
 func macHex(mac string) string {
-	hw, err := net.ParseMAC(mac)
-	if err != nil {
+	m, ok := hostforge.NormalizeMAC(mac)
+	if !ok {
 		return ""
 	}
-	return strings.ToUpper(strings.ReplaceAll(hw.String(), ":", ""))
+	return strings.ToUpper(strings.ReplaceAll(m, ":", ""))
 }
 
 // MatchesMAC reports whether the option's UEFI device path names the MAC,

@@ -73,11 +73,6 @@ type Configurator struct {
 	// Clock paces every retry and wait (clock.Real in production).
 	Clock clock.Clock
 	Log   *slog.Logger
-	// FactoryItem is the default vault item of the factory credential
-	// (DefaultFactoryItem when ""); Target.FactoryCredentialItem overrides it.
-	FactoryItem string
-	// IPMIItem is the vault item of the ipmi_exporter user (IPMIExporterItem when "").
-	IPMIItem string
 	// BIOS overrides DefaultBIOS per vendor.
 	BIOS map[Vendor]map[string]any
 	// Budgets overrides DefaultBudgets field by field.
@@ -100,6 +95,10 @@ func validate(t Target) error {
 		return InputInvalid.New("device %q: not usable as a BMC hostname (letters, digits, '-' and '.')", t.Device)
 	case strings.TrimSpace(t.Address) == "":
 		return InputInvalid.New("%s: address: no out-of-band address", t.Device)
+	case t.AdminItem == "" || t.FactoryItem == "" || t.MonitoringItem == "":
+		return InputInvalid.New("%s: admin_item, factory_item and monitoring_item must all name vault items", t.Device)
+	case t.AdminItem == t.MonitoringItem || t.AdminItem == t.FactoryItem:
+		return InputInvalid.New("%s: admin_item %q is the factory or the shared monitoring item; the per-host credential needs its own", t.Device, t.AdminItem)
 	}
 	if t.ProvisioningMAC != "" {
 		if _, err := net.ParseMAC(t.ProvisioningMAC); err != nil {
@@ -361,7 +360,7 @@ func (r *run) identify(ctx context.Context) error {
 // documentation: per-host credential, then a pending one left by an
 // interrupted rotation, then the factory credential and a rotation.
 func (r *run) login(ctx context.Context) error {
-	adminItem := AdminItem(r.t.Device)
+	adminItem := r.t.AdminItem
 	admin, err := r.item(ctx, adminItem)
 	if err != nil {
 		return err
@@ -403,13 +402,7 @@ func (r *run) login(ctx context.Context) error {
 			return err
 		}
 	}
-	factoryItem := r.t.FactoryCredentialItem
-	if factoryItem == "" {
-		factoryItem = r.c.FactoryItem
-	}
-	if factoryItem == "" {
-		factoryItem = DefaultFactoryItem
-	}
+	factoryItem := r.t.FactoryItem
 	factory, err := r.item(ctx, factoryItem)
 	if err != nil {
 		return err

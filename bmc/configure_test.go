@@ -14,7 +14,7 @@ import (
 	"github.com/hostforge/hostforge"
 	"github.com/hostforge/hostforge/bmc"
 	"github.com/hostforge/hostforge/fakes"
-	"github.com/hostforge/hostforge/verify"
+	"github.com/hostforge/hostforge/link"
 )
 
 type world struct {
@@ -63,6 +63,7 @@ func (w *world) target() bmc.Target {
 		Device: w.host.Name, Address: w.host.OOBIP,
 		NTPServers: []string{"10.0.0.11", "10.0.0.12"}, SyslogServers: []string{"10.0.0.21"},
 		ProvisioningMAC: w.host.NICs[0].MAC, RestrictBoot: true,
+		AdminItem: fakes.AdminItem(w.host.Name), FactoryItem: fakes.FactoryItem, MonitoringItem: fakes.MonitoringItem,
 	}
 }
 
@@ -364,9 +365,9 @@ func TestPasswordRotation(t *testing.T) {
 	t.Run("rotated from factory, then reset", func(t *testing.T) {
 		w := newWorld(t, "lenovo")
 		w.b.FactoryReset()
-		w.site.Vault.Set(bmc.AdminItem(w.host.Name), nil)
+		w.site.Vault.Set(fakes.AdminItem(w.host.Name), nil)
 		res := w.configure(t, w.target())
-		it, _ := w.site.Vault.Item(context.Background(), bmc.AdminItem(w.host.Name))
+		it, _ := w.site.Vault.Item(context.Background(), fakes.AdminItem(w.host.Name))
 		if !res.Rotated || !res.Reset || it[bmc.FieldPassword] == "" || it[bmc.FieldPassword] == fakes.FakeFactoryPassword ||
 			w.b.Password(fakes.FakeFactoryUser) != it[bmc.FieldPassword] || it[bmc.FieldPendingPassword] != "" {
 			t.Fatalf("rotation: res %+v, vault fields %d", res, len(it))
@@ -389,7 +390,7 @@ func TestPasswordRotation(t *testing.T) {
 			}
 			w.cfg.Vault = w.site.Vault
 			res := w.configure(t, w.target())
-			it, _ := w.site.Vault.Item(context.Background(), bmc.AdminItem(w.host.Name))
+			it, _ := w.site.Vault.Item(context.Background(), fakes.AdminItem(w.host.Name))
 			if w.b.Password(fakes.FakeFactoryUser) != it[bmc.FieldPassword] || it[bmc.FieldPendingPassword] != "" || !res.Rotated {
 				t.Fatalf("not recovered: steps %v", res.Steps)
 			}
@@ -401,8 +402,8 @@ func TestPasswordRotation(t *testing.T) {
 	}
 	t.Run("every credential refused", func(t *testing.T) {
 		w := newWorld(t, "ami")
-		w.site.Vault.Set(bmc.DefaultFactoryItem, map[string]string{"username": "admin", "password": "wrong-wrong"})
-		w.site.Vault.Set(bmc.AdminItem(w.host.Name), map[string]string{"username": "admin", "password": "also-wrong"})
+		w.site.Vault.Set(fakes.FactoryItem, map[string]string{"username": "admin", "password": "wrong-wrong"})
+		w.site.Vault.Set(fakes.AdminItem(w.host.Name), map[string]string{"username": "admin", "password": "also-wrong"})
 		if _, err := w.cfg.Configure(context.Background(), w.target()); !bmc.CredentialInvalid.Is(err) || w.bmcWrites() != 0 {
 			t.Fatalf("err = %v, writes %d", err, w.bmcWrites())
 		}
@@ -433,7 +434,7 @@ func TestColdReset(t *testing.T) {
 func TestIPMIUser(t *testing.T) {
 	t.Run("missing credentials fail", func(t *testing.T) {
 		w := newWorld(t, "dell")
-		w.site.Vault.Set(bmc.IPMIExporterItem, map[string]string{"username": "ipmi_exporter"})
+		w.site.Vault.Set(fakes.MonitoringItem, map[string]string{"username": "ipmi_exporter"})
 		if _, err := w.cfg.Configure(context.Background(), w.target()); !bmc.IPMICredentialMissing.Is(err) {
 			t.Fatalf("err = %v", err)
 		}
@@ -441,7 +442,7 @@ func TestIPMIUser(t *testing.T) {
 	t.Run("no endpoint skips", func(t *testing.T) {
 		w := newWorld(t, "supermicro")
 		w.b.NoAccountEndpoint()
-		w.site.Vault.Set(bmc.IPMIExporterItem, nil)
+		w.site.Vault.Set(fakes.MonitoringItem, nil)
 		res := w.configure(t, w.target())
 		if !slices.Contains(res.Steps, "ipmi_user:skipped_no_endpoint") {
 			t.Fatalf("steps %v", res.Steps)
@@ -450,7 +451,7 @@ func TestIPMIUser(t *testing.T) {
 	t.Run("password drift is repaired", func(t *testing.T) {
 		w := newWorld(t, "ami")
 		w.configure(t, w.target())
-		w.site.Vault.Set(bmc.IPMIExporterItem, map[string]string{"username": "ipmi_exporter", "password": "rotated-monitoring-pw"})
+		w.site.Vault.Set(fakes.MonitoringItem, map[string]string{"username": "ipmi_exporter", "password": "rotated-monitoring-pw"})
 		res := w.configure(t, w.target())
 		if !slices.Contains(res.Steps, "ipmi_user:password_set") || w.b.Password("ipmi_exporter") != "rotated-monitoring-pw" {
 			t.Fatalf("steps %v", res.Steps)
@@ -492,7 +493,7 @@ func TestNoSecretInLogs(t *testing.T) {
 		}
 		w.b.Busy(2, "busy")
 		res := w.configure(t, w.target())
-		w.site.Vault.Set(bmc.IPMIExporterItem, nil)
+		w.site.Vault.Set(fakes.MonitoringItem, nil)
 		_, err := w.cfg.Configure(context.Background(), w.target())
 		text := w.logs.String() + err.Error() + strings.Join(res.Steps, " ")
 		secrets := []string{fakes.FakeFactoryPassword, "hf-ipmi-exporter-site", w.b.Password(fakes.FakeFactoryUser)}
@@ -514,15 +515,13 @@ func TestFrontendLinks(t *testing.T) {
 	site := fakes.NewSite()
 	h := site.AddHost(fakes.HostSpec{Name: "n1", NICs: 3})
 	h.NICs[1].Link, h.NICs[2].Link = "down", "unknown"
-	reader := &bmc.LinkReader{Connector: site.BMCs, Credentials: func(ctx context.Context, addr string) (bmc.Credential, error) {
-		return bmc.AdminCredential(ctx, site.Vault, "n1")
-	}}
+	reader := &bmc.LinkReader{Connector: site.BMCs, Vault: site.Vault}
 	macs := []string{strings.ToUpper(h.NICs[0].MAC), h.NICs[1].MAC, h.NICs[2].MAC, "02:99:99:99:99:99"}
-	want := map[string]verify.LinkState{h.NICs[0].MAC: verify.LinkUp, h.NICs[1].MAC: verify.LinkDown, h.NICs[2].MAC: verify.LinkUnknown, "02:99:99:99:99:99": verify.LinkUnknown}
+	want := map[string]link.State{h.NICs[0].MAC: link.Up, h.NICs[1].MAC: link.Down, h.NICs[2].MAC: link.Unknown, "02:99:99:99:99:99": link.Unknown}
 	for name, src := range map[string]interface {
-		FrontendLinks(context.Context, string, []string) (map[string]verify.LinkState, error)
+		FrontendLinks(context.Context, string, string, []string) (map[string]link.State, error)
 	}{"redfish reader": reader, "fake world": site.BMCs} {
-		got, err := src.FrontendLinks(context.Background(), h.OOBIP, macs)
+		got, err := src.FrontendLinks(context.Background(), h.OOBIP, fakes.AdminItem("n1"), macs)
 		if err != nil || len(got) != len(want) {
 			t.Fatalf("%s: %v %v", name, got, err)
 		}
@@ -535,10 +534,19 @@ func TestFrontendLinks(t *testing.T) {
 	b, _ := site.BMCs.Of("n1")
 	b.NoLinkState()
 	for name, src := range map[string]interface {
-		FrontendLinks(context.Context, string, []string) (map[string]verify.LinkState, error)
+		FrontendLinks(context.Context, string, string, []string) (map[string]link.State, error)
 	}{"redfish reader": reader, "fake world": site.BMCs} {
-		if _, err := src.FrontendLinks(context.Background(), h.OOBIP, macs); !bmc.LinkUnobservable.Is(err) {
+		if _, err := src.FrontendLinks(context.Background(), h.OOBIP, fakes.AdminItem("n1"), macs); !bmc.LinkUnobservable.Is(err) {
 			t.Errorf("%s: unsupported link observation returned %v, want BMC_LINK_UNOBSERVABLE", name, err)
+		}
+	}
+	// Both log in with the credential the named item holds: a stale one is refused.
+	b.FactoryReset()
+	for name, src := range map[string]interface {
+		FrontendLinks(context.Context, string, string, []string) (map[string]link.State, error)
+	}{"redfish reader": reader, "fake world": site.BMCs} {
+		if _, err := src.FrontendLinks(context.Background(), h.OOBIP, fakes.AdminItem("n1"), macs); !bmc.LinkUnobservable.Is(err) {
+			t.Errorf("%s: a refused credential returned %v, want BMC_LINK_UNOBSERVABLE", name, err)
 		}
 	}
 }

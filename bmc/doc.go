@@ -40,12 +40,14 @@
 //
 // # Vault items
 //
+// The Target names the three items (enrollment computes the names once and
+// hands the same ones to the Ironic phases and the link guard); by default:
+//
 //	bmc-admin-<device>   the per-host admin credential Ironic also uses
 //	                     fields: username, password; pending_password only
 //	                     while a rotation is in flight (see below)
 //	bmc-factory          the factory/initial admin credential of the site's
-//	                     BMCs (another item when Target.FactoryCredentialItem
-//	                     or Configurator.FactoryItem names one)
+//	                     BMCs (the site may name another item)
 //	                     fields: username, password
 //	ipmi-exporter        the shared monitoring user, for monitoring only
 //	                     fields: username, password
@@ -94,15 +96,12 @@
 // Credentials never appear in logs or errors: [Credential] redacts itself.
 package bmc
 
-// Vault item names and fields.
+// Fields of the vault items the phase reads and writes. The items' names
+// come in the Target (Target.AdminItem, FactoryItem, MonitoringItem):
+// enrollment computes them, so the BMC phase, the Ironic phases and the link
+// guard always name the same item.
 const (
-	DefaultFactoryItem = "bmc-factory"
-	IPMIExporterItem   = "ipmi-exporter"
-
 	FieldUsername        = "username"
 	FieldPassword        = "password"
 	FieldPendingPassword = "pending_password"
 )
-
-// AdminItem is the vault item of a host's per-host admin credential.
-func AdminItem(device string) string { return "bmc-admin-" + device }

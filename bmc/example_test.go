@@ -16,7 +16,8 @@ func ExampleConfigurator_Configure() {
 	site := fakes.NewSite()
 	h := site.AddHost(fakes.HostSpec{Name: "cpu-r1-u11", Manufacturer: "Supermicro"})
 	cfg := &bmc.Configurator{Connector: site.BMCs, Vault: site.Vault, Clock: site.Clock}
-	t := bmc.Target{Device: h.Name, Address: h.OOBIP, NTPServers: []string{"10.0.0.11"}, SyslogServers: []string{"10.0.0.21"}}
+	t := bmc.Target{Device: h.Name, Address: h.OOBIP, NTPServers: []string{"10.0.0.11"}, SyslogServers: []string{"10.0.0.21"},
+		AdminItem: fakes.AdminItem(h.Name), FactoryItem: fakes.FactoryItem, MonitoringItem: fakes.MonitoringItem}
 	for run := 1; run <= 2; run++ {
 		res, err := cfg.Configure(context.Background(), t)
 		if err != nil {
@@ -55,7 +56,8 @@ func BenchmarkConfigureConverged(b *testing.B) {
 	site := fakes.NewSite()
 	h := site.AddHost(fakes.HostSpec{Name: "bench", Vendor: "dell"})
 	cfg := &bmc.Configurator{Connector: site.BMCs, Vault: site.Vault, Clock: site.Clock}
-	t := bmc.Target{Device: h.Name, Address: h.OOBIP, NTPServers: []string{"10.0.0.11"}, SyslogServers: []string{"10.0.0.21"}, ProvisioningMAC: h.NICs[0].MAC, RestrictBoot: true}
+	t := bmc.Target{Device: h.Name, Address: h.OOBIP, NTPServers: []string{"10.0.0.11"}, SyslogServers: []string{"10.0.0.21"}, ProvisioningMAC: h.NICs[0].MAC, RestrictBoot: true,
+		AdminItem: fakes.AdminItem(h.Name), FactoryItem: fakes.FactoryItem, MonitoringItem: fakes.MonitoringItem}
 	if _, err := cfg.Configure(context.Background(), t); err != nil {
 		b.Fatal(err)
 	}
@@ -75,7 +77,8 @@ func BenchmarkConfigureDrifted(b *testing.B) {
 		site := fakes.NewSite()
 		h := site.AddHost(fakes.HostSpec{Name: "bench", Vendor: "dell"})
 		cfg := &bmc.Configurator{Connector: site.BMCs, Vault: site.Vault, Clock: site.Clock}
-		t := bmc.Target{Device: h.Name, Address: h.OOBIP, NTPServers: []string{"10.0.0.11"}, SyslogServers: []string{"10.0.0.21"}, ProvisioningMAC: h.NICs[0].MAC, RestrictBoot: true}
+		t := bmc.Target{Device: h.Name, Address: h.OOBIP, NTPServers: []string{"10.0.0.11"}, SyslogServers: []string{"10.0.0.21"}, ProvisioningMAC: h.NICs[0].MAC, RestrictBoot: true,
+			AdminItem: fakes.AdminItem(h.Name), FactoryItem: fakes.FactoryItem, MonitoringItem: fakes.MonitoringItem}
 		if _, err := cfg.Configure(context.Background(), t); err != nil {
 			b.Fatal(err)
 		}

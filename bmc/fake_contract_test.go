@@ -16,7 +16,7 @@ func TestFakeBMCContract(t *testing.T) {
 			bmctest.Run(t, func(t *testing.T) bmctest.Env {
 				site := fakes.NewSite()
 				h := site.AddHost(fakes.HostSpec{Name: "c1", Vendor: string(v)})
-				cred, err := bmc.AdminCredential(context.Background(), site.Vault, h.Name)
+				cred, err := bmc.AdminCredential(context.Background(), site.Vault, fakes.AdminItem(h.Name))
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -143,10 +143,7 @@ func (r *run) ipmiUser(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	name := r.c.IPMIItem
-	if name == "" {
-		name = IPMIExporterItem
-	}
+	name := r.t.MonitoringItem
 	item, err := r.item(ctx, name)
 	if err != nil {
 		return "", err

@@ -36,6 +36,11 @@ func bmcTarget(req Request, p Plan) bmc.Target {
 		SyslogServers: p.SyslogServers,
 		RestrictBoot:  req.Snapshot.Site.BootRestricted(),
 		ForceRestart:  req.Params.ForceBMCRestart,
+		// WithDefaults fills the site's item names; a request built by hand
+		// without them gets the defaults too.
+		AdminItem:      AdminItem(p.Device.Name),
+		FactoryItem:    req.Snapshot.Site.WithDefaults().FactoryItem,
+		MonitoringItem: req.Snapshot.Site.WithDefaults().MonitoringItem,
 	}
 	if p.ProvisioningNIC != nil {
 		t.ProvisioningMAC = p.ProvisioningNIC.MAC

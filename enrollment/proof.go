@@ -322,13 +322,11 @@ func (a *ProofAgent) failureWrite(ctx context.Context, c Completion, deadline ti
 			// No record of the device: there is no proof to withdraw.
 			return false, nil
 		case !errors.Is(err, hostforge.ErrUnavailable):
-			f := FleetManagerUnavailable.Wrap(err, "device %s: the fleet manager refused the failure write of run %s", c.Device, c.Run)
-			f.Phase = phaseProof
+			f := FleetManagerUnavailable.At(phaseProof).Wrap(err, "device %s: the fleet manager refused the failure write of run %s", c.Device, c.Run)
 			return false, f
 		}
 		if !a.Clock.Now().Add(a.interval()).Before(deadline) {
-			f := FleetManagerUnavailable.Wrap(err, "device %s: the failure write of run %s was not delivered within %s of the run's close", c.Device, c.Run, a.window())
-			f.Phase = phaseProof
+			f := FleetManagerUnavailable.At(phaseProof).Wrap(err, "device %s: the failure write of run %s was not delivered within %s of the run's close", c.Device, c.Run, a.window())
 			return false, f
 		}
 		if err := a.Clock.Sleep(ctx, a.interval()); err != nil {

@@ -76,6 +76,12 @@ type SiteConfig struct {
 	IronicInstances map[string]string `json:"ironic_instances"`
 	// EnrolProject is the Ironic owner/lessee project of enrolled nodes.
 	EnrolProject string `json:"enrol_project,omitempty"`
+	// FactoryItem names the vault item of the factory credential the site's
+	// BMCs ship with (default "bmc-factory").
+	FactoryItem string `json:"factory_item,omitempty"`
+	// MonitoringItem names the vault item of the shared ipmi_exporter
+	// monitoring user (default "ipmi-exporter").
+	MonitoringItem string `json:"monitoring_item,omitempty"`
 }
 
 // Defaults of SiteConfig fields left zero.
@@ -83,7 +89,15 @@ const (
 	DefaultNodeLockMaxWait  = 15 * time.Minute
 	DefaultCleaningDeadline = 3 * time.Hour
 	DefaultMaxAttempts      = 3
+	DefaultFactoryItem      = "bmc-factory"
+	DefaultMonitoringItem   = "ipmi-exporter"
 )
+
+// AdminItem names the vault item of a device's per-host BMC admin
+// credential. It is computed here, once, and handed to the BMC phase (which
+// rotates it), the Ironic phases (driver_info) and the link guard (Redfish
+// login), so the three always name the same item.
+func AdminItem(device string) string { return "bmc-admin-" + device }
 
 // BootRestricted reports whether boot restriction is on (default on).
 func (s SiteConfig) BootRestricted() bool { return s.RestrictBoot == nil || *s.RestrictBoot }
@@ -101,6 +115,12 @@ func (s SiteConfig) WithDefaults() SiteConfig {
 	}
 	if s.MaxAttempts <= 0 {
 		s.MaxAttempts = DefaultMaxAttempts
+	}
+	if s.FactoryItem == "" {
+		s.FactoryItem = DefaultFactoryItem
+	}
+	if s.MonitoringItem == "" {
+		s.MonitoringItem = DefaultMonitoringItem
 	}
 	return s
 }

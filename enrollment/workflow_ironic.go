@@ -2,6 +2,7 @@ package enrollment
 
 import (
 	"context"
+	"encoding/json"
 	"time"
 
 	"github.com/hostforge/hostforge"
@@ -78,11 +79,17 @@ func (f *execution) inspectionAttempt(ctx context.Context, attempt int) error {
 	if err != nil {
 		return err
 	}
+	// The Ironic phases carry the expectations opaquely; their Verifier
+	// (verify.Verifier) reads them back.
+	expJSON, err := json.Marshal(exp)
+	if err != nil {
+		return invalid(f.plan.Device.Name, "config_context.inspection_validation", "cannot be encoded: %v", err)
+	}
 	in := IronicInspectionIn{Instance: f.instance, In: ironic.InspectionIn{
 		Spec:    ironicSpec(f.req, f.plan),
 		Inspect: f.req.Params.InspectionEnabled(),
 		Force:   f.req.Params.ForceInspection,
-		Expect:  exp,
+		Expect:  expJSON,
 	}}
 	lock := f.newLockMeter(ctx, time.Time{})
 	start := f.rt.Now(ctx)
@@ -192,12 +199,15 @@ func (f *execution) ironicRun(ctx context.Context, step string, in, out any, loc
 // ironicSpec maps the plan to the Ironic phases' node spec: the single place
 // where NetBox's ironic_settings become Ironic's node.
 func ironicSpec(req Request, p Plan) ironic.NodeSpec {
+	site := req.Snapshot.Site.WithDefaults()
 	s := p.Ironic
 	if s == nil {
-		return ironic.NodeSpec{Name: p.Device.Name}
+		return ironic.NodeSpec{Name: p.Device.Name, CredentialItem: AdminItem(p.Device.Name), MonitoringItem: site.MonitoringItem}
 	}
 	spec := ironic.NodeSpec{
 		Name:                   p.Device.Name,
+		CredentialItem:         AdminItem(p.Device.Name),
+		MonitoringItem:         site.MonitoringItem,
 		Driver:                 s.Driver,
 		Interfaces:             s.Interfaces,
 		BMCAddress:             p.Device.OOBIP,

@@ -8,7 +8,7 @@ import (
 
 	"github.com/hostforge/hostforge"
 	"github.com/hostforge/hostforge/enrollment"
-	"github.com/hostforge/hostforge/enrollment/enrollfake"
+	"github.com/hostforge/hostforge/enrolltest"
 	"github.com/hostforge/hostforge/fakes"
 	"github.com/hostforge/hostforge/flow"
 	"github.com/hostforge/hostforge/intent"
@@ -29,7 +29,7 @@ func newIronicWorld(t *testing.T, hs fakes.HostSpec) *ironicWorld {
 	site := fakes.NewSite()
 	w := &ironicWorld{site: site, ir: site.AddIronic("ironic-cpu")}
 	site.AddHost(hs)
-	w.exec = enrollfake.Executor(site, nil)
+	w.exec = enrolltest.Executor(site, nil)
 	w.cfg = enrollment.SiteConfig{IronicEnrol: true, IronicInstances: map[string]string{intent.ClassCPUBaremetal: "ironic-cpu"}}
 	return w
 }

@@ -12,15 +12,22 @@ import (
 
 	"github.com/hostforge/hostforge"
 	"github.com/hostforge/hostforge/bmc"
-	"github.com/hostforge/hostforge/verify"
+	"github.com/hostforge/hostforge/link"
 )
 
-// Factory credential of every fake BMC, seeded in the site vault as
-// bmc.DefaultFactoryItem; the IPMI monitoring user as bmc.IPMIExporterItem.
+// The fake site's vault layout: the factory credential of every fake BMC
+// as FactoryItem, the IPMI monitoring user as MonitoringItem, each host's
+// admin credential as AdminItem(host). They equal enrollment's defaults
+// (enrolltest checks that they agree).
 const (
 	FakeFactoryUser = "admin"
 	fakeIPMIUser    = "ipmi_exporter"
+	FactoryItem     = "bmc-factory"
+	MonitoringItem  = "ipmi-exporter"
 )
+
+// AdminItem is the vault item of a fake host's per-host admin credential.
+func AdminItem(host string) string { return "bmc-admin-" + host }
 
 // BMCs is the site's fake BMC world: one BMC per host with an out-of-band
 // address, reached by address. It implements bmc.Connector and the Ironic
@@ -77,7 +84,7 @@ func (b *BMCs) addHost(h *Host) {
 	pw := fmt.Sprintf("hf-admin-%s-%04d", h.Name, n)
 	m := NewFakeBMC(b.site, VendorFor(h.Spec), h)
 	m.setAdminPassword(pw)
-	b.site.Vault.Set(bmc.AdminItem(h.Name), map[string]string{bmc.FieldUsername: FakeFactoryUser, bmc.FieldPassword: pw})
+	b.site.Vault.Set(AdminItem(h.Name), map[string]string{bmc.FieldUsername: FakeFactoryUser, bmc.FieldPassword: pw})
 	b.mu.Lock()
 	b.byAddr[h.OOBIP] = m
 	b.byHost[h.Name] = m
@@ -86,8 +93,8 @@ func (b *BMCs) addHost(h *Host) {
 
 // seedBMCVault stores the site-wide factory and monitoring credentials.
 func (s *Site) seedBMCVault() {
-	s.Vault.Set(bmc.DefaultFactoryItem, map[string]string{bmc.FieldUsername: FakeFactoryUser, bmc.FieldPassword: FakeFactoryPassword})
-	s.Vault.Set(bmc.IPMIExporterItem, map[string]string{bmc.FieldUsername: fakeIPMIUser, bmc.FieldPassword: "hf-ipmi-exporter-site"})
+	s.Vault.Set(FactoryItem, map[string]string{bmc.FieldUsername: FakeFactoryUser, bmc.FieldPassword: FakeFactoryPassword})
+	s.Vault.Set(MonitoringItem, map[string]string{bmc.FieldUsername: fakeIPMIUser, bmc.FieldPassword: "hf-ipmi-exporter-site"})
 }
 
 // FakeFactoryPassword is the factory password of every fake BMC.
@@ -108,7 +115,7 @@ func (b *BMCs) Connect(ctx context.Context, address string, cred bmc.Credential)
 // FrontendLinks reports each MAC's link state from the hosts' physical NICs
 // (Host.NICs[i].Link "up"/"down"/"unknown"); a MAC the BMC does not know is
 // UNKNOWN. A BMC made unable to observe links returns a Failure.
-func (b *BMCs) FrontendLinks(ctx context.Context, bmcAddress string, macs []string) (map[string]verify.LinkState, error) {
+func (b *BMCs) FrontendLinks(ctx context.Context, bmcAddress, credentialItem string, macs []string) (map[string]link.State, error) {
 	b.mu.Lock()
 	m := b.byAddr[bmcAddress]
 	b.mu.Unlock()
@@ -116,8 +123,17 @@ func (b *BMCs) FrontendLinks(ctx context.Context, bmcAddress string, macs []stri
 		b.site.calls.add(SysBMC, "frontend_links", false)
 		return nil, bmc.LinkUnobservable.New("%s: no BMC answers at this address", bmcAddress)
 	}
+	// Like the Redfish reader: log in with the per-host credential the
+	// named vault item holds.
+	cred, err := bmc.AdminCredential(ctx, b.site.Vault, credentialItem)
+	if err != nil {
+		return nil, err
+	}
 	if err := m.enter(ctx, "frontend_links", false, false); err != nil {
 		return nil, bmc.LinkUnobservable.Wrap(err, "%s: reading link state", bmcAddress)
+	}
+	if !m.accepts(cred) {
+		return nil, bmc.LinkUnobservable.Wrap(bmc.HTTPError(http.StatusUnauthorized, "Base.1.8.NoValidSession"), "%s: the per-host credential in %q was refused", bmcAddress, credentialItem)
 	}
 	m.mu.Lock()
 	noLinks := m.noLinks
@@ -383,14 +399,22 @@ func (m *FakeBMC) Connect(ctx context.Context, _ string, cred bmc.Credential) (b
 	if err := m.enter(ctx, "connect", false, false); err != nil {
 		return nil, err
 	}
+	if m.accepts(cred) {
+		return &fakeBMCClient{m: m}, nil
+	}
+	return nil, bmc.HTTPError(http.StatusUnauthorized, "Base.1.8.NoValidSession: There is no valid session established with the implementation.")
+}
+
+// accepts reports whether an enabled account has this user name and password.
+func (m *FakeBMC) accepts(cred bmc.Credential) bool {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	for _, a := range m.accounts {
 		if a.UserName == cred.Username && a.password == cred.Password && a.Enabled {
-			return &fakeBMCClient{m: m}, nil
+			return true
 		}
 	}
-	return nil, bmc.HTTPError(http.StatusUnauthorized, "Base.1.8.NoValidSession: There is no valid session established with the implementation.")
+	return false
 }
 
 // enter counts the call, applies injected faults, downtime and busy answers.

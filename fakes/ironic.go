@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net"
 	"sort"
 	"strings"
 	"sync"
@@ -760,12 +759,14 @@ func copyPort(p ironic.Port) ironic.Port {
 	return p
 }
 
+// canonMAC is the canonical form of an Ethernet (EUI-48) MAC, as Ironic
+// requires of port addresses.
 func canonMAC(s string) (string, bool) {
-	m, err := net.ParseMAC(s)
-	if err != nil || len(m) != 6 {
+	m, ok := hostforge.NormalizeMAC(s)
+	if !ok || len(m) != len("00:00:00:00:00:00") {
 		return "", false
 	}
-	return m.String(), true
+	return m, true
 }
 
 // PortByAddress finds a port by MAC.

@@ -134,8 +134,7 @@ func (p *Phases) cleaning(ctx context.Context, in CleaningIn) (out CleaningOut, 
 	}
 	if node.PowerState != PowerOn && pr.Link.PoweredOnAt.IsZero() && now.Sub(pr.ProvidedAt) > t.PowerOnTimeout {
 		abort()
-		f := PowerOnTimeout.New("node %s not powered on %s after provide (limit %s); cleaning aborted", spec.Name, now.Sub(pr.ProvidedAt), t.PowerOnTimeout)
-		f.Phase = phase
+		f := PowerOnTimeout.At(phase).New("node %s not powered on %s after provide (limit %s); cleaning aborted", spec.Name, now.Sub(pr.ProvidedAt), t.PowerOnTimeout)
 		return out, f
 	}
 	if err := p.guardLinks(ctx, spec, node, &pr.Link, phase, now); err != nil {

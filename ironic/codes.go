@@ -112,6 +112,20 @@ var (
 		Retryable: true,
 		Action:    "Ironic has no readable inspection inventory for a node it reports inspected (the message says why): rerun with force_inspection=true; if it persists, check the inspector's storage backend.",
 	})
+	LinkGuardUnwired = hostforge.Declare(hostforge.Spec{
+		Code:      "IRONIC_LINK_GUARD_UNWIRED",
+		Phase:     "ironic_inspection",
+		Owner:     hostforge.OwnerSDK,
+		Retryable: false,
+		Action:    "The deployment built the Ironic phases without a BMC link reader, so the frontend-link guard cannot run: wire one (adapters/wiring does), or opt out explicitly with NoLinkGuard, then rerun.",
+	})
+	VerifierMissing = hostforge.Declare(hostforge.Spec{
+		Code:      "IRONIC_VERIFIER_UNWIRED",
+		Phase:     "ironic_inspection",
+		Owner:     hostforge.OwnerSDK,
+		Retryable: false,
+		Action:    "The deployment built the Ironic phases without an inventory Verifier, so inspection data cannot be checked against NetBox: wire verify.Verifier (adapters/wiring does), then rerun.",
+	})
 	LinkDown = hostforge.Declare(hostforge.Spec{
 		Code:      "IRONIC_FRONTEND_LINK_DOWN",
 		Phase:     "ironic_inspection",

@@ -5,7 +5,6 @@ import (
 	"errors"
 
 	"github.com/hostforge/hostforge"
-	"github.com/hostforge/hostforge/bmc"
 )
 
 // Credential is a BMC login. It never appears in logs or errors: String
@@ -21,7 +20,7 @@ func (c Credential) String() string { return c.Username + ":<redacted>" }
 // Credentials resolves a host's per-host BMC admin credential. Ironic
 // always authenticates with it, never with the shared monitoring user.
 type Credentials interface {
-	BMCCredential(ctx context.Context, device string) (Credential, error)
+	BMCCredential(ctx context.Context, spec NodeSpec) (Credential, error)
 }
 
 // Vault is the part of a secrets vault VaultCredentials reads.
@@ -29,29 +28,20 @@ type Vault interface {
 	Item(ctx context.Context, name string) (map[string]string, error)
 }
 
-// MonitoringItem is the vault item of the shared ipmi_exporter monitoring
-// user. VaultCredentials refuses to hand it to Ironic.
-const MonitoringItem = bmc.IPMIExporterItem
-
-// DefaultItemName is the vault item of a host's BMC admin credential: the
-// same item the BMC phase maintains.
-func DefaultItemName(device string) string { return bmc.AdminItem(device) }
-
 // VaultCredentials reads per-host credentials from a vault: the item
-// ItemName(device) (DefaultItemName when nil) with fields "username" and
-// "password".
+// spec.CredentialItem with fields "username" and "password". It refuses the
+// shared monitoring item.
 type VaultCredentials struct {
-	Vault    Vault
-	ItemName func(device string) string
+	Vault Vault
 }
 
-// BMCCredential reads the device's credential.
-func (v VaultCredentials) BMCCredential(ctx context.Context, device string) (Credential, error) {
-	name := DefaultItemName(device)
-	if v.ItemName != nil {
-		name = v.ItemName(device)
+// BMCCredential reads the node's credential.
+func (v VaultCredentials) BMCCredential(ctx context.Context, spec NodeSpec) (Credential, error) {
+	device, name := spec.Name, spec.CredentialItem
+	if name == "" {
+		return Credential{}, CredentialMissing.New("device %s: the node spec names no credential vault item", device)
 	}
-	if name == MonitoringItem {
+	if name == spec.MonitoringItem {
 		return Credential{}, CredentialMissing.New("device %s: item %q is the shared monitoring credential; Ironic must use the per-host admin credential", device, name)
 	}
 	it, err := v.Vault.Item(ctx, name)
@@ -71,11 +61,12 @@ func (v VaultCredentials) BMCCredential(ctx context.Context, device string) (Cre
 	return c, nil
 }
 
-func (p *Phases) credential(ctx context.Context, device string) (Credential, error) {
+func (p *Phases) credential(ctx context.Context, spec NodeSpec) (Credential, error) {
+	device := spec.Name
 	if p.Credentials == nil {
 		return Credential{}, CredentialMissing.New("device %s: no credential source is configured", device)
 	}
-	c, err := p.Credentials.BMCCredential(ctx, device)
+	c, err := p.Credentials.BMCCredential(ctx, spec)
 	if err != nil {
 		if _, ok := hostforge.AsFailure(err); ok {
 			return Credential{}, err

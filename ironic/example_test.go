@@ -6,6 +6,7 @@ import (
 
 	"github.com/hostforge/hostforge/fakes"
 	"github.com/hostforge/hostforge/ironic"
+	"github.com/hostforge/hostforge/verify"
 )
 
 // The shared prelude gets or creates the node from its spec, with the
@@ -16,9 +17,10 @@ func ExamplePhases_Prelude() {
 	site := fakes.NewSite()
 	ir := site.AddIronic("ironic-1")
 	h := site.AddHost(fakes.HostSpec{Name: "cpu-r1-u10"})
-	p := &ironic.Phases{Client: ir, Credentials: ironic.VaultCredentials{Vault: site.Vault}, Clock: site.Clock}
+	p := &ironic.Phases{Verifier: verify.Verifier{}, Client: ir, Credentials: ironic.VaultCredentials{Vault: site.Vault}, Clock: site.Clock}
 	spec := ironic.NodeSpec{
-		Name: h.Name, Driver: "redfish", BMCAddress: h.OOBIP, Project: "enrol", CPUArch: "x86_64",
+		Name: h.Name, Driver: "redfish", BMCAddress: h.OOBIP, Project: "enrol",
+		CredentialItem: fakes.AdminItem(h.Name), MonitoringItem: fakes.MonitoringItem, CPUArch: "x86_64",
 		Interfaces: map[string]string{"raid": "agent", "inspect": "inspector"},
 	}
 	for _, n := range h.NICs {

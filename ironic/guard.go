@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/hostforge/hostforge/verify"
+	"github.com/hostforge/hostforge/link"
 )
 
 // LinkGuard is the frontend-link guard's state across calls: it starts when
@@ -15,7 +15,7 @@ type LinkGuard struct {
 	PoweredOnAt time.Time `json:"powered_on_at,omitzero"`
 	Passed      bool      `json:"passed,omitempty"`
 	// Samples are the observations since power on (the latest maxSamples).
-	Samples []verify.LinkSample `json:"samples,omitempty"`
+	Samples []link.Sample `json:"samples,omitempty"`
 }
 
 const maxSamples = 64
@@ -32,10 +32,13 @@ func (p *Phases) guardLinks(ctx context.Context, spec NodeSpec, node Node, g *Li
 	if g.PoweredOnAt.IsZero() {
 		g.PoweredOnAt = now
 	}
-	if p.Links == nil {
+	if p.NoLinkGuard {
 		g.Passed = true
-		log.Warn("no link reader configured; frontend-link guard skipped", "step", "link_guard")
+		log.Warn("frontend-link guard turned off (NoLinkGuard); a host with dead optics will hang in Ironic instead", "step", "link_guard")
 		return nil
+	}
+	if p.Links == nil {
+		return LinkGuardUnwired.At(phase).New("node %s: the Ironic phases have no link reader; wire one (or set NoLinkGuard to opt out explicitly)", spec.Name)
 	}
 	var macs []string
 	for _, n := range spec.NICs {
@@ -43,39 +46,37 @@ func (p *Phases) guardLinks(ctx context.Context, spec NodeSpec, node Node, g *Li
 			macs = append(macs, normMAC(n.MAC))
 		}
 	}
-	states, err := p.Links.FrontendLinks(ctx, spec.BMCAddress, macs)
+	states, err := p.Links.FrontendLinks(ctx, spec.BMCAddress, spec.CredentialItem, macs)
 	if err != nil {
-		f := LinkObservationFailed.Wrap(err, "node %s: reading frontend link state from BMC %s", spec.Name, spec.BMCAddress)
-		f.Phase = phase
+		f := LinkObservationFailed.At(phase).Wrap(err, "node %s: reading frontend link state from BMC %s", spec.Name, spec.BMCAddress)
 		return f
 	}
-	ports := make(map[string]verify.LinkState, len(macs))
+	ports := make(map[string]link.State, len(macs))
 	for _, m := range macs {
 		st, ok := states[m]
 		if !ok {
-			st = verify.LinkUnknown
+			st = link.Unknown
 		}
 		ports[m] = st
 	}
-	g.Samples = append(g.Samples, verify.LinkSample{At: now, Ports: ports})
+	g.Samples = append(g.Samples, link.Sample{At: now, Ports: ports})
 	if len(g.Samples) > maxSamples {
 		g.Samples = g.Samples[len(g.Samples)-maxSamples:]
 	}
-	switch verify.DecideLink(g.PoweredOnAt, p.timing().LinkBudget, g.Samples) {
-	case verify.LinkPass:
+	switch link.Decide(g.PoweredOnAt, p.timing().LinkBudget, g.Samples) {
+	case link.Pass:
 		g.Passed = true
 		g.Samples = nil
 		log.Info("frontend link guard passed", "step", "link_guard", "links", ports)
-	case verify.LinkAbort:
-		f := LinkDown.New("node %s: every frontend link was DOWN for %s since power on (%s); check switch/cabling/optics",
+	case link.Abort:
+		f := LinkDown.At(phase).New("node %s: every frontend link was DOWN for %s since power on (%s); check switch/cabling/optics",
 			spec.Name, now.Sub(g.PoweredOnAt), describeLinks(spec, ports))
-		f.Phase = phase
 		return f
 	}
 	return nil
 }
 
-func describeLinks(spec NodeSpec, ports map[string]verify.LinkState) string {
+func describeLinks(spec NodeSpec, ports map[string]link.State) string {
 	var parts []string
 	for _, n := range spec.NICs {
 		if st, ok := ports[normMAC(n.MAC)]; ok && n.MAC != "" {

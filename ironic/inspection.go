@@ -2,11 +2,11 @@ package ironic
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"time"
 
 	"github.com/hostforge/hostforge"
-	"github.com/hostforge/hostforge/verify"
 )
 
 // InspectionIn is one call of the inspection half. The workflow calls it
@@ -18,9 +18,11 @@ type InspectionIn struct {
 	Inspect bool `json:"inspect"`
 	// Force is force_inspection: inspect even when the inventory verifies.
 	Force bool `json:"force,omitempty"`
-	// Expect is what verification checks the inventory against.
-	Expect   verify.Expectations `json:"expect"`
-	Progress InspectionProgress  `json:"progress"`
+	// Expect is what verification checks the inventory against, opaque to
+	// this package: the Phases' Verifier reads it (verify.Expectations as
+	// JSON in production).
+	Expect   json.RawMessage    `json:"expect,omitempty"`
+	Progress InspectionProgress `json:"progress"`
 }
 
 // InspectionProgress carries what one attempt has done so far.
@@ -99,8 +101,7 @@ func (p *Phases) inspection(ctx context.Context, in InspectionIn) (out Inspectio
 		}
 		node = n
 		if node.InstanceUUID != "" {
-			f := NodeOwned.New("node %s was given instance %s during inspection (provision state %q)", spec.Name, node.InstanceUUID, node.ProvisionState)
-			f.Phase = phase
+			f := NodeOwned.At(phase).New("node %s was given instance %s during inspection (provision state %q)", spec.Name, node.InstanceUUID, node.ProvisionState)
 			return out, f
 		}
 	}
@@ -259,30 +260,23 @@ func (p *Phases) inspectManageable(ctx context.Context, in InspectionIn, node No
 	return out, nil
 }
 
-// verifyInventory reads the node's inventory and checks it.
-func (p *Phases) verifyInventory(ctx context.Context, name, uuid string, exp verify.Expectations, phase string) error {
+// verifyInventory reads the node's inventory and has the Verifier check it.
+func (p *Phases) verifyInventory(ctx context.Context, name, uuid string, exp json.RawMessage, phase string) error {
+	if p.Verifier == nil {
+		return VerifierMissing.At(phase).New("node %s: inspection is on but the Ironic phases have no Verifier", name)
+	}
 	b, err := p.Client.Inventory(ctx, uuid)
 	if err != nil {
 		if isNotFound(err) {
-			f := InventoryMissing.Wrap(err, "node %s has no inspection inventory", name)
-			f.Phase = phase
-			return f
+			return InventoryMissing.At(phase).Wrap(err, "node %s has no inspection inventory", name)
 		}
 		return p.classify(ctx, phase, name, err, "reading the inventory of node %s", name)
 	}
-	inv, err := verify.ParseInventory(b)
-	if err != nil {
-		f := InventoryMissing.Wrap(err, "node %s: the inventory cannot be parsed", name)
-		f.Phase = phase
-		return f
-	}
-	if err := verify.Check(inv, exp).Err(); err != nil {
+	if err := p.Verifier.VerifyInventory(b, exp); err != nil {
 		if _, ok := hostforge.AsFailure(err); ok {
 			return err
 		}
-		f := InventoryMissing.Wrap(err, "node %s: verification could not run", name)
-		f.Phase = phase
-		return f
+		return InventoryMissing.At(phase).Wrap(err, "node %s: the inventory cannot be parsed or verified", name)
 	}
 	return nil
 }

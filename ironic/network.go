@@ -65,13 +65,11 @@ func (p *Phases) ensureNetworking(ctx context.Context, spec NodeSpec, node Node,
 		switch {
 		case err == nil:
 			if existing.NodeUUID != node.UUID {
-				f := PortConflict.New("node %s: MAC %s of %s belongs to another Ironic node (%s)", spec.Name, mac, nic.Name, existing.NodeUUID)
-				f.Phase = phase
+				f := PortConflict.At(phase).New("node %s: MAC %s of %s belongs to another Ironic node (%s)", spec.Name, mac, nic.Name, existing.NodeUUID)
 				return changes, f
 			}
 			if existing.PortgroupUUID != "" && existing.PortgroupUUID != pgUUID && pgUUID != "" {
-				f := PortConflict.New("node %s: MAC %s of %s belongs to portgroup %s, not the node's portgroup %s", spec.Name, mac, nic.Name, existing.PortgroupUUID, pgUUID)
-				f.Phase = phase
+				f := PortConflict.At(phase).New("node %s: MAC %s of %s belongs to portgroup %s, not the node's portgroup %s", spec.Name, mac, nic.Name, existing.PortgroupUUID, pgUUID)
 				return changes, f
 			}
 			if len(existing.LocalLinkConnection) == 0 && llc != nil {

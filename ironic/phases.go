@@ -2,6 +2,7 @@ package ironic
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -10,16 +11,25 @@ import (
 
 	"github.com/hostforge/hostforge"
 	"github.com/hostforge/hostforge/clock"
-	"github.com/hostforge/hostforge/verify"
+	"github.com/hostforge/hostforge/link"
 )
+
+// Verifier checks a node's inspection inventory (as Ironic returns it)
+// against the expectations the workflow computed, which this package
+// carries opaquely. It returns nil, a *hostforge.Failure naming every
+// mismatch, or a plain error when the inventory cannot be read. verify.Verifier
+// is the production one.
+type Verifier interface {
+	VerifyInventory(inventory []byte, expect json.RawMessage) error
+}
 
 // LinkReader reads the BMC-reported link state of a host's frontend ports,
 // keyed by MAC. The BMC package implements it over Redfish (even for
 // ipmi-driver nodes); the fakes over the fake hosts. An error means the BMC
 // cannot observe links (unsupported or failing), which fails the attempt;
-// a link it cannot judge is verify.LinkUnknown, which fails open.
+// a link it cannot judge is link.Unknown, which fails open.
 type LinkReader interface {
-	FrontendLinks(ctx context.Context, bmcAddress string, macs []string) (map[string]verify.LinkState, error)
+	FrontendLinks(ctx context.Context, bmcAddress, credentialItem string, macs []string) (map[string]link.State, error)
 }
 
 // Timing holds the phases' waits and deadlines. Zero fields take the defaults.
@@ -69,12 +79,19 @@ func (t Timing) withDefaults() Timing {
 type Phases struct {
 	Client      Client
 	Credentials Credentials
-	// Links reads BMC link state for the frontend-link guard. nil disables
-	// the guard (logged), as for a BMC family that cannot report links at all.
-	Links  LinkReader
-	Clock  clock.Clock
-	Log    *slog.Logger
-	Timing Timing
+	// Links reads BMC link state for the frontend-link guard. nil fails the
+	// guard (IRONIC_LINK_GUARD_UNWIRED) unless NoLinkGuard opts out: an
+	// unwired guard must never pass silently.
+	Links LinkReader
+	// NoLinkGuard explicitly turns the frontend-link guard off (logged at
+	// every use), for deployments whose BMCs cannot report links at all.
+	NoLinkGuard bool
+	// Verifier checks inspection data against NetBox's intent (phase 5).
+	// nil fails every inspection that has to verify.
+	Verifier Verifier
+	Clock    clock.Clock
+	Log      *slog.Logger
+	Timing   Timing
 }
 
 func (p *Phases) now() time.Time {
@@ -166,7 +183,7 @@ func (p *Phases) prelude(ctx context.Context, spec NodeSpec, phase string) (Node
 	log := p.log(spec.Name, phase)
 	node, err := p.Client.GetNode(ctx, spec.Name)
 	if errors.Is(err, hostforge.ErrNotFound) {
-		cred, err := p.credential(ctx, spec.Name)
+		cred, err := p.credential(ctx, spec)
 		if err != nil {
 			return Node{}, res, err
 		}
@@ -202,8 +219,7 @@ func (p *Phases) prelude(ctx context.Context, spec NodeSpec, phase string) (Node
 		return node, res, nil
 	}
 	if node.InstanceUUID != "" {
-		f := NodeOwned.New("node %s holds instance %s in provision state %q", spec.Name, node.InstanceUUID, node.ProvisionState)
-		f.Phase = phase
+		f := NodeOwned.At(phase).New("node %s holds instance %s in provision state %q", spec.Name, node.InstanceUUID, node.ProvisionState)
 		return node, res, f
 	}
 	if !Stable(node) {
@@ -224,12 +240,10 @@ func (p *Phases) prelude(ctx context.Context, spec NodeSpec, phase string) (Node
 				"node %s recovered from %s, now %q", spec.Name, res.Recovered, node.ProvisionState)
 		}
 	case StateDeployFailed, StateError:
-		f := NeedsReview.New("node %s is in %q (last_error: %s); it is never recovered automatically", spec.Name, node.ProvisionState, node.LastError)
-		f.Phase = phase
+		f := NeedsReview.At(phase).New("node %s is in %q (last_error: %s); it is never recovered automatically", spec.Name, node.ProvisionState, node.LastError)
 		return node, res, f
 	default:
-		f := UnexpectedState.New("node %s is in %q, which the prelude does not handle", spec.Name, node.ProvisionState)
-		f.Phase = phase
+		f := UnexpectedState.At(phase).New("node %s is in %q, which the prelude does not handle", spec.Name, node.ProvisionState)
 		return node, res, f
 	}
 
@@ -270,8 +284,7 @@ func (p *Phases) recover(ctx context.Context, spec NodeSpec, node Node, phase st
 			f.Message = fmt.Sprintf("recovering node %s from %s with manage%s", spec.Name, node.ProvisionState, restoreNote)
 			return node, f
 		}
-		f := RecoveryFailed.Wrap(err, "recovering node %s from %s with manage%s", spec.Name, node.ProvisionState, restoreNote)
-		f.Phase = phase
+		f := RecoveryFailed.At(phase).Wrap(err, "recovering node %s from %s with manage%s", spec.Name, node.ProvisionState, restoreNote)
 		return node, f
 	}
 	log.Info("node recovered via manage", "step", "recover", "from", node.ProvisionState)
@@ -292,7 +305,7 @@ var interfaceChangeStates = map[string]bool{
 func (p *Phases) converge(ctx context.Context, spec NodeSpec, node Node, phase string) (Node, []string, error) {
 	log := p.log(spec.Name, phase)
 	var changes []string
-	cred, err := p.credential(ctx, spec.Name)
+	cred, err := p.credential(ctx, spec)
 	if err != nil {
 		return node, nil, err
 	}

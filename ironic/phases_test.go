@@ -2,13 +2,13 @@ package ironic_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/hostforge/hostforge"
-	"github.com/hostforge/hostforge/bmc"
 	"github.com/hostforge/hostforge/fakes"
 	"github.com/hostforge/hostforge/ironic"
 	"github.com/hostforge/hostforge/verify"
@@ -35,9 +35,10 @@ func newWorld(t *testing.T, hs fakes.HostSpec) *world {
 	}
 	h := site.AddHost(hs)
 	w := &world{site: site, ir: ir, host: h}
-	w.p = &ironic.Phases{Client: ir, Credentials: ironic.VaultCredentials{Vault: site.Vault}, Links: site.BMCs, Clock: site.Clock}
+	w.p = &ironic.Phases{Verifier: verify.Verifier{}, Client: ir, Credentials: ironic.VaultCredentials{Vault: site.Vault}, Links: site.BMCs, Clock: site.Clock}
 	w.spec = ironic.NodeSpec{
 		Name: h.Name, Driver: "redfish", BMCAddress: h.OOBIP, Project: "enrol",
+		CredentialItem: fakes.AdminItem(h.Name), MonitoringItem: fakes.MonitoringItem,
 		Interfaces:   map[string]string{"boot": "redfish-virtual-media", "inspect": "inspector", "management": "redfish", "power": "redfish", "raid": "agent", "network": "noop"},
 		CPUArch:      "x86_64",
 		Capabilities: map[string]string{"boot_mode": "uefi"},
@@ -67,7 +68,7 @@ const maxCalls = 2000
 // sleep on the clock, progress is carried, until done or a failure.
 func (w *world) inspect(t *testing.T, opts ...func(*ironic.InspectionIn)) (ironic.InspectionOut, error) {
 	t.Helper()
-	in := ironic.InspectionIn{Spec: w.spec, Inspect: true, Expect: w.exp}
+	in := ironic.InspectionIn{Spec: w.spec, Inspect: true, Expect: w.expJSON(t)}
 	for _, o := range opts {
 		o(&in)
 	}
@@ -123,7 +124,7 @@ func (w *world) node(t *testing.T) ironic.Node {
 
 func (w *world) adminPassword(t *testing.T) string {
 	t.Helper()
-	it, err := w.site.Vault.Item(context.Background(), bmc.AdminItem(w.host.Name))
+	it, err := w.site.Vault.Item(context.Background(), fakes.AdminItem(w.host.Name))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -360,7 +361,7 @@ func TestNodeLocked(t *testing.T) {
 		t.Fatal(err)
 	}
 	w.ir.HoldLock(w.host.Name, "conductor-7", 3*time.Minute)
-	_, err := w.p.Inspection(context.Background(), ironic.InspectionIn{Spec: w.spec, Expect: w.exp})
+	_, err := w.p.Inspection(context.Background(), ironic.InspectionIn{Spec: w.spec, Expect: w.expJSON(t)})
 	wt, ok := hostforge.AsWait(err)
 	if !ok || wt.Reason != ironic.WaitNodeLocked || !strings.Contains(wt.Detail, "conductor-7") || !strings.Contains(wt.Detail, "manageable") {
 		t.Fatalf("error = %v, want a node_locked wait naming the holder and the state", err)
@@ -608,10 +609,10 @@ func TestClientErrorsAndCredentials(t *testing.T) {
 		{"Ironic down", func(w *world) { w.site.Inject(fakes.SysIronic, "get_node", 1, hostforge.ErrUnavailable) }, ironic.Unavailable.Code},
 		{"Ironic refuses the token", func(w *world) { w.site.Inject(fakes.SysIronic, "get_node", 1, hostforge.ErrUnauthorized) }, ironic.Unauthorized.Code},
 		{"create rejected", func(w *world) { w.site.Inject(fakes.SysIronic, "create_node", 1, hostforge.ErrInvalid) }, ironic.Rejected.Code},
-		{"no credential", func(w *world) { w.site.Vault.Set(bmc.AdminItem("h1"), map[string]string{"username": "x"}) }, ironic.CredentialMissing.Code},
+		{"no credential", func(w *world) { w.site.Vault.Set(fakes.AdminItem("h1"), map[string]string{"username": "x"}) }, ironic.CredentialMissing.Code},
 		{"vault down", func(w *world) { w.site.Inject(fakes.SysVault, "item", 1, hostforge.ErrUnavailable) }, ironic.CredentialUnavailable.Code},
 		{"monitoring item refused", func(w *world) {
-			w.p.Credentials = ironic.VaultCredentials{Vault: w.site.Vault, ItemName: func(string) string { return ironic.MonitoringItem }}
+			w.spec.CredentialItem = fakes.MonitoringItem
 		}, ironic.CredentialMissing.Code},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
@@ -627,4 +628,14 @@ func TestClientErrorsAndCredentials(t *testing.T) {
 	if c := (ironic.Credential{Username: "u", Password: "p4ss"}); strings.Contains(c.String(), "p4ss") {
 		t.Fatal("Credential.String leaks the password")
 	}
+}
+
+// expJSON is the world's expectations as the workflow hands them over.
+func (w *world) expJSON(t *testing.T) json.RawMessage {
+	t.Helper()
+	b, err := json.Marshal(w.exp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }

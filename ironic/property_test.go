@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/hostforge/hostforge"
-	"github.com/hostforge/hostforge/bmc"
 	"github.com/hostforge/hostforge/fakes"
 	"github.com/hostforge/hostforge/ironic"
 )
@@ -82,7 +81,7 @@ func TestInvariantsUnderRandomFaults(t *testing.T) {
 				}
 			}
 			// Ironic never gets the shared monitoring credential.
-			mon, _ := w.site.Vault.Item(context.Background(), bmc.IPMIExporterItem)
+			mon, _ := w.site.Vault.Item(context.Background(), fakes.MonitoringItem)
 			for _, k := range []string{"redfish_password", "ipmi_password", "redfish_username", "ipmi_username"} {
 				if v := w.ir.DriverInfoSecret(w.host.Name, k); v != "" && (v == mon["password"] || v == mon["username"]) {
 					t.Fatalf("driver_info %s holds the monitoring credential", k)

@@ -92,9 +92,21 @@ func TestLinkObservationFailure(t *testing.T) {
 	w.spec.BMCAddress = "10.99.99.99" // no BMC answers there
 	_, err := w.inspect(t)
 	wantCode(t, err, ironic.LinkObservationFailed.Code)
-	w = newWorld(t, fakes.HostSpec{})
+}
+
+// An unwired guard never passes silently: it fails until a reader is wired
+// or the deployment opts out explicitly. An unwired verifier fails too.
+func TestUnwiredGuardAndVerifierFail(t *testing.T) {
+	w := newWorld(t, fakes.HostSpec{})
 	w.p.Links = nil
+	_, err := w.inspect(t)
+	wantCode(t, err, ironic.LinkGuardUnwired.Code)
+	w.p.NoLinkGuard = true
 	if _, err := w.inspect(t); err != nil {
-		t.Fatalf("without a link reader the guard is skipped: %v", err)
+		t.Fatalf("with NoLinkGuard the guard is skipped: %v", err)
 	}
+	w = newWorld(t, fakes.HostSpec{})
+	w.p.Verifier = nil
+	_, err = w.inspect(t)
+	wantCode(t, err, ironic.VerifierMissing.Code)
 }

@@ -6,6 +6,8 @@ import (
 	"reflect"
 	"sort"
 	"strings"
+
+	"github.com/hostforge/hostforge"
 )
 
 // PlaceholderSwitchID is the switch_id every port's local_link_connection
@@ -28,6 +30,12 @@ type NodeSpec struct {
 	Interfaces map[string]string `json:"interfaces"`
 	// BMCAddress is the BMC's out-of-band address (NetBox oob_ip).
 	BMCAddress string `json:"bmc_address"`
+	// CredentialItem names the vault item of the host's per-host BMC admin
+	// credential: Ironic's driver_info and the link guard use it.
+	CredentialItem string `json:"credential_item"`
+	// MonitoringItem names the vault item of the shared ipmi_exporter
+	// monitoring user, which Ironic must never be given.
+	MonitoringItem string `json:"monitoring_item,omitempty"`
 	// RedfishAddressOverride replaces the Redfish address (emulated nodes).
 	RedfishAddressOverride string `json:"redfish_address_override,omitempty"`
 	// DriverInfoExtras are operator extras merged into driver_info; they
@@ -255,10 +263,6 @@ func normalize(v any) any {
 	return v
 }
 
-// normMAC lower-cases a MAC in canonical form; "" stays "".
-func normMAC(s string) string {
-	if m, err := net.ParseMAC(s); err == nil {
-		return m.String()
-	}
-	return strings.ToLower(s)
-}
+// normMAC is hostforge.NormalizeMAC without the flag: ports and link
+// states are keyed by it.
+func normMAC(s string) string { m, _ := hostforge.NormalizeMAC(s); return m }

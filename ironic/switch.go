@@ -64,7 +64,7 @@ func (p *Phases) switchToIPMI(ctx context.Context, spec NodeSpec) (SwitchResult,
 	if spec.BMCAddress == "" {
 		return out, InputInvalid.New("node %q: bmc_address: the ipmi driver needs the BMC's address (NetBox oob_ip)", spec.Name)
 	}
-	cred, err := p.credential(ctx, spec.Name)
+	cred, err := p.credential(ctx, spec)
 	if err != nil {
 		return out, err
 	}

@@ -1,6 +1,7 @@
 package verify
 
 import (
+	"encoding/json"
 	"fmt"
 	"sort"
 	"strconv"
@@ -565,4 +566,28 @@ func (c *checker) lldp() {
 					cb.Switch, cb.Port, c.exp.Device, label, orDefault(it.Name, cb.Interface), saw, cb.Switch, cb.Port))
 		}
 	}
+}
+
+// Verifier is the Ironic phases' inventory verifier: it reads an inventory
+// as Ironic returns it and the Expectations as JSON, and checks one against
+// the other.
+type Verifier struct{}
+
+// VerifyInventory parses both and runs Check. A mismatch is the Failure
+// Check reports; an inventory or expectations that cannot be read is a plain
+// error, for the caller to classify.
+func (Verifier) VerifyInventory(inventory []byte, expect json.RawMessage) error {
+	var exp Expectations
+	if len(expect) > 0 {
+		if err := json.Unmarshal(expect, &exp); err != nil {
+			return fmt.Errorf("expectations do not decode: %w", err)
+		}
+	}
+	inv, err := ParseInventory(inventory)
+	if err != nil {
+		// Not a verification verdict: the caller decides what an unreadable
+		// inventory means (Ironic reinspects), so the cause stays unwrapped.
+		return fmt.Errorf("the inventory cannot be parsed: %s", err.Error())
+	}
+	return Check(inv, exp).Err()
 }

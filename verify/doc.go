@@ -1,6 +1,6 @@
 // Package verify checks a host's inspection data against its NetBox intent —
-// carrier, hardware, and LLDP against the cables — decodes raw LLDP TLVs, and
-// decides the BMC link guard. It is pure: no I/O, no clock, no logging.
+// carrier, hardware, and LLDP against the cables — and decodes raw LLDP TLVs.
+// It is pure: no I/O, no clock, no logging.
 //
 // It is the hard gate of phase 5: a host whose inspection data disagrees with
 // NetBox does not enter the pool. Every mismatch is environmental (a miscabled
@@ -141,12 +141,4 @@
 // qualified names ("leaf-3.dc1" and "leaf-3.dc2") never match. Port names
 // compare exactly apart from case; abbreviations ("Eth1/4" for "Ethernet1/4")
 // do not match: NetBox must carry the name the switch advertises.
-//
-// # The link guard
-//
-// [DecideLink] is the link guard's verdict over the BMC's per-port samples
-// since power-on: any UP passes; any UNKNOWN (or a state the BMC cannot name,
-// or a sample with no ports) passes too — unknown telemetry fails open and
-// Ironic stays the source of truth; all ports DOWN in every sample, with the
-// samples spanning the whole budget, aborts; otherwise wait.
 package verify

@@ -2,7 +2,6 @@ package verify_test
 
 import (
 	"fmt"
-	"time"
 
 	"github.com/hostforge/hostforge"
 	"github.com/hostforge/hostforge/verify"
@@ -54,22 +53,6 @@ func ExampleDecodeLLDPJSON() {
 	// Output:
 	// f20-3-1.iad3 Ethernet1/4 c4:7e:e0:e4:55:3f 120
 	// [{4010 4010_provisioning}] 9000 true
-}
-
-// The link guard: all ports DOWN keeps waiting until the budget has passed.
-func ExampleDecideLink() {
-	poweredOn := time.Date(2025, 1, 1, 12, 0, 0, 0, time.UTC)
-	down := map[string]verify.LinkState{"eth0": verify.LinkDown, "eth1": verify.LinkDown}
-	samples := []verify.LinkSample{{At: poweredOn.Add(time.Minute), Ports: down}}
-	fmt.Println(verify.DecideLink(poweredOn, 5*time.Minute, samples))
-	samples = append(samples, verify.LinkSample{At: poweredOn.Add(5 * time.Minute), Ports: down})
-	fmt.Println(verify.DecideLink(poweredOn, 5*time.Minute, samples), verify.DownPorts(poweredOn, samples))
-	samples[1].Ports = map[string]verify.LinkState{"eth0": verify.LinkDown, "eth1": verify.LinkUnknown}
-	fmt.Println(verify.DecideLink(poweredOn, 5*time.Minute, samples))
-	// Output:
-	// wait
-	// abort [eth0 eth1]
-	// pass
 }
 
 // An expectations file for verifying a saved inventory offline.

@@ -9,6 +9,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/hostforge/hostforge"
 )
 
 // Inventory formats ParseInventory recognises.
@@ -185,15 +187,13 @@ func (inv *Inventory) index() {
 	}
 }
 
-// normMAC lower-cases a MAC and writes it with colons; junk is returned lower-cased.
+// normMAC keys interfaces by hostforge.NormalizeMAC; junk keys lower-cased.
 func normMAC(s string) string {
-	if isCanonicalMAC(s) {
+	if isCanonicalMAC(s) { // the common case, without parsing
 		return s
 	}
-	if hw, err := net.ParseMAC(strings.TrimSpace(s)); err == nil {
-		return hw.String()
-	}
-	return strings.ToLower(strings.TrimSpace(s))
+	m, _ := hostforge.NormalizeMAC(s)
+	return m
 }
 
 // jstr reads a JSON string, number or boolean as text, and null or a

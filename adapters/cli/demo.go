@@ -4,20 +4,20 @@ import (
 	"log/slog"
 
 	"github.com/hostforge/hostforge/enrollment"
-	"github.com/hostforge/hostforge/enrollment/enrollfake"
+	"github.com/hostforge/hostforge/enrolltest"
 	"github.com/hostforge/hostforge/fakes"
 )
 
 // demoSite is the site slug of the demo rack.
-const demoSite = enrollfake.DemoSite
+const demoSite = enrolltest.DemoSite
 
-// newDemoSite builds the fake rack --demo runs against (enrollfake.DemoRack).
-func newDemoSite() *fakes.Site { return enrollfake.DemoRack() }
+// newDemoSite builds the fake rack --demo runs against (enrolltest.DemoRack).
+func newDemoSite() *fakes.Site { return enrolltest.DemoRack() }
 
 // demoSiteConfig turns on every phase the fake site wires into exec, so the
 // demo runs as much of the workflow as the fakes support.
 func demoSiteConfig(exec *enrollment.Executor) enrollment.SiteConfig {
-	cfg := enrollfake.DemoSiteConfig()
+	cfg := enrolltest.DemoSiteConfig()
 	cfg.ConfigureDHCP = exec.DHCP != nil
 	cfg.ConfigureBMC = exec.BMC != nil
 	cfg.IronicEnrol = len(exec.Ironic) > 0
@@ -27,7 +27,7 @@ func demoSiteConfig(exec *enrollment.Executor) enrollment.SiteConfig {
 // demoSystems wires the demo rack.
 func demoSystems(log *slog.Logger) *systems {
 	site := newDemoSite()
-	exec := enrollfake.Executor(site, log)
+	exec := enrolltest.Executor(site, log)
 	return &systems{
 		site:       demoSite,
 		netbox:     site.NetBox,

@@ -22,6 +22,7 @@ import (
 	"github.com/hostforge/hostforge/dhcp"
 	"github.com/hostforge/hostforge/enrollment"
 	"github.com/hostforge/hostforge/ironic"
+	"github.com/hostforge/hostforge/verify"
 )
 
 // EnvNetBoxToken is the default environment variable holding the NetBox token.
@@ -186,7 +187,7 @@ func wireBMCAndIronic(cfg *Config, exec *enrollment.Executor, log *slog.Logger) 
 		// Links is nil: the frontend-link guard needs the BMC credential by
 		// BMC address, which this build does not resolve yet; ironic.Phases
 		// logs that the guard is off and Ironic stays the source of truth.
-		exec.Ironic[ic.Name] = &ironic.Phases{Client: client, Credentials: ironic.VaultCredentials{Vault: vault}, Clock: clock.Real{}, Log: log}
+		exec.Ironic[ic.Name] = &ironic.Phases{Verifier: verify.Verifier{}, Client: client, Credentials: ironic.VaultCredentials{Vault: vault}, Clock: clock.Real{}, Log: log}
 	}
 	return nil
 }

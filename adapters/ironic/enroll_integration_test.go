@@ -20,11 +20,12 @@ import (
 	adapter "github.com/hostforge/hostforge/adapters/ironic"
 	"github.com/hostforge/hostforge/clock"
 	"github.com/hostforge/hostforge/enrollment"
-	"github.com/hostforge/hostforge/enrollment/enrollfake"
+	"github.com/hostforge/hostforge/enrolltest"
 	"github.com/hostforge/hostforge/fakes"
 	"github.com/hostforge/hostforge/flow"
 	"github.com/hostforge/hostforge/intent"
 	"github.com/hostforge/hostforge/ironic"
+	"github.com/hostforge/hostforge/verify"
 )
 
 // realInstance is the Ironic instance name the real Ironic is routed as.
@@ -133,7 +134,7 @@ func newRealWorld(t *testing.T, url, inspect string) *realWorld {
 	log := slog.New(slog.NewTextHandler(tlog{t}, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	c := connect(t, url)
 	w := &realWorld{site: site, host: host, client: c}
-	w.phases = &ironic.Phases{
+	w.phases = &ironic.Phases{Verifier: verify.Verifier{},
 		Client:      c,
 		Credentials: ironic.VaultCredentials{Vault: site.Vault},
 		Links:       site.BMCs, // the fake host's BMC reports its links
@@ -141,7 +142,7 @@ func newRealWorld(t *testing.T, url, inspect string) *realWorld {
 		Log:         log,
 		Timing:      fastTiming,
 	}
-	w.exec = enrollfake.Executor(site, log)
+	w.exec = enrolltest.Executor(site, log)
 	w.exec.Ironic = map[string]enrollment.IronicPhases{realInstance: &notingPhases{Phases: w.phases, box: &w.notes}}
 	w.cfg = enrollment.SiteConfig{
 		ConfigureDHCP: true, ConfigureBMC: true, IronicEnrol: true,
@@ -365,7 +366,7 @@ func TestEnrollOneHostRealIronic(t *testing.T) {
 	if n.Owner != "baremetal-enrol" || n.Lessee != "baremetal-enrol" || n.ResourceClass != "baremetal" || !n.HasTrait("HW_ARCH_X86_64") || n.Maintenance {
 		t.Fatalf("node owner %q lessee %q resource_class %q traits %v maintenance %v", n.Owner, n.Lessee, n.ResourceClass, n.Traits, n.Maintenance)
 	}
-	cred, err := w.site.Vault.Item(ctx, ironic.DefaultItemName(w.host.Name))
+	cred, err := w.site.Vault.Item(ctx, enrollment.AdminItem(w.host.Name))
 	if err != nil || n.DriverInfo["redfish_username"] != cred["username"] || n.DriverInfo["redfish_address"] != "https://"+w.host.OOBIP {
 		t.Fatalf("driver_info %v: want the per-host credential (%v) and the BMC address", n.DriverInfo, err)
 	}
@@ -487,7 +488,7 @@ func (w *realWorld) spec(t *testing.T, ctx context.Context) ironic.NodeSpec {
 	s := ironic.NodeSpec{
 		Name: w.host.Name, Driver: ironic.DriverFakeHardware,
 		Interfaces: map[string]string{"inspect": "fake", "raid": "fake", "network": "noop"},
-		BMCAddress: w.host.OOBIP, Project: w.cfg.EnrolProject, ResourceClass: "baremetal", CPUArch: "x86_64",
+		BMCAddress: w.host.OOBIP, CredentialItem: fakes.AdminItem(w.host.Name), MonitoringItem: fakes.MonitoringItem, Project: w.cfg.EnrolProject, ResourceClass: "baremetal", CPUArch: "x86_64",
 		Capabilities: map[string]string{"boot_mode": "uefi"},
 		Bond:         &ironic.Bond{Mode: "802.3ad", Miimon: 100, XmitHashPolicy: "layer3+4"},
 	}

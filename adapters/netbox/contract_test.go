@@ -8,7 +8,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/hostforge/hostforge/adapters/netbox"
-	"github.com/hostforge/hostforge/enrollment/netboxtest"
+	"github.com/hostforge/hostforge/enrolltest/netboxtest"
 	"github.com/hostforge/hostforge/fakes"
 	"github.com/hostforge/hostforge/fakes/netboxhttp"
 )

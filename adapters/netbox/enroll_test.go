@@ -8,7 +8,7 @@ import (
 	"github.com/hostforge/hostforge"
 	"github.com/hostforge/hostforge/adapters/netbox"
 	"github.com/hostforge/hostforge/enrollment"
-	"github.com/hostforge/hostforge/enrollment/enrollfake"
+	"github.com/hostforge/hostforge/enrolltest"
 	"github.com/hostforge/hostforge/fakes"
 	"github.com/hostforge/hostforge/fakes/netboxhttp"
 	"github.com/hostforge/hostforge/flow"
@@ -72,7 +72,7 @@ func TestEnrollBadDataOverHTTP(t *testing.T) {
 			if tc.fault != nil {
 				tc.fault(emu)
 			}
-			exec := enrollfake.Executor(site, nil)
+			exec := enrolltest.Executor(site, nil)
 			exec.NetBox = c
 			req := enrollment.NewRequest("h1", intent.ClassCPUBaremetal, "lab1", allPhases(), true, enrollment.Params{MaxAttemptsOverride: 1})
 			before := site.Calls()
@@ -119,7 +119,7 @@ func TestInterfaceWithoutMACReadsAsEmpty(t *testing.T) {
 	if eth0.MAC != "" || eth1.MAC == "" {
 		t.Fatalf("eth0 MAC %q, eth1 MAC %q; want eth0 empty and eth1 set", eth0.MAC, eth1.MAC)
 	}
-	exec := enrollfake.Executor(site, nil)
+	exec := enrolltest.Executor(site, nil)
 	exec.NetBox = c
 	cfg := allPhases()
 	cfg.ConfigureDHCP, cfg.ConfigureBMC, cfg.IronicEnrol = false, false, false

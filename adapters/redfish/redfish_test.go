@@ -80,11 +80,11 @@ func newRig(t *testing.T, vendor string) *rig {
 	logs := &bytes.Buffer{}
 	log := slog.New(slog.NewJSONHandler(logs, nil))
 	c.Log = log
-	site.Vault.Set(bmc.AdminItem("rack1-node7"), map[string]string{bmc.FieldUsername: e.AdminUser(), bmc.FieldPassword: adminPW})
-	site.Vault.Set(bmc.DefaultFactoryItem, map[string]string{bmc.FieldUsername: e.AdminUser(), bmc.FieldPassword: "factory-pw-1"})
+	site.Vault.Set(fakes.AdminItem("rack1-node7"), map[string]string{bmc.FieldUsername: e.AdminUser(), bmc.FieldPassword: adminPW})
+	site.Vault.Set(fakes.FactoryItem, map[string]string{bmc.FieldUsername: e.AdminUser(), bmc.FieldPassword: "factory-pw-1"})
 	cfg := &bmc.Configurator{Connector: c, Vault: site.Vault, Clock: site.Clock, Log: log}
 	mac := map[string]string{"dell": "b8:3f:d2:90:97:c4", "lenovo": "b8:3f:d2:90:97:c4", "ami": "b8:3f:d2:90:97:c4", "supermicro": "b8:3f:d2:90:97:c4"}[vendor]
-	tg := bmc.Target{Device: "rack1-node7", Address: addr, NTPServers: []string{"10.0.0.11", "10.0.0.12"}, SyslogServers: []string{"10.0.0.21"}, ProvisioningMAC: mac, RestrictBoot: true}
+	tg := bmc.Target{Device: "rack1-node7", Address: addr, AdminItem: fakes.AdminItem("rack1-node7"), FactoryItem: fakes.FactoryItem, MonitoringItem: fakes.MonitoringItem, NTPServers: []string{"10.0.0.11", "10.0.0.12"}, SyslogServers: []string{"10.0.0.21"}, ProvisioningMAC: mac, RestrictBoot: true}
 	return &rig{site: site, emu: e, cfg: cfg, tg: tg, logs: logs}
 }
 
@@ -188,7 +188,7 @@ func TestIDRACJobNeverScheduledOverEmulator(t *testing.T) {
 func TestRotationAndColdResetOverEmulator(t *testing.T) {
 	r := newRig(t, "lenovo")
 	r.emu.SetPassword(r.emu.AdminUser(), "factory-pw-1")
-	r.site.Vault.Set(bmc.AdminItem("rack1-node7"), nil)
+	r.site.Vault.Set(fakes.AdminItem("rack1-node7"), nil)
 	res, err := r.cfg.Configure(context.Background(), r.tg)
 	if err != nil {
 		t.Fatalf("%v\n%s", err, r.logs)
@@ -196,7 +196,7 @@ func TestRotationAndColdResetOverEmulator(t *testing.T) {
 	if !res.Rotated || !res.Reset {
 		t.Fatalf("res %+v", res)
 	}
-	it, _ := r.site.Vault.Item(context.Background(), bmc.AdminItem("rack1-node7"))
+	it, _ := r.site.Vault.Item(context.Background(), fakes.AdminItem("rack1-node7"))
 	if _, err := r.cfg.Connector.Connect(context.Background(), r.tg.Address, bmc.Credential{Username: it["username"], Password: it["password"]}); err != nil {
 		t.Fatalf("rotated credential refused: %v", err)
 	}
@@ -297,9 +297,9 @@ func BenchmarkConvergedRunOverEmulator(b *testing.B) {
 	defer srv.Close()
 	sum := sha256.Sum256(srv.Certificate().Raw)
 	c := &redfish.Connector{TLSFor: func(string) redfish.TLS { return redfish.TLS{FingerprintSHA256: hex.EncodeToString(sum[:])} }}
-	site.Vault.Set(bmc.AdminItem("n1"), map[string]string{bmc.FieldUsername: "root", bmc.FieldPassword: adminPW})
+	site.Vault.Set(fakes.AdminItem("n1"), map[string]string{bmc.FieldUsername: "root", bmc.FieldPassword: adminPW})
 	cfg := &bmc.Configurator{Connector: c, Vault: site.Vault, Clock: site.Clock}
-	tg := bmc.Target{Device: "n1", Address: srv.Listener.Addr().String(), NTPServers: []string{"10.0.0.11"}, SyslogServers: []string{"10.0.0.21"}, ProvisioningMAC: "b8:3f:d2:90:97:c4", RestrictBoot: true}
+	tg := bmc.Target{Device: "n1", Address: srv.Listener.Addr().String(), AdminItem: fakes.AdminItem("n1"), FactoryItem: fakes.FactoryItem, MonitoringItem: fakes.MonitoringItem, NTPServers: []string{"10.0.0.11"}, SyslogServers: []string{"10.0.0.21"}, ProvisioningMAC: "b8:3f:d2:90:97:c4", RestrictBoot: true}
 	if _, err := cfg.Configure(context.Background(), tg); err != nil {
 		b.Fatal(err)
 	}

@@ -82,9 +82,7 @@ func (s *Submitter) Submit(ctx context.Context, sub Submission) (Run, error) {
 			// when it closes (an unclassifiable completion writes nothing).
 			s.log().Warn("device has no fleet manager identity; its completion cannot establish proof", "device", sub.Device, "phase", "submit")
 		default:
-			f := enrollment.FleetManagerUnavailable.Wrap(err, "reading the fleet manager identity of %s", sub.Device)
-			f.Phase = "submit"
-			return Run{}, f
+			return Run{}, enrollment.FleetManagerUnavailable.At("submit").Wrap(err, "reading the fleet manager identity of %s", sub.Device)
 		}
 	}
 	id := WorkflowID(sub.Device)

@@ -21,7 +21,7 @@ import (
 	"github.com/hostforge/hostforge"
 	"github.com/hostforge/hostforge/adapters/temporal"
 	"github.com/hostforge/hostforge/enrollment"
-	"github.com/hostforge/hostforge/enrollment/enrollfake"
+	"github.com/hostforge/hostforge/enrolltest"
 	"github.com/hostforge/hostforge/fakes"
 	"github.com/hostforge/hostforge/flow"
 	"github.com/hostforge/hostforge/intent"
@@ -137,7 +137,7 @@ func appError(t *testing.T, err error) *sdktemporal.ApplicationError {
 func world(t testing.TB, device string) (*fakes.Site, *enrollment.Executor, enrollment.Request) {
 	t.Helper()
 	site := rack()
-	exec := enrollfake.Executor(site, nil)
+	exec := enrolltest.Executor(site, nil)
 	cfg := siteConfig()
 	cfg.ConfigureDHCP = exec.DHCP != nil
 	req, err := enrollment.Submit(context.Background(), site.NetBox, device, "lab1", cfg, true, enrollment.Params{})

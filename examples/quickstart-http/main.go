@@ -19,7 +19,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/hostforge/hostforge/adapters/netbox"
-	"github.com/hostforge/hostforge/enrollment/enrollfake"
+	"github.com/hostforge/hostforge/enrolltest"
 	"github.com/hostforge/hostforge/examples/internal/demo"
 	"github.com/hostforge/hostforge/fakes"
 	"github.com/hostforge/hostforge/fakes/netboxhttp"
@@ -85,7 +85,7 @@ func enrollOverHTTP(ctx context.Context, log *slog.Logger) (map[string]outcome, 
 	if err != nil {
 		return nil, 0, err
 	}
-	exec := enrollfake.Executor(site, log)
+	exec := enrolltest.Executor(site, log)
 	exec.NetBox = nb
 	rows := demo.EnrollAll(ctx, site, exec, nb, demo.SiteConfig())
 	return outcomes(site, rows), len(emu.Requests()), nil
@@ -93,7 +93,7 @@ func enrollOverHTTP(ctx context.Context, log *slog.Logger) (map[string]outcome, 
 
 func enrollInMemory(ctx context.Context, log *slog.Logger) map[string]outcome {
 	site := demo.NewSite()
-	exec := enrollfake.Executor(site, log)
+	exec := enrolltest.Executor(site, log)
 	return outcomes(site, demo.EnrollAll(ctx, site, exec, site.NetBox, demo.SiteConfig()))
 }
 

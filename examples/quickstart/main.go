@@ -11,13 +11,13 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/hostforge/hostforge/enrollment/enrollfake"
+	"github.com/hostforge/hostforge/enrolltest"
 	"github.com/hostforge/hostforge/examples/internal/demo"
 )
 
 func main() {
 	site := demo.NewSite()
-	exec := enrollfake.Executor(site, demo.Logger(os.Stderr))
+	exec := enrolltest.Executor(site, demo.Logger(os.Stderr))
 	cfg := demo.SiteConfig()
 	ctx := context.Background()
 

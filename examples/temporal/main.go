@@ -30,7 +30,7 @@ import (
 	"github.com/hostforge/hostforge"
 	"github.com/hostforge/hostforge/adapters/temporal"
 	"github.com/hostforge/hostforge/enrollment"
-	"github.com/hostforge/hostforge/enrollment/enrollfake"
+	"github.com/hostforge/hostforge/enrolltest"
 	"github.com/hostforge/hostforge/examples/internal/demo"
 	"github.com/hostforge/hostforge/fakes"
 	"github.com/hostforge/hostforge/ironic"
@@ -64,7 +64,7 @@ func run(ctx context.Context, out io.Writer, log, sdk *slog.Logger, addr, queue 
 	defer c.Close()
 
 	site := demo.NewSite()
-	exec := enrollfake.Executor(site, log)
+	exec := enrolltest.Executor(site, log)
 	stopClock := liveTime(site, exec)
 	defer stopClock()
 

@@ -10,11 +10,12 @@ import (
 	adapter "github.com/hostforge/hostforge/adapters/ironic"
 	"github.com/hostforge/hostforge/clock"
 	"github.com/hostforge/hostforge/enrollment"
-	"github.com/hostforge/hostforge/enrollment/enrollfake"
+	"github.com/hostforge/hostforge/enrolltest"
 	"github.com/hostforge/hostforge/fakes"
 	"github.com/hostforge/hostforge/flow"
 	"github.com/hostforge/hostforge/intent"
 	"github.com/hostforge/hostforge/ironic"
+	"github.com/hostforge/hostforge/verify"
 )
 
 // runHostforge enrols every host of the site concurrently through the
@@ -25,8 +26,8 @@ func runHostforge(ctx context.Context, endpoint string, site *fakes.Site, timing
 	if err != nil {
 		return 0, err
 	}
-	exec := enrollfake.Executor(site, log)
-	exec.Ironic = map[string]enrollment.IronicPhases{"ironic": &ironic.Phases{
+	exec := enrolltest.Executor(site, log)
+	exec.Ironic = map[string]enrollment.IronicPhases{"ironic": &ironic.Phases{Verifier: verify.Verifier{},
 		Client: c, Credentials: ironic.VaultCredentials{Vault: site.Vault}, Links: site.BMCs,
 		Clock: clock.Real{}, Log: log, Timing: timing,
 	}}

@@ -66,7 +66,7 @@ func benchNodes(ctx context.Context, site *fakes.Site) ([]benchNode, error) {
 	var out []benchNode
 	for _, name := range site.HostNames() {
 		h, _ := site.Host(name)
-		cred, err := ironic.VaultCredentials{Vault: site.Vault}.BMCCredential(ctx, name)
+		cred, err := ironic.VaultCredentials{Vault: site.Vault}.BMCCredential(ctx, ironic.NodeSpec{Name: name, CredentialItem: fakes.AdminItem(name)})
 		if err != nil {
 			return nil, err
 		}

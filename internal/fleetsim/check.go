@@ -121,7 +121,7 @@ func (c *checker) run(ctx context.Context) {
 	c.f = f
 	c.before = SnapshotNetBox(f.Site.NetBox)
 	c.rootPin = map[string]bool{}
-	c.monitor, _ = f.Site.Vault.Item(ctx, bmc.IPMIExporterItem)
+	c.monitor, _ = f.Site.Vault.Item(ctx, fakes.MonitoringItem)
 	var steps atomic.Int64
 	var fmu sync.Mutex
 	faultsDue := append([]Fault(nil), c.s.Faults...)

@@ -11,5 +11,5 @@
 // the enrollment specification that did not hold.
 //
 // The simulator gates off any phase whose implementation the executor from
-// enrollfake does not wire yet, and says so in its report.
+// enrolltest does not wire yet, and says so in its report.
 package fleetsim

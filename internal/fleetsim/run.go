@@ -12,14 +12,14 @@ import (
 	"github.com/hostforge/hostforge/bmc"
 	"github.com/hostforge/hostforge/clock"
 	"github.com/hostforge/hostforge/enrollment"
-	"github.com/hostforge/hostforge/enrollment/enrollfake"
+	"github.com/hostforge/hostforge/enrolltest"
 	"github.com/hostforge/hostforge/fakes"
 	"github.com/hostforge/hostforge/flow"
 )
 
 // Options tune one simulation run.
 type Options struct {
-	// Exec runs the steps (default enrollfake.Executor on the fleet's site).
+	// Exec runs the steps (default enrolltest.Executor on the fleet's site).
 	Exec *enrollment.Executor
 	// SiteConfig is the site's configuration (default Gate(SiteConfig(), Exec)).
 	SiteConfig *enrollment.SiteConfig
@@ -90,7 +90,7 @@ func (f *Fleet) Prepare(o Options) Options {
 	return o
 }
 
-// Executor is enrollfake's executor for the fleet's site, with every phase
+// Executor is enrolltest's executor for the fleet's site, with every phase
 // that sleeps inside a step (the BMC phase waits out a cold reset or an
 // iDRAC job on its clock) sleeping on the fleet's SimClock, so that
 // concurrent hosts share virtual time instead of each pushing it forward.
@@ -98,7 +98,7 @@ func (f *Fleet) Executor(log *slog.Logger) *enrollment.Executor {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	e := enrollfake.Executor(f.Site, log)
+	e := enrolltest.Executor(f.Site, log)
 	if c, ok := e.BMC.(*bmc.Configurator); ok && c != nil {
 		c.Clock = f.Clock
 	}

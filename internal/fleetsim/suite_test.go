@@ -6,7 +6,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/hostforge/hostforge/bmc"
 	"github.com/hostforge/hostforge/enrollment"
 	"github.com/hostforge/hostforge/fakes"
 	"github.com/hostforge/hostforge/intent"
@@ -122,7 +121,7 @@ type monitoringVault struct{ v *fakes.Vault }
 
 func (m monitoringVault) Item(ctx context.Context, name string) (map[string]string, error) {
 	if strings.HasPrefix(name, "bmc-admin-") {
-		name = bmc.IPMIExporterItem
+		name = fakes.MonitoringItem
 	}
 	return m.v.Item(ctx, name)
 }

@@ -13,18 +13,18 @@ import (
 
 	"github.com/hostforge/hostforge"
 	"github.com/hostforge/hostforge/enrollment"
-	"github.com/hostforge/hostforge/enrollment/enrollfake"
+	"github.com/hostforge/hostforge/enrolltest"
 	"github.com/hostforge/hostforge/fakes"
 )
 
 // Site is the demo site's slug.
-const Site = enrollfake.DemoSite
+const Site = enrolltest.DemoSite
 
-// NewSite builds the rack (see enrollfake.DemoRack for what each host is).
-func NewSite() *fakes.Site { return enrollfake.DemoRack() }
+// NewSite builds the rack (see enrolltest.DemoRack for what each host is).
+func NewSite() *fakes.Site { return enrolltest.DemoRack() }
 
 // SiteConfig is the demo site's configuration: every phase on.
-func SiteConfig() enrollment.SiteConfig { return enrollfake.DemoSiteConfig() }
+func SiteConfig() enrollment.SiteConfig { return enrolltest.DemoSiteConfig() }
 
 // Row is one host's outcome.
 type Row struct {

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/hostforge/hostforge/enrollment/enrollfake"
+	"github.com/hostforge/hostforge/enrolltest"
 	"github.com/hostforge/hostforge/examples/internal/demo"
 )
 
@@ -15,7 +15,7 @@ import (
 // host that converged (or that failed before touching anything).
 func TestDemoRack(t *testing.T) {
 	site := demo.NewSite()
-	exec := enrollfake.Executor(site, nil)
+	exec := enrolltest.Executor(site, nil)
 	ctx := context.Background()
 	first := demo.EnrollAll(ctx, site, exec, site.NetBox, demo.SiteConfig())
 	want := map[string]string{

@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/hostforge/hostforge/enrollment"
-	"github.com/hostforge/hostforge/enrollment/enrollfake"
+	"github.com/hostforge/hostforge/enrolltest"
 	"github.com/hostforge/hostforge/examples/internal/demo"
 	"github.com/hostforge/hostforge/flow"
 )
@@ -16,7 +16,7 @@ import (
 // proof agent establishes proof on the first attempt.
 func TestSuccessfulEnrollmentEstablishesProof(t *testing.T) {
 	site := demo.NewSite()
-	exec := enrollfake.Executor(site, nil)
+	exec := enrolltest.Executor(site, nil)
 	ctx := context.Background()
 	const host = "cpu-r1-u10"
 	site.Proofs.Register(host, "id-1")

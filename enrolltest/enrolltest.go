@@ -1,7 +1,7 @@
-// Package enrollfake wires a fake Site into an enrollment Executor: every
+// Package enrolltest wires a fake Site into an enrollment Executor: every
 // phase backed by the Site's in-memory systems. Tests, the quickstart and the
 // fleet simulator use it so they all run the same world.
-package enrollfake
+package enrolltest
 
 import (
 	"log/slog"

@@ -1,4 +1,4 @@
-package enrollfake
+package enrolltest
 
 import (
 	"log/slog"
@@ -6,6 +6,7 @@ import (
 	"github.com/hostforge/hostforge/enrollment"
 	"github.com/hostforge/hostforge/fakes"
 	"github.com/hostforge/hostforge/ironic"
+	"github.com/hostforge/hostforge/verify"
 )
 
 // ironicPhases wires the Ironic phases of every fake Ironic instance the
@@ -14,7 +15,7 @@ import (
 func ironicPhases(site *fakes.Site, log *slog.Logger) map[string]enrollment.IronicPhases {
 	out := map[string]enrollment.IronicPhases{}
 	for name, ir := range site.Ironic {
-		out[name] = &ironic.Phases{
+		out[name] = &ironic.Phases{Verifier: verify.Verifier{},
 			Client:      ir,
 			Credentials: ironic.VaultCredentials{Vault: site.Vault},
 			Links:       site.BMCs,

@@ -1,4 +1,4 @@
-package enrollfake
+package enrolltest
 
 import (
 	"github.com/hostforge/hostforge/enrollment"

@@ -3,7 +3,7 @@ package netboxtest_test
 import (
 	"testing"
 
-	"github.com/hostforge/hostforge/enrollment/netboxtest"
+	"github.com/hostforge/hostforge/enrolltest/netboxtest"
 	"github.com/hostforge/hostforge/fakes"
 )
 
