@@ -319,6 +319,7 @@ type Problem struct {
 	Warning bool `json:"warning,omitempty"`
 }
 
+// String renders "error: PATH: message" (or warning).
 func (p Problem) String() string {
 	kind := "error"
 	if p.Warning {

@@ -21,6 +21,7 @@ type Error struct {
 	Msg       string
 }
 
+// Error renders "line L, column C: message".
 func (e *Error) Error() string {
 	if e.Line > 0 {
 		return fmt.Sprintf("line %d, column %d: %s", e.Line, e.Col, e.Msg)
