@@ -472,10 +472,10 @@ func (v *validator) webhook(o map[string]any, path string, bt *BoundTask) *Webho
 		w.Endpoint = e
 	}
 	if m, ok := v.str(o, path, "method", true, true); ok && m != "" {
-		if !contains(methods, m) {
+		w.Method = strings.ToUpper(m)
+		if !contains(methods, w.Method) {
 			v.errf(key(path, "method"), "%q: want one of %s", m, strings.Join(methods, ", "))
 		}
-		w.Method = m
 	}
 	if tpl, ok := v.str(o, path, "requestTemplate", true, false); ok {
 		w.RequestTemplate = tpl
@@ -510,8 +510,9 @@ func (v *validator) webhook(o map[string]any, path string, bt *BoundTask) *Webho
 		}
 		for i, x := range arr {
 			n, ok := x.(json.Number)
-			c, err := n.Int64()
-			if !ok || err != nil || c < 100 || c > 599 {
+			f, err := n.Float64() // MetalSoft's SDK types these as floats: 200.0 is 200
+			c := int64(f)
+			if !ok || err != nil || float64(c) != f || c < 100 || c > 599 {
 				v.errf(idx(key(path, "expectedResponseStatuses"), i), "want an HTTP status code (100-599), got %v", x)
 				continue
 			}

@@ -177,3 +177,14 @@ func TestEnvelopeAndStatus(t *testing.T) {
 		})
 	}
 }
+
+func TestWebhookOptionsAreReadAsMetalSoftWritesThem(t *testing.T) {
+	x := mustParse(t, definition(stage("serverRegistered", `{"label": "t", "taskType": "ExtensionTaskWebhook", "options": {
+		"endpoint": "https://hooks.example.com/x", "method": "post", "requestTemplate": "{}",
+		"headers": {"Authorization": "Bearer abc", "X-Trace": "1"}, "expectedResponseStatuses": [200, 202.0],
+		"timeout": 10, "insecureSkipVerify": true}}`)))
+	w := x.Tasks(ServerRegisteredStage)[0].Webhook()
+	if w.Method != "POST" || len(w.ExpectedResponseStatuses) != 2 || w.ExpectedResponseStatuses[1] != 202 || w.Timeout != 10 || !w.InsecureSkipVerify || w.Headers["Authorization"] != "Bearer abc" {
+		t.Fatalf("options %+v", w)
+	}
+}
