@@ -21,7 +21,7 @@ func FuzzParse(f *testing.F) {
 		}
 	}
 	f.Add(definition(stage("serverRegistered", webhookTask("w", `{"s": {{ server.serialNumber | dump }}}`), sshTask("s", "echo {{ server.model | shellquote }}"), ansibleTask("a"))))
-	payload := seedPayload(f, "server")
+	payload := specPayload(f, "server")
 	f.Fuzz(func(t *testing.T, b []byte) {
 		x, ps := Parse(b, "fuzz")
 		if (x == nil) != ps.HasErrors() {

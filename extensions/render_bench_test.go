@@ -26,7 +26,7 @@ func BenchmarkRenderTask(b *testing.B) {
 	}
 	for _, c := range cases {
 		x := mustParse(b, definition(stage(string(c.stage), c.task)))
-		d, err := newPayloadData(c.stage, seedPayload(b, c.payload))
+		d, err := newPayloadData(c.stage, specPayload(b, c.payload))
 		if err != nil {
 			b.Fatal(err)
 		}

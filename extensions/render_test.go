@@ -15,7 +15,7 @@ func TestRenderStage(t *testing.T) {
 		),
 		stage("serverDecommissioned", webhookTask("bye", "{{ server.serverId }}")),
 	}, ",")))
-	got, err := x.Render(ServerRegisteredStage, seedPayload(t, "server"), RenderOptions{})
+	got, err := x.Render(ServerRegisteredStage, specPayload(t, "server"), RenderOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,7 +53,7 @@ func TestRenderStage(t *testing.T) {
 func TestSecretsReachOnlyTasksThatOptIn(t *testing.T) {
 	optIn := `{"label": "with", "taskType": "ExtensionTaskWebhook", "includeSecrets": true, "options": {"endpoint": "https://x.example/", "method": "POST", "requestTemplate": "{{ networkDevice.managementPassword }}|{{ networkDevice.secretsMaterializedForOSAssets.apiKey }}"}}`
 	x := mustParse(t, definition(stage("switchRegistered", optIn, webhookTask("without", "[{{ networkDevice.managementPassword }}]{{ networkDevice.secretsMaterializedForOSAssets | dump }}"))))
-	got, err := x.Render(SwitchRegistered, seedPayload(t, "networkDevice"), RenderOptions{})
+	got, err := x.Render(SwitchRegistered, specPayload(t, "networkDevice"), RenderOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,7 +71,7 @@ func TestConfigVarsAndInputsReachTemplates(t *testing.T) {
   "configVars": [{"label": "DNSResolvers", "name": "DNSResolvers", "inputType": "ExtensionInputString", "defaultValue": "1.1.1.1"},
                  {"label": "token", "name": "token", "inputType": "ExtensionInputString", "isPassword": true, "defaultValue": "s3cret"}],`, 1)
 	x := mustParse(t, []byte(b))
-	got, err := x.Render(ServerRegisteredStage, seedPayload(t, "server"), RenderOptions{})
+	got, err := x.Render(ServerRegisteredStage, specPayload(t, "server"), RenderOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -115,7 +115,7 @@ func TestRenderRefusesBadInput(t *testing.T) {
 }
 
 func TestNewEventRemovesSecretsAndDerivesIDs(t *testing.T) {
-	ev, original, err := NewEvent("", SwitchRegistered, seedPayload(t, "networkDevice"))
+	ev, original, err := NewEvent("", SwitchRegistered, specPayload(t, "networkDevice"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -130,11 +130,11 @@ func TestNewEventRemovesSecretsAndDerivesIDs(t *testing.T) {
 	if !strings.Contains(string(ev.Payload), `"variablesMaterializedForOSAssets":{"osVersion":"1.2.3"}`) {
 		t.Errorf("non-secret fields must stay: %s", ev.Payload)
 	}
-	again, _, _ := NewEvent("", SwitchRegistered, seedPayload(t, "networkDevice"))
+	again, _, _ := NewEvent("", SwitchRegistered, specPayload(t, "networkDevice"))
 	if again.ID != ev.ID || !strings.HasPrefix(ev.ID, "payload-") {
 		t.Errorf("event IDs %q and %q: the same payload must be the same event", ev.ID, again.ID)
 	}
-	clean, original2, _ := NewEvent("id-1", ServerCreateDNS, seedPayload(t, "serverDNSRecordSet"))
+	clean, original2, _ := NewEvent("id-1", ServerCreateDNS, specPayload(t, "serverDNSRecordSet"))
 	if clean.HasSecrets || original2 != nil || clean.ID != "id-1" {
 		t.Errorf("a payload without secrets: %+v", clean)
 	}

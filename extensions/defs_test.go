@@ -45,7 +45,7 @@ func mustParse(t testing.TB, b []byte) *Extension {
 	return x
 }
 
-func seedPayload(t testing.TB, name string) []byte {
+func specPayload(t testing.TB, name string) []byte {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join("testdata", "payloads", name+".json"))
 	if err != nil {
