@@ -8,7 +8,7 @@ import (
 
 // The render time of one task, for the specification's example payloads
 // and templates of the size MetalSoft extensions use (the golden corpus's
-// seed-payload templates). The payload is parsed once per event, not per
+// specification-payload templates). The payload is parsed once per event, not per
 // task, so parsing is measured on its own.
 func BenchmarkRender(b *testing.B) {
 	for _, name := range []string{"server--webhook-body", "server--ssh-command", "networkDevice--switch-inventory", "serverInstanceRecordSet--ip-list", "serverInstanceGroupDNSRecordSet--zone-file", "serverDNSRecordSet--nsupdate"} {
