@@ -89,4 +89,40 @@ var (
 		Retryable: false,
 		Action:    "An extension execution record without a delivery ID, extension or status reached the store: this is a defect in the caller; file a bug. Nothing was written.",
 	})
+	// SecretUnavailable: a vault item a task names (signingSecret,
+	// privateKeySecret) is missing, unreadable or unusable.
+	SecretUnavailable = hostforge.Declare(hostforge.Spec{
+		Code:      "EXTENSION_SECRET_UNAVAILABLE",
+		Phase:     "extensions",
+		Owner:     hostforge.OwnerInfraEng,
+		Retryable: false,
+		Action:    "The vault item the task names (signingSecret or privateKeySecret; the message says which and why) is missing, unreadable or not usable: create or fix the item in the vault the runner reads (--vault, or vault.path in the config), then fire the event again.",
+	})
+	// TaskTimeout: a task did not finish within its own timeout or the
+	// event's stage deadline.
+	TaskTimeout = hostforge.Declare(hostforge.Spec{
+		Code:      "EXTENSION_TASK_TIMEOUT",
+		Phase:     "extensions",
+		Owner:     hostforge.OwnerInfraEng,
+		Retryable: true,
+		Action:    "The task did not finish within its timeout (or the event's stage deadline; the message says which): check the system it talks to, or raise the task's timeout (timeout, executionTimeout), then fire the event again; the delivery ID stays the same.",
+	})
+	// RunnerConfigInvalid: the site's runner configuration a task needs is
+	// missing or wrong (known_hosts, CA bundle, container runtime).
+	RunnerConfigInvalid = hostforge.Declare(hostforge.Spec{
+		Code:      "EXTENSION_RUNNER_CONFIG_INVALID",
+		Phase:     "extensions",
+		Owner:     hostforge.OwnerInfraEng,
+		Retryable: false,
+		Action:    "The site's configuration for this task type is missing or wrong (the message names the key: extensions.known_hosts, extensions.ca_file, extensions.container_runtime, or the matching 'extensions fire' flag): fix it, then fire the event again.",
+	})
+	// SourceUnavailable: what a hostforge event maps (a device's NetBox
+	// intent, a node's inspection inventory) could not be read.
+	SourceUnavailable = hostforge.Declare(hostforge.Spec{
+		Code:      "EXTENSION_EVENT_SOURCE_UNAVAILABLE",
+		Phase:     "extensions",
+		Owner:     hostforge.OwnerInfraEng,
+		Retryable: true,
+		Action:    "The event's payload could not be built: NetBox or Ironic did not return the device or the node's inspection inventory (the message says which). Check that system; the dispatch retries, and a rerun of the enrollment fires the same event again.",
+	})
 )

@@ -57,6 +57,10 @@ type Dispatcher struct {
 	Secrets SecretSource
 	// Strict renders templates in strict mode.
 	Strict bool
+	// Servers reads what a serverRegistered event maps, for
+	// FireServerRegistered (nil: that body fails with
+	// EXTENSION_RUNNER_CONFIG_INVALID when a task is bound to the stage).
+	Servers ServerSource
 	// Log receives a line per delivery (never a payload or a body).
 	Log *slog.Logger
 
@@ -102,6 +106,7 @@ func (d *Dispatcher) steps() *flow.Table {
 			flow.Bind(StepBegin, storeAttempt, d.Begin),
 			flow.Bind(StepRun, MaxTaskAttempt, d.Run),
 			flow.Bind(StepRecord, storeAttempt, d.Record),
+			flow.Bind(StepServerRegistered, sourceAttempt, d.ServerRegisteredEvent),
 		)
 	})
 	return d.table
@@ -213,7 +218,7 @@ func (d *Dispatcher) Run(ctx context.Context, in RunIn) (RunOut, error) {
 	}
 	req := Request{DeliveryID: in.DeliveryID, EventID: in.Event.ID, Stage: in.Event.Stage, Extension: x.Name,
 		Task: t.Label, TaskType: t.TaskType, Deadline: in.Deadline, Webhook: t.webhook, SSH: t.ssh, Ansible: t.ansible,
-		Assets: x.Definition.Assets, Body: body, Variables: vars, IncludesSecrets: t.IncludeSecrets && data.full != nil}
+		Assets: x.Definition.Assets, Source: x.Source, Body: body, Variables: vars, IncludesSecrets: t.IncludeSecrets && data.full != nil}
 	res, err := runner.Run(ctx, req)
 	if err != nil {
 		o, f, w := hostforge.Classify(err)

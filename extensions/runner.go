@@ -44,6 +44,9 @@ type Request struct {
 	Ansible *AnsibleOptions
 	// Assets are the definition's assets (an Ansible task's bundle, its ee).
 	Assets []Asset
+	// Source is where the definition was read from (a file path, or ""):
+	// an asset's relative local path resolves against its directory.
+	Source string
 	// Body is the rendered requestTemplate (webhook) or commandTemplate (SSH).
 	Body string
 	// Variables are an Ansible task's extra-vars (a JSON object).

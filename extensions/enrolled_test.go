@@ -1,0 +1,75 @@
+package extensions_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"github.com/hostforge/hostforge"
+	"github.com/hostforge/hostforge/extensions"
+	"github.com/hostforge/hostforge/extensions/extensionsfake"
+	"github.com/hostforge/hostforge/intent"
+	"github.com/hostforge/hostforge/internal/realdata"
+)
+
+func TestFireServerRegisteredBuildsTheEventFromNetBoxAndIronic(t *testing.T) {
+	inv := realdata.Read(t, "ipa-inventory", "understack", "dell-r7615-inventory-raw-lldp.json")
+	host := extensions.Enrolled{Device: "cpu-r3-u17", Instance: "ironic-cpu", Node: "6f1e3a52-node"}
+	dev := intent.Device{ID: 4711, Name: host.Device, DeviceType: intent.DeviceType{Manufacturer: "Dell", Model: "PowerEdge R7615"}}
+
+	tests := []struct {
+		name      string
+		defs      [][]byte
+		setup     func(*extensionsfake.Servers)
+		wantCode  string
+		wantTasks string
+		wantReads int
+	}{
+		{"bound tasks run on the mapped server", [][]byte{def("notify", "", "hook:webhook")}, func(s *extensionsfake.Servers) {
+			s.PutDevice(dev)
+			s.PutInventory(host.Instance, host.Node, inv)
+		}, "", "notify/hook=succeeded", 2},
+		{"nothing bound reads nothing", [][]byte{def("draft", "draft", "hook:webhook")}, func(*extensionsfake.Servers) {}, "", "", 0},
+		{"a device NetBox lacks", [][]byte{def("notify", "", "hook:webhook")}, func(*extensionsfake.Servers) {}, extensions.SourceUnavailable.Code, "", 1},
+		{"no inventory", [][]byte{def("notify", "", "hook:webhook")}, func(s *extensionsfake.Servers) { s.PutDevice(dev) }, extensions.SourceUnavailable.Code, "", 2},
+		{"NetBox down is retried, then reported", [][]byte{def("notify", "", "hook:webhook")}, func(s *extensionsfake.Servers) {
+			s.Fail(fmt.Errorf("netbox: 503: %w", hostforge.ErrUnavailable))
+		}, extensions.SourceUnavailable.Code, "", 5},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			w := newWorld(t, tc.defs...)
+			src := extensionsfake.NewServers()
+			tc.setup(src)
+			w.d.Servers = src
+			rep, err := extensions.FireServerRegistered(context.Background(), w.rt, host)
+			if got := hostforge.CodeOf(err); got != tc.wantCode {
+				t.Fatalf("error %v, want code %q", err, tc.wantCode)
+			}
+			if got := summary(rep); got != tc.wantTasks {
+				t.Errorf("deliveries %q, want %q", got, tc.wantTasks)
+			}
+			if src.Reads() != tc.wantReads {
+				t.Errorf("%d reads of NetBox and Ironic, want %d", src.Reads(), tc.wantReads)
+			}
+			if rep.EventID != extensions.ServerRegisteredEventID(host.Device, host.Node) {
+				t.Errorf("event %s", rep.EventID)
+			}
+			if tc.wantTasks == "" {
+				return
+			}
+			req := w.runner.Requests()[0]
+			if req.DeliveryID != extensions.DeliveryID(rep.EventID, "notify", "hook") || req.Body == "" {
+				t.Errorf("request %+v", req)
+			}
+		})
+	}
+}
+
+func TestFireServerRegisteredWithoutASource(t *testing.T) {
+	w := newWorld(t, def("notify", "", "hook:webhook"))
+	_, err := extensions.FireServerRegistered(context.Background(), w.rt, extensions.Enrolled{Device: "d", Instance: "i", Node: "n"})
+	if !extensions.RunnerConfigInvalid.Is(err) {
+		t.Fatalf("error %v, want %s", err, extensions.RunnerConfigInvalid.Code)
+	}
+}
