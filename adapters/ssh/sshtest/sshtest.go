@@ -88,6 +88,8 @@ type Server struct {
 	stallAfterLogin bool
 	// stallSession opens sessions but never answers their requests.
 	stallSession bool
+	// password, when set, is accepted for any user besides the client key.
+	password string
 
 	cmdMu    sync.Mutex
 	commands []string
@@ -118,6 +120,10 @@ func StallAfterLogin(s *Server) { s.stallAfterLogin = true }
 // StallSession makes the server open sessions but never answer their
 // requests (exec, subsystem): a client blocks starting the command.
 func StallSession(s *Server) { s.stallSession = true }
+
+// AcceptPassword makes the server accept password logins with pw (any
+// user name), besides the client key.
+func AcceptPassword(pw string) Option { return func(s *Server) { s.password = pw } }
 
 // Commands lists the commands the server ran, in order.
 func (s *Server) Commands() []string {
@@ -162,6 +168,14 @@ func Listen(client xssh.PublicKey, opts ...Option) (*Server, error) {
 			}
 			return nil, errors.New("unknown key")
 		},
+	}
+	if s.password != "" {
+		cfg.PasswordCallback = func(_ xssh.ConnMetadata, pw []byte) (*xssh.Permissions, error) {
+			if string(pw) == s.password {
+				return nil, nil
+			}
+			return nil, errors.New("wrong password")
+		}
 	}
 	cfg.AddHostKey(s.HostKey.Signer)
 	s.wg.Add(1)
