@@ -314,8 +314,10 @@ func (v *validator) assetList(def map[string]any, path string) {
 			v.warnf(key(p, "assetType"), "%q is not an asset type (%s)", t, strings.Join(assetTypes, ", "))
 		}
 		if u, ok := v.str(a, p, "url", true, true); ok && u != "" {
-			if pu, err := url.Parse(u); err != nil || pu.Scheme == "" {
-				v.errf(key(p, "url"), "%q is not an absolute URL", u)
+			// An absolute URL, or a local path (a relative one is read
+			// from the definition file's directory).
+			if pu, err := url.Parse(u); (err != nil || pu.Scheme == "") && !localPath(u) {
+				v.errf(key(p, "url"), "%q is neither an absolute URL nor a local path", u)
 			}
 		}
 		if sum, ok := v.str(a, p, "sha256", false, false); ok && !isHex(sum, 64) {
@@ -637,6 +639,20 @@ func validHeaderName(s string) bool {
 	}
 	for _, c := range s {
 		if c <= ' ' || c >= 0x7f || strings.ContainsRune(`()<>@,;:\"/[]?={}`, c) {
+			return false
+		}
+	}
+	return true
+}
+
+// localPath reports whether an asset url is a local file path: no scheme,
+// no control characters.
+func localPath(s string) bool {
+	if strings.TrimSpace(s) != s || strings.Contains(s, "://") {
+		return false
+	}
+	for _, r := range s {
+		if r < 0x20 || r == 0x7f {
 			return false
 		}
 	}
