@@ -81,6 +81,7 @@ is read from the environment variable or the file the config names.
   vault:
     kind: file                          # items of named fields in a YAML file
     path: /etc/hostforge/vault.yaml     # must not be readable by group or others
+` + extensionsHelp + `
 
 The DHCP phase logs in with the private_key and known_hosts fields of the
 vault item ssh-config-dhcp (optional: passphrase, user); the server's host key
@@ -93,6 +94,10 @@ BMC with the per-host admin credential in the vault item bmc-admin-<device>,
 which the BMC phase creates from bmc-factory and rotates. The file vault is
 safe to share between a worker and CLI runs on one host: writes lock the
 file (<path>.lock) and never drop another writer's item.
+
+Extension tasks name vault items for their secrets: a webhook's
+signingSecret (the item's password field; whsec_ base64 or raw), an SSH
+task's privateKeySecret (private_key, optional passphrase and user).
 
 A bad config file fails with CONFIG_INVALID naming the key and its line.
 This build wires NetBox, DHCP over SSH, the Redfish BMC phase, Ironic
@@ -108,6 +113,8 @@ type Config struct {
 	DHCP   *DHCPConfig    `yaml:"dhcp"`
 	BMC    BMCConfig      `yaml:"bmc"`
 	Vault  *VaultConfig   `yaml:"vault"`
+	// Extensions wires workflow extensions (see extensionsHelp).
+	Extensions *ExtensionsConfig `yaml:"extensions"`
 
 	// path is the file the config was read from, for messages.
 	path string
@@ -510,7 +517,7 @@ func (c *Config) validate() error {
 	if (g.ConfigureBMC || g.IronicEnrol || g.ConfigureDHCP) && c.Vault == nil {
 		return c.keyError("vault", "missing: the DHCP, BMC and Ironic phases read credentials from the vault")
 	}
-	return nil
+	return c.validateExtensions()
 }
 
 // validateDHCP checks the dhcp section whenever it is present, so a typo

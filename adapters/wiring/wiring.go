@@ -19,6 +19,7 @@ import (
 	"github.com/hostforge/hostforge/clock"
 	"github.com/hostforge/hostforge/dhcp"
 	"github.com/hostforge/hostforge/enrollment"
+	"github.com/hostforge/hostforge/extensions"
 	"github.com/hostforge/hostforge/ironic"
 	"github.com/hostforge/hostforge/verify"
 )
@@ -84,6 +85,10 @@ type Systems struct {
 	// until a fleet manager adapter is configured (the platform-class gate
 	// is then refused).
 	FleetManager enrollment.FleetManager
+	// Extensions dispatches extension events (serverRegistered after a
+	// successful enrollment); nil without an extensions: section.
+	Extensions *extensions.Dispatcher
+
 	// Proofs is the fleet manager's completion-proof store; nil until the
 	// config names one. A ledger adapter plugs in here, from its own config
 	// section, and Submitter.Settle then records proof.
@@ -188,6 +193,10 @@ func Open(ctx context.Context, cfg *Config, o Options) (*Systems, error) {
 		}
 	}
 	exec.FleetManager = s.FleetManager
+	if err := openExtensions(ctx, cfg, s, log); err != nil {
+		_ = s.Close()
+		return nil, err
+	}
 	return s, nil
 }
 

@@ -1,0 +1,200 @@
+package wiring
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/hostforge/hostforge/adapters/ansible"
+	"github.com/hostforge/hostforge/adapters/ssh"
+	"github.com/hostforge/hostforge/adapters/webhook"
+	"github.com/hostforge/hostforge/enrollment"
+	"github.com/hostforge/hostforge/extensions"
+	"github.com/hostforge/hostforge/intent"
+	"github.com/hostforge/hostforge/ironic"
+)
+
+// extensionsHelp documents the extensions: section in ConfigHelp.
+const extensionsHelp = `  extensions:                           # optional: workflow extensions (MetalSoft-compatible)
+    definitions: /etc/hostforge/extensions   # directory of definitions (*.json); serverRegistered
+                                        #   fires after each successful enrollment
+    known_hosts: /etc/hostforge/extensions_known_hosts   # SSH tasks' host keys (always verified)
+    ca_file: /etc/hostforge/webhook-ca.pem   # optional: CAs trusted for webhooks and bundle URLs
+    container_runtime: podman           # optional: runs Ansible tasks that name an ee image
+    asset_cache: /var/cache/hostforge/ansible  # optional: unpacked bundles by SHA-256
+    ansible_playbook: /usr/bin/ansible-playbook # optional: default the one in PATH`
+
+// ExtensionsConfig is the extensions: section: where the definitions are
+// and what the task runners need from the site.
+type ExtensionsConfig struct {
+	// Definitions is the directory of definition files (*.json).
+	Definitions string `yaml:"definitions"`
+	// KnownHosts is the known_hosts file SSH tasks' host keys are verified
+	// against.
+	KnownHosts string `yaml:"known_hosts"`
+	// CAFile holds certificates trusted, besides the system's roots, for
+	// webhook receivers and Ansible bundle URLs.
+	CAFile string `yaml:"ca_file"`
+	// ContainerRuntime (podman or docker) runs Ansible tasks that name an
+	// execution environment (ee); without it such tasks are refused.
+	ContainerRuntime string `yaml:"container_runtime"`
+	// AssetCache is the directory of unpacked Ansible bundles.
+	AssetCache string `yaml:"asset_cache"`
+	// AnsiblePlaybook is the ansible-playbook program.
+	AnsiblePlaybook string `yaml:"ansible_playbook"`
+}
+
+// validateExtensions checks the section without touching the file system.
+func (c *Config) validateExtensions() error {
+	x := c.Extensions
+	if x == nil {
+		return nil
+	}
+	if strings.TrimSpace(x.Definitions) == "" {
+		return c.keyError("extensions.definitions", "missing: the directory of extension definitions (*.json)")
+	}
+	switch filepath.Base(x.ContainerRuntime) {
+	case ".", "podman", "docker":
+	default:
+		return c.keyError("extensions.container_runtime", "%q: want podman or docker (a name in PATH, or a path)", x.ContainerRuntime)
+	}
+	return nil
+}
+
+// RunnerOptions are what the extension task runners need from the site.
+type RunnerOptions struct {
+	// Vault holds the items tasks name (signingSecret, privateKeySecret);
+	// nil fails the tasks that name one.
+	Vault interface {
+		Item(ctx context.Context, name string) (map[string]string, error)
+	}
+	// KnownHosts, CAFile, ContainerRuntime, AssetCache and AnsiblePlaybook
+	// are the extensions: section's keys (or the flags of 'extensions fire').
+	KnownHosts, CAFile, ContainerRuntime, AssetCache, AnsiblePlaybook string
+	// Log receives the runners' logs.
+	Log *slog.Logger
+}
+
+// ExtensionRunners builds the three task runners — webhook, SSH (host
+// keys verified against KnownHosts) and Ansible (the real ansible-playbook)
+// — from the site's settings. close releases the webhook runner's idle
+// connections. Errors are EXTENSION_RUNNER_CONFIG_INVALID naming the key.
+func ExtensionRunners(o RunnerOptions) (runners map[extensions.TaskType]extensions.Runner, close func(), err error) {
+	log := o.Log
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	var ca []byte
+	if o.CAFile != "" {
+		if ca, err = os.ReadFile(o.CAFile); err != nil {
+			return nil, nil, extensions.RunnerConfigInvalid.New("extensions.ca_file: %v", err)
+		}
+	}
+	var wv webhook.Vault
+	var sv ssh.Vault
+	if o.Vault != nil {
+		wv, sv = o.Vault, o.Vault
+	}
+	hooks, err := webhook.New(webhook.Config{Vault: wv, CAPEM: ca, Log: log})
+	if err != nil {
+		return nil, nil, err
+	}
+	playbooks := ansible.Exec{Path: o.AnsiblePlaybook}
+	plays, err := ansible.New(ansible.Config{Playbooks: playbooks, CacheDir: o.AssetCache, ContainerRuntime: o.ContainerRuntime, CAPEM: ca, Log: log})
+	if err != nil {
+		hooks.Close()
+		return nil, nil, err
+	}
+	return map[extensions.TaskType]extensions.Runner{
+		extensions.TaskWebhook: hooks,
+		extensions.TaskSSH:     &ssh.ExtensionRunner{KnownHosts: o.KnownHosts, Vault: sv, Log: log},
+		extensions.TaskAnsible: plays,
+	}, hooks.Close, nil
+}
+
+// openExtensions wires extension dispatch from the extensions: section:
+// the definitions directory loaded into a registry (files that do not
+// validate are logged and left out), the three runners, the execution
+// store, and the source of the serverRegistered event (NetBox and the
+// Ironic instances). Without the section, Systems.Extensions is nil and
+// enrollments fire no events.
+func openExtensions(ctx context.Context, cfg *Config, s *Systems, log *slog.Logger) error {
+	x := cfg.Extensions
+	if x == nil {
+		return nil
+	}
+	reg, bad, err := extensions.LoadDir(x.Definitions)
+	if err != nil {
+		return cfg.invalid("extensions.definitions", "%v", err)
+	}
+	for _, fp := range bad {
+		for _, p := range fp.Problems {
+			if p.Warning {
+				log.Warn("extension definition warning", "phase", "wiring", "file", fp.File, "problem", p.String())
+			} else {
+				log.Error("extension definition left out", "phase", "wiring", "file", fp.File, "problem", p.String())
+			}
+		}
+	}
+	for _, f := range []struct{ key, path string }{{"extensions.known_hosts", x.KnownHosts}, {"extensions.ca_file", x.CAFile}} {
+		if f.path == "" {
+			continue
+		}
+		if _, err := os.ReadFile(f.path); err != nil {
+			return cfg.invalid(f.key, "%v", err)
+		}
+	}
+	o := RunnerOptions{KnownHosts: x.KnownHosts, CAFile: x.CAFile, ContainerRuntime: x.ContainerRuntime, AssetCache: x.AssetCache, AnsiblePlaybook: x.AnsiblePlaybook, Log: log}
+	if s.Vault != nil {
+		o.Vault = s.Vault
+	}
+	runners, closeRunners, err := ExtensionRunners(o)
+	if err != nil {
+		return err
+	}
+	s.OnClose(func() error { closeRunners(); return nil })
+	store, err := openExtensionStore(ctx, s, log)
+	if err != nil {
+		return err
+	}
+	d := extensions.NewDispatcher(reg, runners, store)
+	d.Log = log
+	if s.Enrollment != nil {
+		d.Servers = &serverSource{netbox: s.Enrollment.NetBox, ironic: s.Enrollment.Ironic}
+	}
+	s.Extensions = d
+	n := 0
+	for _, e := range reg.Extensions() {
+		if e.Active() {
+			n++
+		}
+	}
+	log.Info("extensions wired", "phase", "wiring", "definitions", x.Definitions, "active", n, "left_out", len(bad))
+	return nil
+}
+
+// serverSource reads what the serverRegistered event maps: the device
+// from NetBox, the node's inspection inventory from its Ironic instance.
+type serverSource struct {
+	netbox enrollment.NetBox
+	ironic map[string]enrollment.IronicPhases
+}
+
+func (s *serverSource) Device(ctx context.Context, name string) (intent.Device, error) {
+	if s.netbox == nil {
+		return intent.Device{}, errors.New("no NetBox adapter is wired")
+	}
+	return s.netbox.Device(ctx, name)
+}
+
+func (s *serverSource) Inventory(ctx context.Context, instance, node string) ([]byte, error) {
+	p, ok := s.ironic[instance].(*ironic.Phases)
+	if !ok || p == nil || p.Client == nil {
+		return nil, fmt.Errorf("the Ironic instance %q is not wired in this process", instance)
+	}
+	return p.Client.Inventory(ctx, node)
+}
