@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"strings"
 	"time"
 
@@ -12,17 +13,16 @@ import (
 
 	"github.com/hostforge/hostforge"
 	"github.com/hostforge/hostforge/adapters/sqlstore"
+	"github.com/hostforge/hostforge/adapters/vault"
+	"github.com/hostforge/hostforge/adapters/wiring"
 	"github.com/hostforge/hostforge/clock"
 	"github.com/hostforge/hostforge/extensions"
 	"github.com/hostforge/hostforge/extensions/extensionsfake"
 )
 
-// extensionRunners returns the task runners `extensions fire` uses, by task
-// type. A type without a runner fails its tasks with
-// EXTENSION_RUNNER_MISSING.
-var extensionRunners = func(a *app) map[extensions.TaskType]extensions.Runner {
-	return map[extensions.TaskType]extensions.Runner{}
-}
+// extensionRunners builds the task runners `extensions fire` uses, by task
+// type: the real webhook, SSH and Ansible runners (tests replace it).
+var extensionRunners = wiring.ExtensionRunners
 
 func (a *app) extensionsCmd() *cobra.Command {
 	cmd := &cobra.Command{
@@ -283,34 +283,103 @@ type fireJSON struct {
 	Message    string `json:"message"`
 }
 
+// fireFlags are the runner settings of `extensions fire`: the flags, or
+// the extensions: and vault: sections of --config.
+type fireFlags struct {
+	config, vault, knownHosts, caFile, runtime, assetCache, playbook string
+}
+
+func (f *fireFlags) add(cmd *cobra.Command) {
+	fl := cmd.Flags()
+	fl.StringVar(&f.config, "config", "", "take the definitions directory, the runners' settings and the vault from this config file's extensions: and vault: sections (flags override)")
+	fl.StringVar(&f.vault, "vault", "", "YAML file vault holding the items tasks name (signingSecret, privateKeySecret); mode 0600")
+	fl.StringVar(&f.knownHosts, "known-hosts", "", "known_hosts file SSH tasks' host keys are verified against")
+	fl.StringVar(&f.caFile, "ca-file", "", "PEM certificates trusted besides the system's for webhooks and bundle URLs")
+	fl.StringVar(&f.runtime, "container-runtime", "", "podman or docker: runs Ansible tasks that name an ee image")
+	fl.StringVar(&f.assetCache, "asset-cache", "", "directory of unpacked Ansible bundles (default: the user's cache directory)")
+	fl.StringVar(&f.playbook, "ansible-playbook", "", "the ansible-playbook program (default: the one in PATH)")
+	_ = cmd.MarkFlagFilename("config", "yaml", "yml")
+	_ = cmd.MarkFlagFilename("vault", "yaml", "yml")
+}
+
+// settings merges --config's sections under the flags. dir is the
+// config's definitions directory, when it names one.
+func (f *fireFlags) settings(log *slog.Logger) (o wiring.RunnerOptions, dir string, err error) {
+	o = wiring.RunnerOptions{KnownHosts: f.knownHosts, CAFile: f.caFile, ContainerRuntime: f.runtime, AssetCache: f.assetCache, AnsiblePlaybook: f.playbook, Log: log}
+	vaultPath := f.vault
+	if f.config != "" {
+		cfg, err := loadConfigFile(f.config)
+		if err != nil {
+			return o, "", err
+		}
+		if x := cfg.Extensions; x != nil {
+			dir = x.Definitions
+			for _, kv := range []struct {
+				dst *string
+				v   string
+			}{{&o.KnownHosts, x.KnownHosts}, {&o.CAFile, x.CAFile}, {&o.ContainerRuntime, x.ContainerRuntime}, {&o.AssetCache, x.AssetCache}, {&o.AnsiblePlaybook, x.AnsiblePlaybook}} {
+				if *kv.dst == "" {
+					*kv.dst = kv.v
+				}
+			}
+		}
+		if vaultPath == "" && cfg.Vault != nil {
+			vaultPath = cfg.Vault.Path
+		}
+	}
+	if vaultPath != "" {
+		v, err := vault.Open(vaultPath)
+		if err != nil {
+			return o, "", fileErr("--vault "+vaultPath, usageErr(err))
+		}
+		o.Vault = v
+	}
+	return o, dir, nil
+}
+
 func (a *app) extFireCmd() *cobra.Command {
 	var defs []string
 	var dir, stage, payload, eventID, state string
 	var deadline time.Duration
 	var strict bool
+	var ff fireFlags
 	cmd := &cobra.Command{
-		Use:   "fire (--definition FILE... | --dir DIR) --stage STAGE --payload FILE",
-		Short: "Fire an event by hand: run every task bound to the stage",
+		Use:   "fire (--definition FILE... | --dir DIR | --config FILE) --stage STAGE --payload FILE [--vault FILE]",
+		Short: "Fire an event by hand: run every task bound to the stage, for real",
 		Long: `Fire an external event: every task the active definitions bind to the stage
-runs through extension dispatch, extensions by name and tasks in order, each
-with a delivery ID stable per (event, extension, task). A failed task with
-failurePolicy "fail" (the default) skips its extension's remaining tasks;
+runs for real through extension dispatch — webhooks delivered, SSH commands
+run, Ansible playbooks played — extensions by name and tasks in order, each
+with a delivery ID stable per (event, extension, task): a webhook's
+webhook-id, an Ansible task's hostforge_delivery_id. A failed task with
+failurePolicy "fail" (the default) stops its extension's remaining tasks;
 "continue" goes on. Each execution is recorded in the --state database
 (SQLite; in memory when not given).
 
 The event ID is --event-id, or derived from the stage and the payload, so
 firing the same payload again re-delivers the same delivery IDs.
 
-With -o json the output is a JSON array {task, status, deliveryId, message},
-status succeeded, failed or skipped. A task type whose runner this build does
-not configure fails with EXTENSION_RUNNER_MISSING.
+Tasks read the secrets they name from the file vault (--vault, the same
+YAML vault as the rest of hostforge): a webhook's signingSecret is an item
+whose password signs deliveries (Standard Webhooks; whsec_ base64 or raw
+bytes), an SSH task's privateKeySecret an item with private_key. SSH host
+keys are verified against --known-hosts; there is no way to skip that.
+Ansible tasks run the ansible-playbook in PATH; a task naming an ee image
+needs --container-runtime. --config takes these settings, the vault and the
+definitions directory from a config file's extensions: and vault: sections.
+
+With -o json the output is a JSON array, one object per task in order:
+{"task", "status", "deliveryId", "message"}, where status is succeeded or
+failed. A task that was not run, because an earlier task of its extension
+failed with failurePolicy "fail" or the stage deadline had passed, is
+failed, with a message that starts "not run:".
 
 Exit code 0 when every task succeeded; 2 for invalid input; otherwise the
 code of the most urgent failed task (4 for most extension failures).
 
 ` + exitCodeHelp,
-		Example: `  hostforge extensions fire --definition notify.json --stage serverRegistered --payload server.json -o json
-  hostforge extensions fire --dir /etc/hostforge/extensions --stage switchCreateDNS --payload dns.json --state /var/lib/hostforge/state.db`,
+		Example: `  hostforge extensions fire --definition notify.json --stage serverRegistered --payload server.json --vault vault.yaml -o json
+  hostforge extensions fire --dir /etc/hostforge/extensions --stage switchCreateDNS --payload dns.json --known-hosts /etc/hostforge/known_hosts
+  hostforge extensions fire --config /etc/hostforge/lab1.yaml --stage serverRegistered --payload server.json --state /var/lib/hostforge/state.db`,
 		Args: cobra.NoArgs,
 	}
 	cmd.Flags().StringArrayVar(&defs, "definition", nil, "definition file (repeatable)")
@@ -321,18 +390,30 @@ code of the most urgent failed task (4 for most extension failures).
 	cmd.Flags().StringVar(&state, "state", "", "SQLite database recording executions (default: in memory)")
 	cmd.Flags().DurationVar(&deadline, "stage-deadline", extensions.DefaultStageDeadline, "no task starts later than this after the event")
 	cmd.Flags().BoolVar(&strict, "strict", false, "refuse undefined values in templates")
+	ff.add(cmd)
 	_ = cmd.MarkFlagRequired("stage")
 	_ = cmd.MarkFlagRequired("payload")
+	logLevelFlag(cmd)
 	out := outputFlag(cmd)
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		if err := checkOutput(*out); err != nil {
 			return err
 		}
+		log, err := a.logger(cmd)
+		if err != nil {
+			return err
+		}
+		opts, cfgDir, err := ff.settings(log)
+		if err != nil {
+			return err
+		}
+		if dir == "" && len(defs) == 0 {
+			dir = cfgDir
+		}
 		if (len(defs) == 0) == (dir == "") {
-			return inputErr("give --definition FILE (one or more) or --dir DIR")
+			return inputErr("give --definition FILE (one or more), --dir DIR, or --config FILE with an extensions: section")
 		}
 		var reg *extensions.Registry
-		var err error
 		if dir != "" {
 			var bad []extensions.FileProblems
 			reg, bad, err = extensions.LoadDir(dir)
@@ -373,12 +454,17 @@ code of the most urgent failed task (4 for most extension failures).
 			}
 			store = db.Extensions()
 		}
+		runners, closeRunners, err := extensionRunners(opts)
+		if err != nil {
+			return usageErr(err)
+		}
+		defer closeRunners()
 		secrets := &extensions.MemorySecrets{}
 		if original != nil {
 			secrets.Put(ev.ID, original)
 		}
-		d := extensions.NewDispatcher(reg, extensionRunners(a), store)
-		d.Secrets, d.Strict = secrets, strict
+		d := extensions.NewDispatcher(reg, runners, store)
+		d.Secrets, d.Strict, d.Log = secrets, strict, log
 		rep, err := extensions.Fire(ctx, d.Local(clock.Real{}), ev)
 		if err != nil {
 			return err
@@ -388,12 +474,19 @@ code of the most urgent failed task (4 for most extension failures).
 	return cmd
 }
 
-func (a *app) printFire(format string, rep extensions.Report) error {
+// fireRows are the deliveries as `extensions fire` reports them: status
+// succeeded or failed only; a task that was not run is failed, its message
+// starting "not run:".
+func fireRows(rep extensions.Report) ([]fireJSON, []*hostforge.Failure) {
 	var fails []*hostforge.Failure
 	rows := make([]fireJSON, 0, len(rep.Deliveries))
 	for _, d := range rep.Deliveries {
-		rows = append(rows, fireJSON{Task: d.Task, Status: string(d.Status), DeliveryID: d.DeliveryID, Message: d.Message})
-		if d.Status == extensions.StatusFailed {
+		status := string(d.Status)
+		if d.Status == extensions.StatusSkipped {
+			status = string(extensions.StatusFailed)
+		}
+		rows = append(rows, fireJSON{Task: d.Task, Status: status, DeliveryID: d.DeliveryID, Message: d.Message})
+		if d.Status == extensions.StatusFailed || d.Status == extensions.StatusSkipped {
 			spec, ok := hostforge.Lookup(d.Code)
 			if !ok {
 				spec = *extensions.TaskFailed
@@ -401,6 +494,11 @@ func (a *app) printFire(format string, rep extensions.Report) error {
 			fails = append(fails, &hostforge.Failure{Spec: spec, Message: d.Message})
 		}
 	}
+	return rows, fails
+}
+
+func (a *app) printFire(format string, rep extensions.Report) error {
+	rows, fails := fireRows(rep)
 	w := a.streams.Out
 	if format == formatJSON {
 		if err := writeJSON(w, rows); err != nil {
@@ -409,13 +507,21 @@ func (a *app) printFire(format string, rep extensions.Report) error {
 	} else {
 		printFireText(w, rep)
 	}
-	return exitWith(worst(fails))
+	code := worst(fails)
+	if len(fails) > 0 && code == ExitOK {
+		code = ExitInfra // a failed task never exits 0
+	}
+	return exitWith(code)
 }
 
 func printFireText(w io.Writer, rep extensions.Report) {
 	fmt.Fprintf(w, "event %s (%s): %d task(s)\n", rep.EventID, rep.Stage, len(rep.Deliveries))
 	for _, d := range rep.Deliveries {
-		fmt.Fprintf(w, "  %-9s %s / %s  delivery %s\n", d.Status, d.Extension, d.Task, d.DeliveryID)
+		status := string(d.Status)
+		if d.Status == extensions.StatusSkipped {
+			status = string(extensions.StatusFailed)
+		}
+		fmt.Fprintf(w, "  %-9s %s / %s  delivery %s\n", status, d.Extension, d.Task, d.DeliveryID)
 		if d.Message != "" {
 			fmt.Fprintf(w, "            %s\n", oneLine(d.Message))
 		}

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/hostforge/hostforge/adapters/sqlstore"
+	"github.com/hostforge/hostforge/adapters/wiring"
 	"github.com/hostforge/hostforge/extensions"
 	"github.com/hostforge/hostforge/extensions/extensionsfake"
 	"github.com/hostforge/hostforge/internal/realdata"
@@ -134,8 +135,8 @@ func TestExtensionsFire(t *testing.T) {
 	def, payload := extFiles(t)
 	runner := extensionsfake.NewRunner().On("hook", extensionsfake.Outcome{Err: extensions.TaskFailed.New("receiver said 503")})
 	saved := extensionRunners
-	extensionRunners = func(*app) map[extensions.TaskType]extensions.Runner {
-		return map[extensions.TaskType]extensions.Runner{extensions.TaskWebhook: runner, extensions.TaskSSH: runner}
+	extensionRunners = func(wiring.RunnerOptions) (map[extensions.TaskType]extensions.Runner, func(), error) {
+		return map[extensions.TaskType]extensions.Runner{extensions.TaskWebhook: runner, extensions.TaskSSH: runner}, func() {}, nil
 	}
 	t.Cleanup(func() { extensionRunners = saved })
 	state := filepath.Join(t.TempDir(), "state.db")
@@ -184,5 +185,5 @@ func TestExtensionsFire(t *testing.T) {
 
 	r = run(t, "", nil, "extensions", "fire", "--stage", "serverRegistered", "--payload", payload)
 	wantCode(t, r, ExitUsage)
-	wantError(t, r, "--definition", "--dir")
+	wantError(t, r, "--definition", "--dir", "--config")
 }
