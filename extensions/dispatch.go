@@ -118,6 +118,12 @@ func (d *Dispatcher) Step(name string) (flow.Step, bool) { return d.steps().Step
 // StepNames lists the dispatch steps.
 func (d *Dispatcher) StepNames() []string { return d.steps().StepNames() }
 
+// Dispatch runs one dispatch step by name with its input and output as
+// JSON (see flow.Dispatch): what an orchestrator's activity calls.
+func (d *Dispatcher) Dispatch(ctx context.Context, step string, in []byte) ([]byte, error) {
+	return flow.Dispatch(ctx, d, step, in)
+}
+
 // Local returns a flow.Local that runs the dispatch steps inline on clk.
 func (d *Dispatcher) Local(clk clock.Clock) *flow.Local {
 	return &flow.Local{Steps: d, Clock: clk, Log: d.log(), SubjectKey: "event"}

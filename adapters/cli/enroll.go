@@ -16,6 +16,7 @@ import (
 	"github.com/hostforge/hostforge/adapters/wiring"
 	"github.com/hostforge/hostforge/clock"
 	"github.com/hostforge/hostforge/enrollment"
+	"github.com/hostforge/hostforge/extensions"
 	"github.com/hostforge/hostforge/fakes"
 )
 
@@ -98,6 +99,9 @@ type hostResult struct {
 	Elapsed time.Duration
 	// WorkflowID is the Temporal workflow of the run, "" for an inline run.
 	WorkflowID string
+	// Extensions are the serverRegistered deliveries an inline run fired
+	// after the enrollment succeeded (with an extensions: section).
+	Extensions []fireJSON
 }
 
 // enrollJSON is one host's line in -o json.
@@ -114,6 +118,9 @@ type enrollJSON struct {
 	ExitCode       int                      `json:"exit_code"`
 	// WorkflowID is the Temporal workflow the enrollment ran as (--temporal).
 	WorkflowID string `json:"workflow_id,omitempty"`
+	// Extensions are the serverRegistered deliveries fired after the
+	// enrollment succeeded, as 'extensions fire -o json' reports them.
+	Extensions []fireJSON `json:"extensions,omitempty"`
 }
 
 type enrollOpts struct {
@@ -288,7 +295,29 @@ func enrollOne(ctx context.Context, sys *systems, device string, p enrollment.Pa
 	if prog != nil {
 		prog.finish(device, r)
 	}
+	if err == nil {
+		r.Extensions = fireServerRegistered(ctx, sys, r.Result)
+	}
 	return r
+}
+
+// fireServerRegistered fires serverRegistered for a host an inline run
+// enrolled, through the extension dispatch the config's extensions:
+// section wires. Its outcome is reported beside the enrollment's and does
+// not change it: the host is enrolled either way.
+func fireServerRegistered(ctx context.Context, sys *systems, res enrollment.Result) []fireJSON {
+	if sys.wired == nil || sys.wired.Extensions == nil || !res.Enrolled || res.Node == "" {
+		return nil
+	}
+	rt := sys.wired.Extensions.Local(sys.clock)
+	rt.Subject = res.Device
+	rep, err := extensions.FireServerRegistered(ctx, rt, extensions.Enrolled{Device: res.Device, Instance: res.Instance, Node: res.Node})
+	rows, _ := fireRows(rep)
+	if err != nil {
+		_, f, _ := hostforge.Classify(err)
+		rows = append(rows, fireJSON{Task: "(dispatch)", Status: string(extensions.StatusFailed), Message: f.Code + ": " + f.Message})
+	}
+	return rows
 }
 
 // printEnroll writes the summary (or the JSON lines) and returns the exit status.
@@ -305,7 +334,7 @@ func printEnroll(w io.Writer, format string, devices []string, results []hostRes
 			j := enrollJSON{Device: r.Result.Device, Enrolled: r.Result.Enrolled && r.Failure == nil, Instance: r.Result.Instance,
 				Node: r.Result.Node, ProvisionState: r.Result.ProvisionState, PlatformClass: r.Result.PlatformClass,
 				ElapsedSeconds: r.Elapsed.Seconds(), Phases: r.Result.Phases, Failure: failureOut(r.Failure), ExitCode: exitCodeOf(r.Failure),
-				WorkflowID: r.WorkflowID}
+				WorkflowID: r.WorkflowID, Extensions: r.Extensions}
 			if j.Phases == nil {
 				j.Phases = []enrollment.PhaseRecord{}
 			}
@@ -344,6 +373,19 @@ func printEnroll(w io.Writer, format string, devices []string, results []hostRes
 		}
 		fmt.Fprintf(w, "  %s — %s (owner %s, %s)\n      %s\n      next: %s\n", r.Result.Device, r.Failure.Code, r.Failure.Owner,
 			retryWord(r.Failure.Retryable), oneLine(failureOut(r.Failure).Message), r.Failure.Action)
+	}
+	first = true
+	for _, r := range results {
+		for _, e := range r.Extensions {
+			if first {
+				fmt.Fprintln(w, "\nserverRegistered extensions (they do not change the enrollment's result):")
+				first = false
+			}
+			fmt.Fprintf(w, "  %s — %s %s (delivery %s)\n", r.Result.Device, e.Task, e.Status, dash(e.DeliveryID))
+			if e.Status != string(extensions.StatusSucceeded) && e.Message != "" {
+				fmt.Fprintf(w, "      %s\n", oneLine(e.Message))
+			}
+		}
 	}
 	return exitWith(code)
 }

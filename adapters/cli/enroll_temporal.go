@@ -39,7 +39,9 @@ func (a *app) enrollTemporal(cmd *cobra.Command, o enrollOpts, devices []string)
 		return err
 	}
 	defer c.Close()
-	sub := &temporal.Submitter{Client: c, TaskQueue: o.temporal.queue, NetBox: ws.NetBox, Proofs: ws.Proofs, Log: log}
+	// With an extensions: section, each successful enrollment fires
+	// serverRegistered through the workers' extension dispatch.
+	sub := &temporal.Submitter{Client: c, TaskQueue: o.temporal.queue, NetBox: ws.NetBox, Proofs: ws.Proofs, Log: log, Events: cfg.Extensions != nil}
 	var prog *progress
 	if *o.output == formatText {
 		prog = newProgress(cmd.OutOrStdout(), a.streams.Terminal, devices)

@@ -10,6 +10,8 @@ import (
 
 	"github.com/hostforge/hostforge/adapters/temporal"
 	"github.com/hostforge/hostforge/adapters/wiring"
+	"github.com/hostforge/hostforge/extensions"
+	"github.com/hostforge/hostforge/extensions/extensionsfake"
 )
 
 // workerWorkflow binds one workflow to the wired systems for the worker.
@@ -19,11 +21,28 @@ type workerWorkflow func(*wiring.Systems) (temporal.Workflow, error)
 // the systems the config names. A new workflow adds one entry.
 var workerWorkflows = []workerWorkflow{
 	enrollmentWorkflow,
+	extensionsWorkflow,
 }
 
 // enrollmentWorkflow is the enrollment on the wired systems.
 func enrollmentWorkflow(s *wiring.Systems) (temporal.Workflow, error) {
 	return temporal.Workflow{Name: "enrollment", Steps: s.Enrollment, Definitions: []temporal.Definition{temporal.Enrollment}}, nil
+}
+
+// extensionsWorkflow is extension dispatch on the wired systems: the
+// serverRegistered events successful enrollments fire, and events
+// dispatched with temporal.Extensions. Without an extensions: section the
+// dispatcher has no definitions, so such events run no task.
+func extensionsWorkflow(s *wiring.Systems) (temporal.Workflow, error) {
+	d := s.Extensions
+	if d == nil {
+		empty, err := extensions.NewRegistry()
+		if err != nil {
+			return temporal.Workflow{}, err
+		}
+		d = extensions.NewDispatcher(empty, nil, extensionsfake.NewStore())
+	}
+	return temporal.Workflow{Name: "extensions", Steps: d, Definitions: []temporal.Definition{temporal.Extensions, temporal.ServerRegistered}}, nil
 }
 
 // temporalFlags are the flags that reach a Temporal frontend.
@@ -50,7 +69,11 @@ func (a *app) workerCmd() *cobra.Command {
 wiring as 'hostforge enroll --config'): it polls the task queue for the
 enrollment workflow and runs each of its steps as an activity, with NetBox,
 the vault, the DHCP server, the BMCs (the link guard reads them too) and
-every Ironic instance of the config. Submit work to it with
+every Ironic instance of the config. It also runs extension dispatch: with
+an extensions: section, each enrollment submitted from a config that has
+one fires serverRegistered once it succeeds, as a workflow of its own
+(extensions/serverRegistered/<device>/<node>) whose tasks — webhooks, SSH
+commands, Ansible playbooks — run as activities on the workers. Submit work to it with
 'hostforge enroll --config FILE --temporal ADDRESS DEVICE...'.
 
 Workflows survive the worker: waits are durable timers, and a step a dead

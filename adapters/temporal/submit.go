@@ -31,6 +31,9 @@ type Submitter struct {
 	// ProofWindow and ProofInterval tune the proof agent (see
 	// enrollment.ProofAgent); zero takes its defaults.
 	ProofWindow, ProofInterval time.Duration
+	// Events makes each successful enrollment fire serverRegistered through
+	// the workers' extension dispatch (Input.Events).
+	Events bool
 	// Clock paces the proof agent; default the wall clock.
 	Clock clock.Clock
 	Log   *slog.Logger
@@ -92,7 +95,7 @@ func (s *Submitter) Submit(ctx context.Context, sub Submission) (Run, error) {
 		WorkflowIDConflictPolicy:                 enumspb.WORKFLOW_ID_CONFLICT_POLICY_FAIL,
 		WorkflowIDReusePolicy:                    enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
 		WorkflowExecutionErrorWhenAlreadyStarted: true,
-	}, WorkflowName, Input{Request: req, Identity: identity, Diagnostic: sub.Diagnostic})
+	}, WorkflowName, Input{Request: req, Identity: identity, Diagnostic: sub.Diagnostic, Events: s.Events})
 	if err != nil {
 		var started *serviceerror.WorkflowExecutionAlreadyStarted
 		if errors.As(err, &started) {

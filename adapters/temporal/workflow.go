@@ -25,6 +25,10 @@ type Input struct {
 	Identity string `json:"identity,omitempty"`
 	// Diagnostic marks a run that claims and withdraws no proof.
 	Diagnostic bool `json:"diagnostic,omitempty"`
+	// Events makes a successful enrollment start the serverRegistered
+	// dispatch (ServerRegistered) as a child workflow that outlives it.
+	// The workers must register ServerRegistered and the dispatch steps.
+	Events bool `json:"events,omitempty"`
 }
 
 // Definition is a workflow body on flow.Runtime, named for Temporal. Every
@@ -42,12 +46,21 @@ type Definition struct {
 // ApplicationError (type = code, NonRetryable = !Retryable, details = the
 // Failure, then the body's output).
 func Define[I, O any](name string, body func(ctx context.Context, rt flow.Runtime, in I) (O, error)) Definition {
+	return defineThen(name, body, nil)
+}
+
+// defineThen is Define with then, which runs in the workflow context after
+// the body succeeded (the enrollment starts its event dispatch there).
+func defineThen[I, O any](name string, body func(ctx context.Context, rt flow.Runtime, in I) (O, error), then func(ctx workflow.Context, in I, out O)) Definition {
 	return Definition{Name: name, build: func(opts ActivityOptions) any {
 		return func(ctx workflow.Context, in I) (O, error) {
 			out, err := body(context.Background(), NewRuntime(ctx, opts), in)
 			if err != nil {
 				workflow.GetLogger(ctx).Warn("workflow failed", "workflow", name, "code", hostforge.CodeOf(err))
 				return out, toApplicationError(err, out)
+			}
+			if then != nil {
+				then(ctx, in, out)
 			}
 			return out, nil
 		}
@@ -64,9 +77,16 @@ func (d Definition) RegisterOptions() workflow.RegisterOptions {
 }
 
 // Enrollment is the enrollment workflow: enrollment.Enroll on the Temporal
-// runtime.
-var Enrollment = Define(WorkflowName, func(ctx context.Context, rt flow.Runtime, in Input) (enrollment.Result, error) {
+// runtime. When the input asks for it (Input.Events), a successful
+// enrollment then starts the serverRegistered dispatch (ServerRegistered)
+// as a child workflow that outlives it; the enrollment's steps and their
+// order are the body's alone.
+var Enrollment = defineThen(WorkflowName, func(ctx context.Context, rt flow.Runtime, in Input) (enrollment.Result, error) {
 	return enrollment.Enroll(ctx, rt, in.Request)
+}, func(ctx workflow.Context, in Input, out enrollment.Result) {
+	if in.Events {
+		startServerRegistered(ctx, out)
+	}
 })
 
 // WorkflowRegisterOptions registers the enrollment workflow under WorkflowName.

@@ -1,0 +1,64 @@
+package temporal
+
+import (
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/hostforge/hostforge/enrollment"
+	"github.com/hostforge/hostforge/extensions"
+)
+
+// Workflow types of extension dispatch.
+const (
+	// ExtensionsWorkflowName dispatches one event: extensions.Fire.
+	ExtensionsWorkflowName = "hostforge.extensions.fire"
+	// ServerRegisteredWorkflowName fires serverRegistered for an enrolled
+	// host: extensions.FireServerRegistered.
+	ServerRegisteredWorkflowName = "hostforge.extensions.server_registered"
+)
+
+// Extensions is extension dispatch of one event (extensions.Fire) on
+// Temporal: each step (plan, begin, run, record) an activity of the
+// dispatcher, so every delivery is durable and its outcome recorded once.
+var Extensions = Define(ExtensionsWorkflowName, extensions.Fire)
+
+// ServerRegistered fires serverRegistered for an enrolled host
+// (extensions.FireServerRegistered): the event built from NetBox and the
+// node's inventory by an activity, then dispatched as Extensions is.
+var ServerRegistered = Define(ServerRegisteredWorkflowName, extensions.FireServerRegistered)
+
+// ExtensionsWorkflowID is the workflow ID of an event's dispatch: one
+// dispatch per event at a time, and a rerun of the enrollment that fires
+// the same event again re-delivers the same delivery IDs.
+func ExtensionsWorkflowID(eventID string) string { return "extensions/" + eventID }
+
+// startServerRegistered starts the serverRegistered dispatch of an
+// enrollment that succeeded on an Ironic node, as a child workflow that
+// outlives the enrollment (ParentClosePolicy ABANDON): the enrollment does
+// not wait for the extensions, and their failures never fail it. The
+// enrollment waits only for the child to start. A dispatch of the same
+// event that is still running is left to finish.
+func startServerRegistered(ctx workflow.Context, res enrollment.Result) {
+	if !res.Enrolled || res.Node == "" || res.Failure != nil {
+		return
+	}
+	host := extensions.Enrolled{Device: res.Device, Instance: res.Instance, Node: res.Node}
+	id := ExtensionsWorkflowID(extensions.ServerRegisteredEventID(host.Device, host.Node))
+	cctx := workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{
+		WorkflowID:            id,
+		ParentClosePolicy:     enumspb.PARENT_CLOSE_POLICY_ABANDON,
+		WorkflowIDReusePolicy: enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
+	})
+	child := workflow.ExecuteChildWorkflow(cctx, ServerRegisteredWorkflowName, host)
+	var started workflow.Execution
+	if err := child.GetChildWorkflowExecution().Get(ctx, &started); err != nil {
+		if temporal.IsWorkflowExecutionAlreadyStartedError(err) {
+			workflow.GetLogger(ctx).Info("serverRegistered dispatch already running", "workflow_id", id)
+			return
+		}
+		workflow.GetLogger(ctx).Warn("serverRegistered dispatch did not start", "workflow_id", id, "error", err)
+		return
+	}
+	workflow.GetLogger(ctx).Info("serverRegistered dispatch started", "workflow_id", id, "run_id", started.RunID)
+}
