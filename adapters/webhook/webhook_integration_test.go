@@ -128,9 +128,9 @@ func nodeReceiver(t *testing.T, secret, format string) (url string, got func() [
 func TestReferenceLibraryVerifiesDeliveries(t *testing.T) {
 	tests := []struct {
 		name, vaultSecret, receiverSecret, format, path string
-		retries                                      int
-		code                                         string
-		attempts                                     int
+		retries                                         int
+		code                                            string
+		attempts                                        int
 	}{
 		{"whsec secret", whsec, whsec, "", "/hooks", 0, "", 1},
 		{"raw secret", "plain-text-secret", "plain-text-secret", "raw", "/hooks", 0, "", 1},
