@@ -11,7 +11,7 @@ ansible_up() {
   command -v ansible-playbook >/dev/null 2>&1 || apt_install ansible-core
   HOSTFORGE_ANSIBLE_PLAYBOOK=$(command -v ansible-playbook)
   export HOSTFORGE_ANSIBLE_PLAYBOOK
-  say "ansible: $("$HOSTFORGE_ANSIBLE_PLAYBOOK" --version | head -1)"
+  say "ansible: $("$HOSTFORGE_ANSIBLE_PLAYBOOK" --version | sed -n 1p)"
 }
 
 ansible_down() {
