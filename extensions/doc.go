@@ -34,8 +34,27 @@
 //
 // hostforge's additions are optional fields and rename nothing: a task's
 // failurePolicy ("fail", the default, or "continue") and includeSecrets;
-// webhook signingSecret and retries, SSH privateKeySecret (used by the
-// runners); an asset's sha256; a bare definition's status.
+// webhook signingSecret and retries, SSH privateKeySecret (each naming a
+// vault item); an asset's sha256; a bare definition's status. An asset's
+// url may also be a local path (a relative one is read from the
+// definition file's directory).
+//
+// # Runners
+//
+// Each task type has a [Runner], an adapter: adapters/webhook (net/http
+// and go-retryablehttp; Standard Webhooks webhook-id, webhook-timestamp and
+// webhook-signature), the ExtensionRunner of adapters/ssh (host keys
+// always verified against the site's known_hosts), adapters/ansible (the
+// real ansible-playbook; outputs from context_json_file_path). The wiring
+// (adapters/wiring, the config's extensions: section) builds all three
+// for the CLI and the worker. What a runner reports is scrubbed of the
+// payload's secrets before it is recorded; runners scrub their own
+// (signing secrets, credential headers, SSH passwords) and never record a
+// request body or command of a task that includes the payload's secrets.
+// A runner's failure keeps its own code (EXTENSION_WEBHOOK_REJECTED,
+// EXTENSION_SSH_HOST_KEY, EXTENSION_ANSIBLE_PLAYBOOK_FAILED, ...); the
+// shared ones are here: EXTENSION_SECRET_UNAVAILABLE, EXTENSION_TASK_TIMEOUT,
+// EXTENSION_RUNNER_CONFIG_INVALID.
 //
 // # Stages
 //
@@ -106,5 +125,11 @@
 // the device's NetBox intent and the node's inspection inventory to the
 // server object (the mapping is documented on [ServerFromIntent]) and
 // derives the event ID from the device, the node and the stage, so a
-// converged rerun re-delivers the same IDs.
+// converged rerun re-delivers the same IDs. [FireServerRegistered] is the
+// workflow body the orchestrators run once an enrollment succeeded: its
+// step extensions.server_registered reads the intent and the inventory
+// from the dispatcher's [ServerSource] (nothing when no active extension
+// binds serverRegistered), then [Fire] dispatches the event. The CLI runs
+// it inline after 'hostforge enroll --config'; the Temporal worker runs it
+// as a child workflow the enrollment starts as it ends, which outlives it.
 package extensions
