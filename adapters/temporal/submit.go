@@ -42,7 +42,9 @@ type Run struct {
 	WorkflowID string `json:"workflow_id"`
 	RunID      string `json:"run_id"`
 	Identity   string `json:"identity"`
-	Diagnostic bool   `json:"diagnostic,omitempty"`
+	// Revision is the device's projected-reference revision at submission.
+	Revision   int64 `json:"revision,omitempty"`
+	Diagnostic bool  `json:"diagnostic,omitempty"`
 }
 
 // WorkflowID is the workflow ID of a device's enrollment: one per device,
@@ -71,12 +73,12 @@ func (s *Submitter) Submit(ctx context.Context, sub Submission) (Run, error) {
 	if err != nil {
 		return Run{}, err
 	}
-	identity := ""
+	identity, revision := "", int64(0)
 	if s.Proofs != nil {
-		id, err := s.Proofs.Identity(ctx, sub.Device)
+		id, rev, err := s.Proofs.Snapshot(ctx, sub.Device)
 		switch {
 		case err == nil:
-			identity = id
+			identity, revision = id, rev
 		case errors.Is(err, hostforge.ErrNotFound):
 			// No fleet-manager record: the run proves nothing, and says so
 			// when it closes (an unclassifiable completion writes nothing).
@@ -92,7 +94,7 @@ func (s *Submitter) Submit(ctx context.Context, sub Submission) (Run, error) {
 		WorkflowIDConflictPolicy:                 enumspb.WORKFLOW_ID_CONFLICT_POLICY_FAIL,
 		WorkflowIDReusePolicy:                    enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
 		WorkflowExecutionErrorWhenAlreadyStarted: true,
-	}, WorkflowName, Input{Request: req, Identity: identity, Diagnostic: sub.Diagnostic})
+	}, WorkflowName, Input{Request: req, Identity: identity, Revision: revision, Diagnostic: sub.Diagnostic})
 	if err != nil {
 		var started *serviceerror.WorkflowExecutionAlreadyStarted
 		if errors.As(err, &started) {
@@ -101,7 +103,7 @@ func (s *Submitter) Submit(ctx context.Context, sub Submission) (Run, error) {
 		return Run{}, TemporalUnavailable.Wrap(err, "starting the enrollment of %s", sub.Device)
 	}
 	s.log().Info("enrollment submitted", "device", sub.Device, "phase", "submit", "workflow_id", id, "run_id", wr.GetRunID())
-	return Run{Device: sub.Device, WorkflowID: id, RunID: wr.GetRunID(), Identity: identity, Diagnostic: sub.Diagnostic}, nil
+	return Run{Device: sub.Device, WorkflowID: id, RunID: wr.GetRunID(), Identity: identity, Revision: revision, Diagnostic: sub.Diagnostic}, nil
 }
 
 // Wait blocks until the run closes and returns its Result and Failure.
@@ -138,6 +140,7 @@ func (s *Submitter) Settle(ctx context.Context, run Run) (enrollment.ProofOutcom
 	c := enrollment.Completion{
 		Device:     run.Device,
 		Identity:   run.Identity,
+		Since:      run.Revision,
 		Run:        run.WorkflowID + "/" + run.RunID,
 		Status:     completionStatus(info.GetStatus()),
 		ClosedAt:   info.GetCloseTime().AsTime(),

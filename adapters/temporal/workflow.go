@@ -23,6 +23,10 @@ type Input struct {
 	Request enrollment.Request `json:"request"`
 	// Identity is the device's fleet-manager identity at submission.
 	Identity string `json:"identity,omitempty"`
+	// Revision is the device's projected Ironic reference revision at
+	// submission: proof is refused across a reference that left and came
+	// back since.
+	Revision int64 `json:"revision,omitempty"`
 	// Diagnostic marks a run that claims and withdraws no proof.
 	Diagnostic bool `json:"diagnostic,omitempty"`
 }
