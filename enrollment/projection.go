@@ -37,7 +37,7 @@ const PhaseProjection = "ironic_projection"
 // be listed during a projection pass.
 var ProjectionListFailed = hostforge.Declare(hostforge.Spec{
 	Code:      "IRONIC_PROJECTION_LIST_FAILED",
-	Phase:     PhaseProjection,
+	Phase:     "ironic_projection",
 	Owner:     hostforge.OwnerInfraEng,
 	Retryable: true,
 	Action:    "An Ironic instance did not list its nodes (the message names it and what Ironic said); its devices kept their projected references. Check that Ironic API and the credentials, then let the next pass (or hostforge ledger project) run.",

@@ -256,7 +256,8 @@ const (
 	ProofNoAction     = "none"
 )
 
-const phaseProof = "completion_proof"
+// PhaseProof is the phase completion-proof failures are recorded against.
+const PhaseProof = "completion_proof"
 
 // Settle applies the completion to the device's proof on the agent's clock
 // ([SettleProof] on a flow.Local). The error is nil or a
@@ -277,7 +278,7 @@ func (a *ProofAgent) Settle(ctx context.Context, c Completion) (ProofOutcome, er
 
 // LogProofOutcome writes the one log line a settlement deserves.
 func LogProofOutcome(log *slog.Logger, c Completion, out ProofOutcome, err error) {
-	log = log.With("device", c.Device, "phase", phaseProof, "run", c.Run, "kind", string(out.Kind))
+	log = log.With("device", c.Device, "phase", PhaseProof, "run", c.Run, "kind", string(out.Kind))
 	if err != nil {
 		_, f, _ := hostforge.Classify(err)
 		if out.Action == ProofRejectedAct {
@@ -406,7 +407,7 @@ func ProofSteps(store ProofStore) *flow.Table {
 			case errors.Is(err, hostforge.ErrUnavailable):
 				return FailWriteOut{}, hostforge.RetryAfter(in.Interval, WaitFleetManager, "%v", err)
 			}
-			return FailWriteOut{}, FleetManagerUnavailable.At(phaseProof).Wrap(err, "device %s: the fleet manager refused the failure write of run %s", in.Device, in.Run)
+			return FailWriteOut{}, FleetManagerUnavailable.At(PhaseProof).Wrap(err, "device %s: the fleet manager refused the failure write of run %s", in.Device, in.Run)
 		}),
 	)
 }
@@ -492,7 +493,7 @@ func failureWrite(ctx context.Context, rt flow.Runtime, req SettleRequest, deadl
 			return false, err
 		}
 		if !rt.Now(ctx).Add(w.After).Before(deadline) {
-			return false, FleetManagerUnavailable.At(phaseProof).Wrap(w, "device %s: the failure write of run %s was not delivered within %s of the run's close", c.Device, c.Run, req.window())
+			return false, FleetManagerUnavailable.At(PhaseProof).Wrap(w, "device %s: the failure write of run %s was not delivered within %s of the run's close", c.Device, c.Run, req.window())
 		}
 		if err := rt.Sleep(ctx, w.After); err != nil {
 			return false, err
