@@ -83,8 +83,11 @@ type ReferenceChange struct {
 type InstanceReport struct {
 	Name  string `json:"name"`
 	Nodes int    `json:"nodes"`
-	// Failure is set when the instance could not be listed.
-	Failure *hostforge.Failure `json:"failure,omitempty"`
+	// Failure is set when the instance could not be listed; Code and Error
+	// render it.
+	Failure *hostforge.Failure `json:"-"`
+	Code    string             `json:"code,omitempty"`
+	Error   string             `json:"error,omitempty"`
 }
 
 // ProjectionReport says what a pass saw and changed.
@@ -131,7 +134,7 @@ func (p *Projector) Project(ctx context.Context) (ProjectionReport, error) {
 				return rep, hostforge.Classified(ctx.Err())
 			}
 			f := ProjectionListFailed.Wrap(err, "listing the nodes of Ironic instance %s", inst)
-			ir.Failure = f
+			ir.Failure, ir.Code, ir.Error = f, f.Code, f.Error()
 			if listErr == nil {
 				listErr = f
 			}

@@ -16,6 +16,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/hostforge/hostforge/adapters/sqlstore"
 	"github.com/hostforge/hostforge/dhcp"
 	"github.com/hostforge/hostforge/enrollment"
 	"github.com/hostforge/hostforge/intent"
@@ -73,10 +74,11 @@ is always verified against known_hosts. Kea's defaults are dir
 /etc/kea/hostforge.d, config_test "kea-dhcp4 -t /etc/kea/kea-dhcp4.conf",
 restart and status of kea-dhcp4-server.
 
+` + ledgerHelp + `
+
 A bad config file fails with CLI_CONFIG_INVALID naming the key and its line.
-This build wires NetBox, DHCP over SSH, the Redfish BMC phase and Ironic
-(noauth); it has no fleet manager adapter yet, so it refuses
-platform_class_activity_ready set to true.`
+This build wires NetBox, DHCP over SSH, the Redfish BMC phase, Ironic
+(noauth) and the ledger; platform_class_activity_ready needs the ledger.`
 
 // Config is the --config file.
 type Config struct {
@@ -87,6 +89,8 @@ type Config struct {
 	DHCP   *DHCPConfig    `yaml:"dhcp"`
 	BMC    BMCConfig      `yaml:"bmc"`
 	Vault  *VaultConfig   `yaml:"vault"`
+	// Ledger is the fleet manager's ledger (see ledgerHelp).
+	Ledger *sqlstore.LedgerConfig `yaml:"ledger"`
 
 	// lines maps each key path ("netbox.url", "ironic[1].name") to its line.
 	lines map[string]int
@@ -385,6 +389,9 @@ func (c *Config) validate() error {
 		default:
 			return c.keyError("vault.kind", "%q: want file", c.Vault.Kind)
 		}
+	}
+	if err := c.validateLedger(); err != nil {
+		return err
 	}
 	if (g.ConfigureBMC || g.IronicEnrol || g.ConfigureDHCP) && c.Vault == nil {
 		return c.keyError("vault", "missing: the DHCP, BMC and Ironic phases read credentials from the vault")

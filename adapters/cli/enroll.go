@@ -31,7 +31,9 @@ type systems struct {
 	pcReady    bool
 	log        *slog.Logger
 	// demo is the fake site behind --demo, nil otherwise.
-	demo    *fakes.Site
+	demo *fakes.Site
+	// ledger settles completion proof after each run; nil without one.
+	ledger  *ledgerWiring
 	closers []func()
 }
 
@@ -93,6 +95,17 @@ type hostResult struct {
 	Result  enrollment.Result
 	Failure *hostforge.Failure
 	Elapsed time.Duration
+	// Proof is the run's completion-proof settlement (nil without a ledger).
+	Proof *proofJSON
+}
+
+// proofJSON is a run's settlement in -o json.
+type proofJSON struct {
+	Kind      string       `json:"kind"`
+	Action    string       `json:"action"`
+	Reference string       `json:"reference,omitempty"`
+	Holder    string       `json:"holder,omitempty"`
+	Failure   *failureJSON `json:"failure,omitempty"`
 }
 
 // enrollJSON is one host's line in -o json.
@@ -106,6 +119,7 @@ type enrollJSON struct {
 	ElapsedSeconds float64                  `json:"elapsed_seconds"`
 	Phases         []enrollment.PhaseRecord `json:"phases"`
 	Failure        *failureJSON             `json:"failure,omitempty"`
+	Proof          *proofJSON               `json:"proof,omitempty"`
 	ExitCode       int                      `json:"exit_code"`
 }
 
@@ -237,6 +251,10 @@ func enrollOne(ctx context.Context, sys *systems, device string, p enrollment.Pa
 	}
 	r := hostResult{Result: enrollment.Result{Device: device}}
 	req, err := enrollment.Submit(ctx, sys.netbox, device, sys.site, sys.siteConfig, sys.pcReady, p)
+	var pr proofRun
+	if err == nil && sys.ledger != nil {
+		pr, err = sys.ledger.before(ctx, device)
+	}
 	if err == nil {
 		rt := sys.exec.Local(sys.clock)
 		rt.Subject = device
@@ -248,6 +266,18 @@ func enrollOne(ctx context.Context, sys *systems, device string, p enrollment.Pa
 	if err != nil {
 		_, r.Failure, _ = hostforge.Classify(err)
 		r.Result.Failure = r.Failure
+	}
+	if sys.ledger != nil && pr.identity != "" {
+		// With flow.Local the run closes here: settle its completion proof.
+		out, perr := sys.ledger.settle(ctx, pr, r.Result, r.Failure)
+		r.Proof = &proofJSON{Kind: string(out.Kind), Action: out.Action, Reference: out.Reference, Holder: out.Holder}
+		if perr != nil {
+			_, pf, _ := hostforge.Classify(perr)
+			r.Proof.Failure = failureOut(pf)
+			if r.Failure == nil {
+				r.Failure = pf
+			}
+		}
 	}
 	r.Elapsed = sys.clock.Now().Sub(start)
 	if prog != nil {
@@ -267,9 +297,9 @@ func printEnroll(w io.Writer, format string, devices []string, results []hostRes
 	code := worst(failures)
 	if format == formatJSON {
 		for _, r := range results {
-			j := enrollJSON{Device: r.Result.Device, Enrolled: r.Result.Enrolled && r.Failure == nil, Instance: r.Result.Instance,
+			j := enrollJSON{Device: r.Result.Device, Enrolled: r.Result.Enrolled && r.Result.Failure == nil, Instance: r.Result.Instance,
 				Node: r.Result.Node, ProvisionState: r.Result.ProvisionState, PlatformClass: r.Result.PlatformClass,
-				ElapsedSeconds: r.Elapsed.Seconds(), Phases: r.Result.Phases, Failure: failureOut(r.Failure), ExitCode: exitCodeOf(r.Failure)}
+				ElapsedSeconds: r.Elapsed.Seconds(), Phases: r.Result.Phases, Failure: failureOut(r.Failure), Proof: r.Proof, ExitCode: exitCodeOf(r.Failure)}
 			if j.Phases == nil {
 				j.Phases = []enrollment.PhaseRecord{}
 			}

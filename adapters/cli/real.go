@@ -65,6 +65,10 @@ func (a *app) realSystems(cfg *Config, log *slog.Logger) (*systems, error) {
 			return nil, err
 		}
 	}
+	lw, closeLedger, err := a.wireLedger(cfg, exec, log)
+	if err != nil {
+		return nil, err
+	}
 	// The phases whose adapters this build wires. A gate turned on for a
 	// phase without one is refused here, before anything runs, rather than
 	// failing every host with NOT_IMPLEMENTED.
@@ -77,10 +81,11 @@ func (a *app) realSystems(cfg *Config, log *slog.Logger) (*systems, error) {
 		{cfg.Gates.ConfigureDHCP, "gates.enrollment_configure_dhcp", exec.DHCP != nil, "a DHCP-over-SSH adapter"},
 		{cfg.Gates.ConfigureBMC, "gates.enrollment_configure_bmc", exec.BMC != nil, "a Redfish BMC adapter"},
 		{cfg.Gates.IronicEnrol, "gates.enrollment_ironic_enrol", len(exec.Ironic) > 0, "an Ironic API adapter"},
-		{cfg.Gates.PlatformClassActivityReady, "gates.platform_class_activity_ready", exec.FleetManager != nil, "a fleet manager adapter"},
+		{cfg.Gates.PlatformClassActivityReady, "gates.platform_class_activity_ready", exec.FleetManager != nil, "a fleet manager (the ledger: section)"},
 	} {
 		if g.on && !g.wired {
-			return nil, usageErr(ConfigInvalid.New("%s", cfg.keyError(g.key, "is on, but this build of hostforge has %s wired into the CLI yet; turn the gate off for this run", "no "+g.what)))
+			closeLedger()
+			return nil, usageErr(ConfigInvalid.New("%s", cfg.keyError(g.key, "is on, but it needs %s; configure it or turn the gate off for this run", g.what)))
 		}
 	}
 	return &systems{
@@ -93,6 +98,8 @@ func (a *app) realSystems(cfg *Config, log *slog.Logger) (*systems, error) {
 		siteConfig: cfg.SiteConfig(),
 		pcReady:    cfg.Gates.PlatformClassActivityReady,
 		log:        log,
+		ledger:     lw,
+		closers:    []func(){closeLedger},
 	}, nil
 }
 

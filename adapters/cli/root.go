@@ -75,6 +75,7 @@ inspection inventories, decode LLDP and detect BMC vendors.
 	root.AddCommand(
 		a.enrollCmd(),
 		a.platformClassCmd(),
+		a.ledgerCmd(),
 		a.verifyCmd(),
 		a.lldpCmd(),
 		a.bmcCmd(),
