@@ -7,8 +7,10 @@ import (
 	"log/slog"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/hostforge/hostforge"
+	"github.com/hostforge/hostforge/clock"
 	"github.com/hostforge/hostforge/ironic"
 )
 
@@ -228,4 +230,35 @@ func ledgerErr(err error, format string, args ...any) error {
 		return FleetManagerUnavailable.At(PhaseProjection).Wrap(err, "%s", msg)
 	}
 	return FleetManagerUnavailable.At(PhaseProjection).Wrap(err, "the ledger refused %s", msg)
+}
+
+// DefaultProjectionInterval is the pause between projection passes of a
+// long-running process (hostforge worker).
+const DefaultProjectionInterval = time.Minute
+
+// RunEvery runs a pass, then one every interval on clk
+// (DefaultProjectionInterval when zero), until ctx ends. A failed pass is
+// logged and the next one runs on schedule: the projection only ever
+// converges. It returns ctx's error.
+func (p *Projector) RunEvery(ctx context.Context, clk clock.Clock, interval time.Duration) error {
+	if interval <= 0 {
+		interval = DefaultProjectionInterval
+	}
+	log := p.Log
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	for {
+		rep, err := p.Project(ctx)
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if err != nil {
+			_, f, _ := hostforge.Classify(err)
+			log.Warn("ironic projection pass failed; the next one runs on schedule", "phase", PhaseProjection, "code", f.Code, "error", f.Error(), "changes", len(rep.Changes))
+		}
+		if err := clk.Sleep(ctx, interval); err != nil {
+			return err
+		}
+	}
 }

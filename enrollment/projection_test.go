@@ -6,8 +6,10 @@ import (
 	"errors"
 	"reflect"
 	"testing"
+	"time"
 
 	"github.com/hostforge/hostforge"
+	"github.com/hostforge/hostforge/clock"
 	"github.com/hostforge/hostforge/enrollment"
 	"github.com/hostforge/hostforge/enrolltest"
 	"github.com/hostforge/hostforge/fakes"
@@ -170,4 +172,52 @@ func TestProofAgainstTheProjection(t *testing.T) {
 	if got, err := agent.Settle(ctx, c); hostforge.CodeOf(err) != enrollment.ProofRejected.Code {
 		t.Fatalf("settle of the old node after the flip: %+v, %v", got, err)
 	}
+}
+
+// TestProjectorRunEvery: passes repeat on the clock until the context ends,
+// and a failed pass does not stop the next.
+func TestProjectorRunEvery(t *testing.T) {
+	site := fakes.NewSite()
+	lister := &countingNodes{nodes: nodes{list: []ironic.Node{node("g1", "u1")}}}
+	p := &enrollment.Projector{Instances: map[string]enrollment.NodeLister{"ironic-gpu": lister}, Ledger: site.Proofs}
+	site.Inject(fakes.SysFleetManager, "projected_references", 1, hostforge.ErrUnavailable)
+	ctx, cancel := context.WithCancel(context.Background())
+	clk := &cancelAfter{Fake: clock.NewFake(clock.Epoch), n: 3, cancel: cancel}
+	if err := p.RunEvery(ctx, clk, 30*time.Second); !errors.Is(err, context.Canceled) {
+		t.Fatalf("RunEvery = %v", err)
+	}
+	if lister.calls != 3 || clk.Now().Sub(clock.Epoch) != 90*time.Second {
+		t.Fatalf("%d passes over %s, want 3 passes 30s apart", lister.calls, clk.Now().Sub(clock.Epoch))
+	}
+	if r, _ := site.Proofs.Record("g1"); r.Reference != "ironic-gpu/u1" {
+		t.Fatalf("the pass after a failed one did not project: %+v", r)
+	}
+}
+
+type countingNodes struct {
+	nodes
+	calls int
+}
+
+func (c *countingNodes) ListNodes(ctx context.Context) ([]ironic.Node, error) {
+	c.calls++
+	return c.nodes.ListNodes(ctx)
+}
+
+// cancelAfter cancels the context on its n-th sleep.
+type cancelAfter struct {
+	*clock.Fake
+	n      int
+	cancel func()
+}
+
+func (c *cancelAfter) Sleep(ctx context.Context, d time.Duration) error {
+	if err := c.Fake.Sleep(ctx, d); err != nil {
+		return err
+	}
+	if c.n--; c.n == 0 {
+		c.cancel()
+		return ctx.Err()
+	}
+	return nil
 }

@@ -46,7 +46,7 @@ gates:
   platform_class_activity_ready: true
 ledger:
   driver: sqlite
-  path: `+ledgerPath+"\n", 0o644)
+  path: `+ledgerPath+"\n  projection_interval: 30s\n", 0o644)
 	return cfgPath, nb.URL, ledgerPath
 }
 

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/hostforge/hostforge"
+	"github.com/hostforge/hostforge/enrollment"
 )
 
 // LedgerConfig is the `ledger:` section of a hostforge config file:
@@ -21,10 +22,14 @@ import (
 //	ledger:
 //	  driver: postgres
 //	  dsn_file: /etc/hostforge/ledger.dsn   # owner-only (0600); the DSN is never logged
+//	  projection_interval: 1m               # hostforge worker's Ironic projection
 type LedgerConfig struct {
 	Driver  string `yaml:"driver"`
 	Path    string `yaml:"path"`
 	DSNFile string `yaml:"dsn_file"`
+	// ProjectionInterval is the pause between the worker's projection
+	// passes (enrollment.DefaultProjectionInterval when zero).
+	ProjectionInterval enrollment.Duration `yaml:"projection_interval"`
 }
 
 // ConfigError is a problem with one key of the ledger section.
@@ -60,6 +65,9 @@ func (c LedgerConfig) Validate() error {
 		return &ConfigError{"driver", "missing: sqlite or postgres"}
 	default:
 		return &ConfigError{"driver", fmt.Sprintf("%q: want sqlite or postgres", c.Driver)}
+	}
+	if c.ProjectionInterval < 0 {
+		return &ConfigError{"projection_interval", "negative duration"}
 	}
 	return nil
 }

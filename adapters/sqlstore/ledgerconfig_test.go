@@ -26,6 +26,7 @@ func TestLedgerConfigValidate(t *testing.T) {
 		{"sqlite with a dsn file", sqlstore.LedgerConfig{Driver: "sqlite", Path: "x", DSNFile: "y"}, "dsn_file"},
 		{"postgres without a dsn file", sqlstore.LedgerConfig{Driver: "postgres"}, "dsn_file"},
 		{"postgres with a path", sqlstore.LedgerConfig{Driver: "postgres", DSNFile: "y", Path: "x"}, "path"},
+		{"a negative projection interval", sqlstore.LedgerConfig{Driver: "sqlite", Path: "x", ProjectionInterval: -1}, "projection_interval"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
