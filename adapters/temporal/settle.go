@@ -43,8 +43,11 @@ const WaitEnrollmentRunning = "enrollment_running"
 // Settlement pacing defaults.
 const (
 	// DefaultSettleMaxWait bounds how long a settlement waits for its
-	// enrollment to close (an enrollment's own budgets end it far sooner).
-	DefaultSettleMaxWait = 7 * 24 * time.Hour
+	// enrollment to close: an enrollment's own budgets (a 3 h cleaning
+	// deadline, a 15 min lock budget, a 1 h inspection per attempt) end it
+	// far sooner. At one probe a minute this keeps the settlement's history
+	// under 20,000 events, well inside Temporal's limit.
+	DefaultSettleMaxWait = 48 * time.Hour
 	// awaitAttempt bounds one close probe: two Temporal frontend calls.
 	awaitAttempt = 2 * time.Minute
 )
