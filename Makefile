@@ -18,5 +18,8 @@ quickstart:
 # tight poll loop (the limit) and openstacksdk. Starts its own Ironic on
 # loopback; root or sudo on Debian/Ubuntu the first time. ARGS go to
 # internal/benchironic, e.g. make bench-ironic ARGS="-nodes 20 -rounds 3 -detail".
+# ARGS="-delays" starts that Ironic with realistic transition times
+# (fake-hardware's [fake] delays, 3 s per call; -fake-delays power=2-5,... to
+# choose) and scales hostforge's waits by 1/10 (-timing-scale).
 bench-ironic:
 	scripts/bench-ironic $(ARGS)

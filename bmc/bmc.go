@@ -15,8 +15,13 @@ type Target struct {
 	ProvisioningMAC string `json:"provisioning_mac,omitempty"`
 	// RestrictBoot restricts boot to the provisioning NIC.
 	RestrictBoot bool `json:"restrict_boot"`
-	// ForceRestart cold-resets the BMC even without a password rotation.
+	// ForceRestart cold-resets the BMC even without a password rotation,
+	// once per RunID.
 	ForceRestart bool `json:"force_restart,omitempty"`
+	// RunID identifies the run (one enrollment execution) the attempts
+	// belong to. A forced cold reset happens once per RunID, however many
+	// attempts the run makes; it is required with ForceRestart.
+	RunID string `json:"run_id,omitempty"`
 	// AdminItem names the vault item of the host's per-host admin
 	// credential: the one the phase rotates and Ironic authenticates with.
 	AdminItem string `json:"admin_item"`
@@ -28,17 +33,18 @@ type Target struct {
 	MonitoringItem string `json:"monitoring_item"`
 }
 
-// Result says what the strategy did.
+// Result says what one attempt did.
 type Result struct {
 	Vendor string `json:"vendor"`
 	// Steps lists each step the vendor ran as "name:outcome", in order, e.g.
 	// "password:ok", "ntp:set", "boot_restriction:not_identified".
 	Steps []string `json:"steps,omitempty"`
-	// Writes counts the configuration writes made (PATCH/POST/DELETE).
+	// Writes counts the configuration writes the attempt made
+	// (PATCH/POST/DELETE), including one whose answer was lost.
 	Writes int `json:"writes"`
-	// Rotated is true when the admin password was rotated in this run.
+	// Rotated is true when the attempt promoted a new admin password.
 	Rotated bool `json:"rotated,omitempty"`
-	// Reset is true when the BMC was cold-reset in this run.
+	// Reset is true when the attempt requested the BMC's cold reset.
 	Reset bool `json:"reset,omitempty"`
 }
 

@@ -221,11 +221,13 @@ func (r *run) idracBoot(ctx context.Context) (string, error) {
 		rs := PlanRestriction(opts, r.t.ProvisioningMAC)
 		if rs.Identified {
 			mode = "restricted"
-			if err := r.awaitNoRunningJob(ctx, "boot_order"); err != nil {
-				return "", err
-			}
-			if err := r.applyEnabled(ctx, "boot_order", rs, opts); err != nil {
-				return "", err
+			if len(rs.Enable)+len(rs.Disable) > 0 {
+				if err := r.runningJobBlocks(ctx, "boot_order"); err != nil {
+					return "", err
+				}
+				if err := r.applyEnabled(ctx, "boot_order", rs, opts); err != nil {
+					return "", err
+				}
 			}
 			want = Promote(cur, rs.Keep)
 		} else {
@@ -233,25 +235,16 @@ func (r *run) idracBoot(ctx context.Context) (string, error) {
 			r.log.Warn("provisioning NIC's boot option not identified; nothing disabled, label reorder", "step", "boot_order", "mac", r.t.ProvisioningMAC)
 		}
 	}
-	if slices.Equal(cur, want) {
-		return mode + "/ok", nil
-	}
-	stage := func() (string, error) {
-		var id string
-		err := r.write(ctx, "boot_order", func() (err error) { id, err = r.cl.SetBootOrder(ctx, want); return err })
-		return id, err
-	}
 	var out string
-	if slices.Equal(pend, want) {
-		out, err = r.finishStaged(ctx, "boot_order", stage)
+	if slices.Equal(cur, want) {
+		out, err = r.jobSettled(ctx, "boot_order", outOK)
 	} else {
-		if err := r.awaitNoRunningJob(ctx, "boot_order"); err != nil {
-			return "", err
+		stage := func() (string, error) {
+			var id string
+			err := r.write(ctx, "boot_order", func() (err error) { id, err = r.cl.SetBootOrder(ctx, want); return err })
+			return id, err
 		}
-		var id string
-		if id, err = stage(); err == nil {
-			out, err = r.applyJob(ctx, "boot_order", id)
-		}
+		out, err = r.idracJob(ctx, "boot_order", !slices.Equal(pend, want), stage)
 	}
 	if err != nil {
 		return "", err

@@ -75,7 +75,14 @@ var (
 		Phase:     "configure_bmc",
 		Owner:     hostforge.OwnerDCOps,
 		Retryable: true,
-		Action:    "Redfish did not come back within the budget after the BMC cold reset: check the BMC on site (power, network), then rerun; the reset is not repeated unless a rotation or force_bmc_restart asks for it.",
+		Action:    "Redfish did not come back, or did not accept the per-host credential, within the budget after the BMC cold reset (the message says which): check the BMC on site (power, network), then rerun. The rerun polls again; it requests a new reset only when the BMC answers on its old credential.",
+	})
+	PasswordUnconfirmed = hostforge.Declare(hostforge.Spec{
+		Code:      "BMC_PASSWORD_UNCONFIRMED",
+		Phase:     "configure_bmc",
+		Owner:     hostforge.OwnerInfraEng,
+		Retryable: true,
+		Action:    "The BMC's answer to the admin password change was lost or did not say whether it applied (timeout, dropped connection, 5xx), and the BMC does not take the new password yet. The new password stays in the vault as pending_password: rerun; the rerun logs in with it or sends the same password again. Nothing needs doing on site.",
 	})
 	JobNotScheduled = hostforge.Declare(hostforge.Spec{
 		Code:      "BMC_JOB_NOT_SCHEDULED",

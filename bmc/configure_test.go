@@ -3,7 +3,7 @@ package bmc_test
 import (
 	"bytes"
 	"context"
-	"errors"
+	"fmt"
 	"log/slog"
 	"slices"
 	"strings"
@@ -13,6 +13,8 @@ import (
 
 	"github.com/hostforge/hostforge"
 	"github.com/hostforge/hostforge/bmc"
+	"github.com/hostforge/hostforge/bmc/bmctest"
+	"github.com/hostforge/hostforge/clock"
 	"github.com/hostforge/hostforge/fakes"
 	"github.com/hostforge/hostforge/link"
 )
@@ -67,15 +69,29 @@ func (w *world) target() bmc.Target {
 	}
 }
 
-func (w *world) bmcWrites() int { return w.site.Calls()[fakes.SysBMC].Writes }
+func (w *world) bmcWrites() int   { return w.site.Calls()[fakes.SysBMC].Writes }
+func (w *world) vaultWrites() int { return w.site.Calls()[fakes.SysVault].Writes }
 
-func (w *world) configure(t *testing.T, tg bmc.Target) bmc.Result {
+// converge runs the phase's attempts to their end, sleeping its waits on
+// the site's clock, as the workflow runtime does.
+func (w *world) converge(tg bmc.Target) bmctest.Outcome {
+	return bmctest.Converge(context.Background(), w.cfg, tg, w.site.Clock)
+}
+
+// configure converges and fails the test unless the phase converged.
+func (w *world) configure(t *testing.T, tg bmc.Target) bmctest.Outcome {
 	t.Helper()
-	res, err := w.cfg.Configure(context.Background(), tg)
-	if err != nil {
-		t.Fatalf("Configure: %v\nlogs:\n%s", err, w.logs)
+	o := w.converge(tg)
+	if o.Err != nil {
+		t.Fatalf("Configure: %v\nwaits: %v\nsteps: %v\nlogs:\n%s", o.Err, o.Reasons(), o.Steps(), w.logs)
 	}
-	return res
+	return o
+}
+
+// admin is the host's admin vault item.
+func (w *world) admin() map[string]string {
+	it, _ := w.site.Vault.Item(context.Background(), fakes.AdminItem(w.host.Name))
+	return it
 }
 
 func stepNames(res bmc.Result) []string {
@@ -87,7 +103,8 @@ func stepNames(res bmc.Result) []string {
 }
 
 // TestStrategiesConverge runs each vendor from its drifted state to
-// converged, then checks a second run makes no writes at all.
+// converged, then checks a second run makes no writes at all, to the BMC or
+// to the vault.
 func TestStrategiesConverge(t *testing.T) {
 	cases := []struct {
 		vendor string
@@ -103,11 +120,11 @@ func TestStrategiesConverge(t *testing.T) {
 			w := newWorld(t, tc.vendor)
 			tg := w.target()
 			first := w.configure(t, tg)
-			if first.Vendor != tc.vendor || !slices.Equal(stepNames(first), tc.steps) {
-				t.Fatalf("first run: vendor %q steps %v; want %q %v", first.Vendor, first.Steps, tc.vendor, tc.steps)
+			if last := first.Last(); last.Vendor != tc.vendor || !slices.Equal(stepNames(last), tc.steps) {
+				t.Fatalf("last attempt: vendor %q steps %v; want %q %v", last.Vendor, last.Steps, tc.vendor, tc.steps)
 			}
-			if first.Writes == 0 || w.bmcWrites() != first.Writes {
-				t.Fatalf("first run counted %d writes, the BMC saw %d", first.Writes, w.bmcWrites())
+			if first.Writes() == 0 || w.bmcWrites() != first.Writes() {
+				t.Fatalf("the attempts counted %d writes, the BMC saw %d", first.Writes(), w.bmcWrites())
 			}
 			st := w.b.State()
 			if st.Network.Hostname != bmc.Hostname(tg.Device) || !st.Network.NTPEnabled || !slices.Equal(st.Network.NTPServers, tg.NTPServers) {
@@ -120,18 +137,30 @@ func TestStrategiesConverge(t *testing.T) {
 			if !ipmi {
 				t.Fatalf("no ipmi_exporter account: %+v", st.Accounts)
 			}
-			before := w.bmcWrites()
-			second := w.configure(t, tg)
-			if second.Writes != 0 || w.bmcWrites() != before {
-				t.Fatalf("second run wrote %d times (BMC saw %d): %v", second.Writes, w.bmcWrites()-before, second.Steps)
+			if it := w.admin(); len(it) != 2 {
+				t.Fatalf("admin item keeps state after convergence: fields %v", keys(it))
 			}
-			for _, s := range second.Steps {
+			bw, vw := w.bmcWrites(), w.vaultWrites()
+			second := w.configure(t, tg)
+			if len(second.Attempts) != 1 || second.Writes() != 0 || w.bmcWrites() != bw || w.vaultWrites() != vw {
+				t.Fatalf("second run: %d attempts, wrote %d times (BMC saw %d, vault %d): %v", len(second.Attempts), second.Writes(), w.bmcWrites()-bw, w.vaultWrites()-vw, second.Steps())
+			}
+			for _, s := range second.Last().Steps {
 				if o := s[strings.IndexByte(s, ':')+1:]; !strings.HasSuffix(o, "ok") && o != "not_needed" {
 					t.Errorf("second run step %s is not a no-op", s)
 				}
 			}
 		})
 	}
+}
+
+func keys(m map[string]string) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
 }
 
 func TestConvergedSettingsPerVendor(t *testing.T) {
@@ -199,11 +228,11 @@ func TestBootRestriction(t *testing.T) {
 				before := w.b.State()
 				tg := w.target()
 				tg.ProvisioningMAC, tg.RestrictBoot = c.mac(w), c.restrict
-				res := w.configure(t, tg)
+				o := w.configure(t, tg)
 				st := w.b.State()
 				en := enabledSet(st)
 				if got := map[bool]string{true: "enabled", false: "disabled"}[en["UEFI: PXE IPv4 eth1"]]; got != c.wantNIC1 {
-					t.Fatalf("second NIC %s, want %s (steps %v)", got, c.wantNIC1, res.Steps)
+					t.Fatalf("second NIC %s, want %s (steps %v)", got, c.wantNIC1, o.Steps())
 				}
 				if !en["ubuntu"] || !en["Virtual CD"] || !en["UEFI: PXE IPv4 eth0"] {
 					t.Fatalf("disk, virtual media or the provisioning NIC disabled: %v", en)
@@ -235,11 +264,11 @@ func TestBootRestriction(t *testing.T) {
 						t.Fatalf("%s disabled although restriction did not apply", o.DisplayName)
 					}
 				}
-				if !slices.ContainsFunc(res.Steps, func(s string) bool {
+				if !slices.ContainsFunc(o.Last().Steps, func(s string) bool {
 					return strings.HasPrefix(s, "boot") && (c.name != "not identified" || strings.Contains(s, "not_identified")) &&
 						(c.name != "restrict_boot off" || vendor != "ami" || strings.Contains(s, "skipped"))
 				}) {
-					t.Fatalf("boot step outcome not reported: %v", res.Steps)
+					t.Fatalf("boot step outcome not reported: %v", o.Last().Steps)
 				}
 			})
 		}
@@ -252,30 +281,62 @@ func TestBootRestriction(t *testing.T) {
 	}
 }
 
+// attemptsUntil calls Configure, sleeping each wait on the site's clock,
+// until stop accepts a wait; it returns that wait. It stands for a worker
+// that dies while the runtime sleeps.
+func (w *world) attemptsUntil(t *testing.T, tg bmc.Target, stop func(*hostforge.Wait) bool) *hostforge.Wait {
+	t.Helper()
+	for range bmctest.MaxAttempts {
+		_, err := w.cfg.Configure(context.Background(), tg)
+		wt, ok := hostforge.AsWait(err)
+		if !ok {
+			t.Fatalf("the attempts ended (%v) before the awaited wait", err)
+		}
+		if stop(wt) {
+			return wt
+		}
+		w.site.Clock.Advance(wt.After)
+	}
+	t.Fatal("the awaited wait never came")
+	return nil
+}
+
+// restart stands for a new worker: a fresh Configurator on the same BMC and
+// vault, with nothing carried over in memory.
+func (w *world) restart() {
+	w.cfg = &bmc.Configurator{Connector: w.site.BMCs, Vault: w.site.Vault, Clock: w.site.Clock, Log: w.cfg.Log}
+}
+
 func TestIDRACJobs(t *testing.T) {
 	t.Run("scheduled", func(t *testing.T) {
 		w := newWorld(t, "dell")
-		res := w.configure(t, w.target())
+		o := w.configure(t, w.target())
 		st := w.b.State()
-		if !slices.Contains(res.Steps, "bios:applied") || st.SystemResets != 2 {
-			t.Fatalf("steps %v, host resets %d; want the BIOS job applied and one reset per staged job", res.Steps, st.SystemResets)
+		if !slices.Contains(o.Steps(), "bios:applied") || !slices.Contains(o.Steps(), "boot_order:restricted/applied") || st.SystemResets != 2 {
+			t.Fatalf("steps %v, host resets %d; want both jobs applied and one reset per staged job", o.Steps(), st.SystemResets)
 		}
 		for _, j := range st.Jobs {
 			if j.State != bmc.JobCompleted {
 				t.Fatalf("job %s left %s", j.ID, j.State)
 			}
 		}
+		if !slices.Contains(o.Reasons(), bmc.WaitJobSchedule) || !slices.Contains(o.Reasons(), bmc.WaitJobRun) {
+			t.Fatalf("waits %v; want the schedule and run waits", o.Reasons())
+		}
 	})
 	t.Run("never scheduled", func(t *testing.T) {
 		w := newWorld(t, "dell")
 		w.b.NeverScheduleJobs()
-		_, err := w.cfg.Configure(context.Background(), w.target())
-		if !bmc.JobNotScheduled.Is(err) {
-			t.Fatalf("err = %v, want BMC_JOB_NOT_SCHEDULED", err)
+		o := w.converge(w.target())
+		if !bmc.JobNotScheduled.Is(o.Err) || !strings.Contains(o.Err.Error(), "deleted") {
+			t.Fatalf("err = %v, want BMC_JOB_NOT_SCHEDULED after deleting the job", o.Err)
+		}
+		if o.Waited < bmc.JobScheduleBudget || o.Waited > bmc.JobScheduleBudget+bmc.JobPoll {
+			t.Fatalf("waited %s for the schedule, want the %s budget", o.Waited, bmc.JobScheduleBudget)
 		}
 		st := w.b.State()
-		if len(st.Jobs) != 0 || st.SystemResets != 0 || len(st.BiosPending) != 0 {
-			t.Fatalf("job not deleted or host reset: jobs %v resets %d pending %v", st.Jobs, st.SystemResets, st.BiosPending)
+		if len(st.Jobs) != 0 || st.SystemResets != 0 || len(st.BiosPending) != 0 || w.admin()[bmc.FieldJobID] != "" {
+			t.Fatalf("job not deleted and forgotten, or host reset: jobs %v resets %d pending %v", st.Jobs, st.SystemResets, st.BiosPending)
 		}
 	})
 	t.Run("already carried", func(t *testing.T) {
@@ -283,9 +344,9 @@ func TestIDRACJobs(t *testing.T) {
 		id := w.b.StageRunningJob(bmc.DefaultBIOS[bmc.VendorDell])
 		tg := w.target()
 		tg.RestrictBoot = false
-		res := w.configure(t, tg)
-		if !slices.Contains(res.Steps, "bios:carried") {
-			t.Fatalf("steps %v; want bios:carried", res.Steps)
+		o := w.configure(t, tg)
+		if !slices.Contains(o.Steps(), "bios:carried") {
+			t.Fatalf("steps %v; want bios:carried", o.Steps())
 		}
 		st := w.b.State()
 		// One reset only: the boot-order job's; none for the carried BIOS job.
@@ -298,105 +359,244 @@ func TestIDRACJobs(t *testing.T) {
 			}
 		}
 	})
+	t.Run("worker lost while the job runs", func(t *testing.T) {
+		// The host was reset into the BIOS job, then the worker died: the
+		// next worker waits for the job; it does not reboot the host again.
+		w := newWorld(t, "dell")
+		tg := w.target()
+		w.attemptsUntil(t, tg, func(wt *hostforge.Wait) bool {
+			return wt.Reason == bmc.WaitJobRun && strings.Contains(wt.Detail, "host reset; job")
+		})
+		if n := w.b.State().SystemResets; n != 1 {
+			t.Fatalf("host resets before the loss = %d", n)
+		}
+		w.restart()
+		w.configure(t, tg)
+		if n := w.b.State().SystemResets; n != 2 {
+			t.Fatalf("host resets = %d, want 2 (one per job, none repeated)", n)
+		}
+	})
+	t.Run("job never finishes", func(t *testing.T) {
+		w := newWorld(t, "dell")
+		w.b.JobTiming(30*time.Second, 5*time.Hour)
+		o := w.converge(w.target())
+		if !bmc.JobFailed.Is(o.Err) {
+			t.Fatalf("err = %v, want BMC_JOB_FAILED", o.Err)
+		}
+		if n := w.b.State().SystemResets; n != 1 {
+			t.Fatalf("host resets = %d, want 1", n)
+		}
+		// The rerun knows when the host was reset: it fails at once rather
+		// than waiting another 20 minutes or rebooting the host again.
+		w.restart()
+		start := w.site.Clock.Now()
+		o = w.converge(w.target())
+		if !bmc.JobFailed.Is(o.Err) || w.site.Clock.Now() != start || w.b.State().SystemResets != 1 {
+			t.Fatalf("rerun: err %v after %s, resets %d", o.Err, w.site.Clock.Now().Sub(start), w.b.State().SystemResets)
+		}
+	})
 }
 
 func TestBusyBMC(t *testing.T) {
 	t.Run("busy then free", func(t *testing.T) {
 		w := newWorld(t, "ami")
 		w.b.Busy(3, "Service temporarily unavailable: host is booting")
-		start := w.site.Clock.Now()
-		w.configure(t, w.target())
-		if w.site.Clock.Now().Sub(start) < 5*time.Second {
-			t.Fatal("busy answers were not waited out on the clock")
+		o := w.configure(t, w.target())
+		if got := o.Reasons(); !slices.Equal(got, []string{bmc.WaitBusy, bmc.WaitBusy, bmc.WaitBusy}) {
+			t.Fatalf("waits %v, want three busy waits", got)
+		}
+		// 5 s doubling: 5 + 10 + 20.
+		if o.Waited != 35*time.Second || !strings.Contains(o.Waits[0].Detail, "host is booting") {
+			t.Fatalf("waited %s, detail %q", o.Waited, o.Waits[0].Detail)
 		}
 	})
 	t.Run("busy past the budget", func(t *testing.T) {
 		w := newWorld(t, "ami")
 		w.b.Busy(1000, "Service temporarily unavailable: host is booting")
-		_, err := w.cfg.Configure(context.Background(), w.target())
-		if !bmc.ServiceUnavailable.Is(err) || !strings.Contains(err.Error(), "host is booting") {
-			t.Fatalf("err = %v, want BMC_HTTP_SERVICE_UNAVAILABLE with the BMC's message", err)
+		o := w.converge(w.target())
+		if !bmc.ServiceUnavailable.Is(o.Err) || !strings.Contains(o.Err.Error(), "host is booting") {
+			t.Fatalf("err = %v, want BMC_HTTP_SERVICE_UNAVAILABLE with the BMC's message", o.Err)
 		}
-		f, _ := hostforge.AsFailure(err)
-		if !f.Retryable {
-			t.Fatal("busy failure must be retryable")
+		f, _ := hostforge.AsFailure(o.Err)
+		if !f.Retryable || f.Owner != hostforge.OwnerDCOps || o.Waited > bmc.BusyBudget {
+			t.Fatalf("busy failure %+v after %s: want retryable, DC_OPS, within %s", f.Spec, o.Waited, bmc.BusyBudget)
 		}
 	})
 	t.Run("AMI boot writes while the host boots", func(t *testing.T) {
 		w := newWorld(t, "ami")
 		w.b.HostBooting(time.Hour)
-		_, err := w.cfg.Configure(context.Background(), w.target())
-		if !bmc.ServiceUnavailable.Is(err) || !strings.Contains(err.Error(), "booting") {
-			t.Fatalf("err = %v", err)
+		o := w.converge(w.target())
+		if !bmc.ServiceUnavailable.Is(o.Err) || !strings.Contains(o.Err.Error(), "booting") {
+			t.Fatalf("err = %v", o.Err)
 		}
 		w.b.HostBooting(0)
 		w.site.Clock.Advance(time.Hour)
 		w.configure(t, w.target())
 	})
+	t.Run("no answer", func(t *testing.T) {
+		w := newWorld(t, "ami")
+		w.site.Inject(fakes.SysBMC, "connect", 1000, fmt.Errorf("dial tcp: connection refused: %w", hostforge.ErrUnavailable))
+		o := w.converge(w.target())
+		if !bmc.Unreachable.Is(o.Err) || o.Reasons()[0] != bmc.WaitUnreachable || w.bmcWrites() != 0 {
+			t.Fatalf("err = %v after waits %v", o.Err, o.Reasons())
+		}
+	})
 	t.Run("4xx is a refusal, not busy", func(t *testing.T) {
 		w := newWorld(t, "dell")
 		// Another tool's queued job blocks settings writes (iDRAC LC068).
 		w.b.StageJob(map[string]any{"AcPwrRcvry": "Off"}, bmc.JobScheduled)
-		_, err := w.cfg.Configure(context.Background(), w.target())
-		if !bmc.WriteRejected.Is(err) || !strings.Contains(err.Error(), "LC068") {
-			t.Fatalf("err = %v, want BMC_WRITE_REJECTED with the iDRAC message", err)
+		o := w.converge(w.target())
+		if !bmc.WriteRejected.Is(o.Err) || !strings.Contains(o.Err.Error(), "LC068") {
+			t.Fatalf("err = %v, want BMC_WRITE_REJECTED with the iDRAC message", o.Err)
 		}
-		if f, _ := hostforge.AsFailure(err); f.Retryable {
+		if f, _ := hostforge.AsFailure(o.Err); f.Retryable {
 			t.Fatal("a refusal is not retryable unchanged")
 		}
 	})
 }
 
-// failingVault fails the n-th PutItem.
-type failingVault struct {
-	bmc.Vault
-	n, calls int
+// profiles are the two ways BMCs apply a password change.
+var profiles = []struct {
+	name  string
+	apply func(*fakes.FakeBMC)
+}{
+	{"immediate", func(*fakes.FakeBMC) {}},
+	{"reset-to-apply", (*fakes.FakeBMC).ApplyPasswordOnReset},
 }
 
-func (f *failingVault) PutItem(ctx context.Context, name string, fields map[string]string) error {
-	f.calls++
-	if f.calls == f.n {
-		return errors.New("vault: connection reset")
+// rotationWorld is a BMC on its factory password with no per-host item.
+func rotationWorld(t *testing.T, vendor string, profile func(*fakes.FakeBMC)) *world {
+	w := newWorld(t, vendor)
+	w.b.FactoryReset()
+	profile(w.b)
+	w.site.Vault.Set(fakes.AdminItem(w.host.Name), nil)
+	return w
+}
+
+// rotatedOnce checks the end of a rotation: the vault holds exactly the
+// BMC's working password, nothing pending, and the BMC's password changed
+// once.
+func (w *world) rotatedOnce(t *testing.T) {
+	t.Helper()
+	it := w.admin()
+	pw := it[bmc.FieldPassword]
+	if pw == "" || pw == fakes.FakeFactoryPassword || w.b.Password(fakes.FakeFactoryUser) != pw {
+		t.Fatalf("the vault's password is not the BMC's (vault fields %v)", keys(it))
 	}
-	return f.Vault.PutItem(ctx, name, fields)
+	if len(it) != 2 {
+		t.Fatalf("admin item keeps rotation state: fields %v", keys(it))
+	}
+	if n := w.b.PasswordChanges(fakes.FakeFactoryUser); n != 1 {
+		t.Fatalf("the BMC's password changed %d times, want exactly one rotation", n)
+	}
+}
+
+// rerunWritesNothing converges again and checks nothing was written.
+func (w *world) rerunWritesNothing(t *testing.T, tg bmc.Target) {
+	t.Helper()
+	bw, vw := w.bmcWrites(), w.vaultWrites()
+	o := w.configure(t, tg)
+	if len(o.Attempts) != 1 || w.bmcWrites() != bw || w.vaultWrites() != vw {
+		t.Fatalf("rerun: %d attempts, %d BMC and %d vault writes: %v", len(o.Attempts), w.bmcWrites()-bw, w.vaultWrites()-vw, o.Steps())
+	}
 }
 
 func TestPasswordRotation(t *testing.T) {
-	t.Run("rotated from factory, then reset", func(t *testing.T) {
-		w := newWorld(t, "lenovo")
-		w.b.FactoryReset()
-		w.site.Vault.Set(fakes.AdminItem(w.host.Name), nil)
-		res := w.configure(t, w.target())
-		it, _ := w.site.Vault.Item(context.Background(), fakes.AdminItem(w.host.Name))
-		if !res.Rotated || !res.Reset || it[bmc.FieldPassword] == "" || it[bmc.FieldPassword] == fakes.FakeFactoryPassword ||
-			w.b.Password(fakes.FakeFactoryUser) != it[bmc.FieldPassword] || it[bmc.FieldPendingPassword] != "" {
-			t.Fatalf("rotation: res %+v, vault fields %d", res, len(it))
-		}
-		if w.b.State().ManagerResets != 1 {
-			t.Fatal("no cold reset after rotation")
-		}
-	})
-	for _, crash := range []struct {
-		name string
-		n    int
-	}{{"crash before the BMC change", 1}, {"crash between the BMC change and the vault write", 2}} {
-		t.Run(crash.name, func(t *testing.T) {
-			w := newWorld(t, "dell")
-			w.b.FactoryReset()
-			fv := &failingVault{Vault: w.site.Vault, n: crash.n}
-			w.cfg.Vault = fv
-			if _, err := w.cfg.Configure(context.Background(), w.target()); !bmc.VaultUnavailable.Is(err) {
-				t.Fatalf("err = %v", err)
-			}
-			w.cfg.Vault = w.site.Vault
-			res := w.configure(t, w.target())
-			it, _ := w.site.Vault.Item(context.Background(), fakes.AdminItem(w.host.Name))
-			if w.b.Password(fakes.FakeFactoryUser) != it[bmc.FieldPassword] || it[bmc.FieldPendingPassword] != "" || !res.Rotated {
-				t.Fatalf("not recovered: steps %v", res.Steps)
-			}
-			want := map[int]string{1: "password:rotated", 2: "password:recovered"}[crash.n]
-			if !slices.Contains(res.Steps, want) {
-				t.Fatalf("steps %v, want %s", res.Steps, want)
+	for _, p := range profiles {
+		t.Run(p.name, func(t *testing.T) {
+			t.Run("rotate, reset, verify", func(t *testing.T) {
+				w := rotationWorld(t, "lenovo", p.apply)
+				tg := w.target()
+				o := w.configure(t, tg)
+				if !o.Rotated() || !o.Reset() || w.b.State().ManagerResets != 1 {
+					t.Fatalf("rotated %v, reset %v, BMC resets %d", o.Rotated(), o.Reset(), w.b.State().ManagerResets)
+				}
+				// Order: rotate, then the cold reset, then the new
+				// credential verified once Redfish is back.
+				steps := o.Steps()
+				i, j, k := slices.Index(steps, "password:rotated"), slices.Index(steps, "cold_reset:requested"), slices.Index(steps, "password:verified_after_reset")
+				if i < 0 || j < i || k < j || !slices.Contains(steps, "cold_reset:done") {
+					t.Fatalf("steps %v: want rotated, then the reset, then verification", steps)
+				}
+				if !slices.Contains(o.Reasons(), bmc.WaitReset) {
+					t.Fatalf("waits %v: no wait for the reset", o.Reasons())
+				}
+				w.rotatedOnce(t)
+				w.rerunWritesNothing(t, tg)
+			})
+			t.Run("lost answer to the password change", func(t *testing.T) {
+				w := rotationWorld(t, "dell", p.apply)
+				w.b.LoseAnswers("set_password", 1)
+				tg := w.target()
+				o := w.converge(tg)
+				if o.Err != nil {
+					// The BMC staged the change and cannot confirm it before
+					// its reset: a retryable failure nobody on site acts on.
+					f, ok := hostforge.AsFailure(o.Err)
+					if !ok || !bmc.PasswordUnconfirmed.Is(o.Err) || !f.Retryable || f.Owner == hostforge.OwnerDCOps {
+						t.Fatalf("err = %v: an ambiguous answer must fail retryably, not to DC_OPS", o.Err)
+					}
+					if w.admin()[bmc.FieldPendingPassword] == "" {
+						t.Fatal("the pending password was dropped")
+					}
+					w.restart()
+					o = w.configure(t, tg)
+				} else if p.name == "reset-to-apply" {
+					t.Fatal("a staged change cannot be confirmed before the reset")
+				}
+				w.rotatedOnce(t)
+				w.rerunWritesNothing(t, tg)
+			})
+			t.Run("refused answer to the password change", func(t *testing.T) {
+				// A 401 to the change itself (the BMC dropped the old
+				// credential before answering, or never applied it): the same
+				// password is tried and sent again, never factory-reset.
+				w := rotationWorld(t, "ami", p.apply)
+				w.site.Inject(fakes.SysBMC, "set_password", 1, bmc.HTTPError(401, "Base.1.8.NoValidSession"))
+				tg := w.target()
+				o := w.converge(tg)
+				f, _ := hostforge.AsFailure(o.Err)
+				if !bmc.PasswordUnconfirmed.Is(o.Err) || !f.Retryable || f.Owner == hostforge.OwnerDCOps {
+					t.Fatalf("err = %v", o.Err)
+				}
+				w.restart()
+				w.configure(t, tg)
+				w.rotatedOnce(t)
+			})
+			for _, crash := range []struct {
+				name string
+				// the crash: before or after the n-th vault write of the run
+				n      int
+				before bool
+				resets int
+			}{
+				{"before the write-ahead", 1, true, 1},
+				{"after the write-ahead, before the BMC change", 1, false, 1},
+				{"after the BMC change, before the promote", 2, true, 1},
+				{"after the promote, before the reset", 2, false, 1},
+				// The BMC accepted the reset, the record of it is lost: the
+				// rerun resets again rather than never.
+				{"after the reset, before it is recorded", 3, true, 2},
+				{"during the reset wait", 3, false, 1},
+			} {
+				t.Run("crash "+crash.name, func(t *testing.T) {
+					w := rotationWorld(t, "dell", p.apply)
+					ctx, cancel := context.WithCancel(context.Background())
+					w.cfg.Vault = &crashVault{Vault: w.site.Vault, n: crash.n, before: crash.before, crash: cancel}
+					tg := w.target()
+					o := bmctest.Converge(ctx, w.cfg, tg, w.site.Clock)
+					if o.Err == nil {
+						t.Fatal("the run did not crash")
+					}
+					cancel()
+					w.restart()
+					w.configure(t, tg)
+					w.rotatedOnce(t)
+					if n := w.b.State().ManagerResets; n != crash.resets {
+						t.Fatalf("cold resets = %d, want %d", n, crash.resets)
+					}
+					w.rerunWritesNothing(t, tg)
+				})
 			}
 		})
 	}
@@ -404,30 +604,162 @@ func TestPasswordRotation(t *testing.T) {
 		w := newWorld(t, "ami")
 		w.site.Vault.Set(fakes.FactoryItem, map[string]string{"username": "admin", "password": "wrong-wrong"})
 		w.site.Vault.Set(fakes.AdminItem(w.host.Name), map[string]string{"username": "admin", "password": "also-wrong"})
-		if _, err := w.cfg.Configure(context.Background(), w.target()); !bmc.CredentialInvalid.Is(err) || w.bmcWrites() != 0 {
-			t.Fatalf("err = %v, writes %d", err, w.bmcWrites())
+		if o := w.converge(w.target()); !bmc.CredentialInvalid.Is(o.Err) || w.bmcWrites() != 0 {
+			t.Fatalf("err = %v, writes %d", o.Err, w.bmcWrites())
+		}
+	})
+	t.Run("password refused by the BMC's policy", func(t *testing.T) {
+		w := rotationWorld(t, "ami", func(*fakes.FakeBMC) {})
+		w.cfg.NewPassword = func() (string, error) { return "short", nil }
+		o := w.converge(w.target())
+		if !bmc.WriteRejected.Is(o.Err) || !strings.Contains(o.Err.Error(), "complexity") || strings.Contains(o.Err.Error(), "short") {
+			t.Fatalf("err = %v, want BMC_WRITE_REJECTED with the BMC's reason and no password", o.Err)
 		}
 	})
 	t.Run("supermicro has no password setup", func(t *testing.T) {
 		w := newWorld(t, "supermicro")
 		w.b.FactoryReset()
-		if _, err := w.cfg.Configure(context.Background(), w.target()); !bmc.CredentialInvalid.Is(err) || w.bmcWrites() != 0 {
-			t.Fatalf("err = %v, writes %d", err, w.bmcWrites())
+		if o := w.converge(w.target()); !bmc.CredentialInvalid.Is(o.Err) || w.bmcWrites() != 0 {
+			t.Fatalf("err = %v, writes %d", o.Err, w.bmcWrites())
 		}
 	})
 }
 
-func TestColdReset(t *testing.T) {
-	w := newWorld(t, "supermicro")
-	tg := w.target()
-	tg.ForceRestart = true
-	res := w.configure(t, tg)
-	if !res.Reset || w.b.State().ManagerResets != 1 {
-		t.Fatal("forced restart did not reset a Supermicro BMC")
+// crashVault stands for a worker that dies at a vault write: before the
+// n-th PutItem (it is not made) or right after it.
+type crashVault struct {
+	bmc.Vault
+	n, calls int
+	before   bool
+	crash    func()
+}
+
+func (c *crashVault) PutItem(ctx context.Context, name string, fields map[string]string) error {
+	c.calls++
+	if c.calls == c.n && c.before {
+		c.crash()
+		return ctx.Err()
 	}
-	w.cfg.Budgets.Reset = 30 * time.Second // shorter than the BMC's 90s downtime
-	if _, err := w.cfg.Configure(context.Background(), tg); !bmc.ResetTimeout.Is(err) {
-		t.Fatalf("err = %v, want BMC_RESET_TIMEOUT", err)
+	err := c.Vault.PutItem(ctx, name, fields)
+	if c.calls == c.n {
+		c.crash()
+	}
+	return err
+}
+
+func TestColdReset(t *testing.T) {
+	t.Run("forced, once per run", func(t *testing.T) {
+		w := newWorld(t, "supermicro")
+		tg := w.target()
+		tg.ForceRestart, tg.RunID = true, "run-1"
+		o := w.configure(t, tg)
+		if !o.Reset() || w.b.State().ManagerResets != 1 || !slices.Contains(o.Reasons(), bmc.WaitReset) {
+			t.Fatalf("forced restart did not reset a Supermicro BMC: waits %v", o.Reasons())
+		}
+		// More attempts of the same run do not reset again.
+		w.rerunWritesNothing(t, tg)
+		// A new run with force_restart does.
+		tg.RunID = "run-2"
+		w.configure(t, tg)
+		if n := w.b.State().ManagerResets; n != 2 {
+			t.Fatalf("a new forced run: %d resets, want 2", n)
+		}
+	})
+	t.Run("force_restart needs a run id", func(t *testing.T) {
+		w := newWorld(t, "supermicro")
+		tg := w.target()
+		tg.ForceRestart = true
+		if o := w.converge(tg); !bmc.InputInvalid.Is(o.Err) || w.bmcWrites() != 0 {
+			t.Fatalf("err = %v", o.Err)
+		}
+	})
+	t.Run("Redfish does not come back", func(t *testing.T) {
+		w := newWorld(t, "ami")
+		w.b.ResetDowntime(3 * bmc.ResetBudget)
+		tg := w.target()
+		tg.ForceRestart, tg.RunID = true, "run-1"
+		o := w.converge(tg)
+		if !bmc.ResetTimeout.Is(o.Err) || o.Waited > bmc.ResetBudget {
+			t.Fatalf("err = %v after %s, want BMC_RESET_TIMEOUT within %s", o.Err, o.Waited, bmc.ResetBudget)
+		}
+		// Still down on the rerun: it knows when the reset was requested
+		// and fails at once, without a second reset.
+		w.restart()
+		o = w.converge(tg)
+		if !bmc.ResetTimeout.Is(o.Err) || len(o.Attempts) != 1 || w.b.State().ManagerResets != 1 {
+			t.Fatalf("rerun: err %v after %d attempts, %d resets", o.Err, len(o.Attempts), w.b.State().ManagerResets)
+		}
+		// Back: the rerun converges, still without a second reset.
+		w.site.Clock.Advance(3 * bmc.ResetBudget)
+		w.configure(t, tg)
+		if n := w.b.State().ManagerResets; n != 1 {
+			t.Fatalf("resets = %d, want 1", n)
+		}
+	})
+	t.Run("reset sent, its record lost, the BMC down past the busy budget", func(t *testing.T) {
+		w := rotationWorld(t, "ami", func(*fakes.FakeBMC) {})
+		w.b.ResetDowntime(5 * time.Minute)
+		ctx, cancel := context.WithCancel(context.Background())
+		w.cfg.Vault = &crashVault{Vault: w.site.Vault, n: 3, before: true, crash: cancel}
+		tg := w.target()
+		if o := bmctest.Converge(ctx, w.cfg, tg, w.site.Clock); o.Err == nil {
+			t.Fatal("the run did not crash")
+		}
+		w.restart()
+		o := w.configure(t, tg)
+		if !slices.Contains(o.Reasons(), bmc.WaitReset) || slices.Contains(o.Reasons(), bmc.WaitUnreachable) {
+			t.Fatalf("waits %v: an owed reset's silence is waited on the reset budget", o.Reasons())
+		}
+		w.rotatedOnce(t)
+	})
+	t.Run("lost answer to the reset", func(t *testing.T) {
+		w := newWorld(t, "ami")
+		w.b.LoseAnswers("reset_manager", 1)
+		tg := w.target()
+		tg.ForceRestart, tg.RunID = true, "run-1"
+		w.configure(t, tg)
+		if n := w.b.State().ManagerResets; n != 1 {
+			t.Fatalf("resets = %d: a reset whose answer was lost is polled, not repeated", n)
+		}
+	})
+}
+
+func TestLenovoHostResetOncePerRun(t *testing.T) {
+	// The host was reset for staged settings, then a later step waits: the
+	// next attempt does not reboot the host again.
+	w := newWorld(t, "lenovo")
+	w.site.Inject(fakes.SysBMC, "create_account", 2, fmt.Errorf("connection reset by peer: %w", hostforge.ErrUnavailable))
+	o := w.configure(t, w.target())
+	if n := w.b.State().SystemResets; n != 1 || len(o.Attempts) != 3 {
+		t.Fatalf("host resets = %d over %d attempts, want 1 over 3", n, len(o.Attempts))
+	}
+	if w.admin()[bmc.FieldHostResetAt] != "" {
+		t.Fatal("the host reset record outlived the run")
+	}
+}
+
+// sleeplessClock fails the test when anything sleeps on it.
+type sleeplessClock struct {
+	*clock.Fake
+	t *testing.T
+}
+
+func (c sleeplessClock) Sleep(context.Context, time.Duration) error {
+	c.t.Error("the BMC phase slept on its clock")
+	return nil
+}
+
+func TestAttemptsNeverSleep(t *testing.T) {
+	for _, v := range bmc.Vendors {
+		w := rotationWorld(t, string(v), func(*fakes.FakeBMC) {})
+		if v == bmc.VendorSupermicro {
+			w = newWorld(t, string(v))
+		}
+		w.cfg.Clock = sleeplessClock{Fake: w.site.Clock, t: t}
+		w.b.Busy(2, "busy")
+		tg := w.target()
+		tg.ForceRestart, tg.RunID = true, "run-1"
+		w.configure(t, tg)
 	}
 }
 
@@ -435,26 +767,26 @@ func TestIPMIUser(t *testing.T) {
 	t.Run("missing credentials fail", func(t *testing.T) {
 		w := newWorld(t, "dell")
 		w.site.Vault.Set(fakes.MonitoringItem, map[string]string{"username": "ipmi_exporter"})
-		if _, err := w.cfg.Configure(context.Background(), w.target()); !bmc.IPMICredentialMissing.Is(err) {
-			t.Fatalf("err = %v", err)
+		if o := w.converge(w.target()); !bmc.IPMICredentialMissing.Is(o.Err) {
+			t.Fatalf("err = %v", o.Err)
 		}
 	})
 	t.Run("no endpoint skips", func(t *testing.T) {
 		w := newWorld(t, "supermicro")
 		w.b.NoAccountEndpoint()
 		w.site.Vault.Set(fakes.MonitoringItem, nil)
-		res := w.configure(t, w.target())
-		if !slices.Contains(res.Steps, "ipmi_user:skipped_no_endpoint") {
-			t.Fatalf("steps %v", res.Steps)
+		o := w.configure(t, w.target())
+		if !slices.Contains(o.Steps(), "ipmi_user:skipped_no_endpoint") {
+			t.Fatalf("steps %v", o.Steps())
 		}
 	})
 	t.Run("password drift is repaired", func(t *testing.T) {
 		w := newWorld(t, "ami")
 		w.configure(t, w.target())
 		w.site.Vault.Set(fakes.MonitoringItem, map[string]string{"username": "ipmi_exporter", "password": "rotated-monitoring-pw"})
-		res := w.configure(t, w.target())
-		if !slices.Contains(res.Steps, "ipmi_user:password_set") || w.b.Password("ipmi_exporter") != "rotated-monitoring-pw" {
-			t.Fatalf("steps %v", res.Steps)
+		o := w.configure(t, w.target())
+		if !slices.Contains(o.Steps(), "ipmi_user:password_set") || w.b.Password("ipmi_exporter") != "rotated-monitoring-pw" {
+			t.Fatalf("steps %v", o.Steps())
 		}
 	})
 }
@@ -462,8 +794,8 @@ func TestIPMIUser(t *testing.T) {
 func TestUnsupportedAndBadInput(t *testing.T) {
 	w := newWorld(t, "dell")
 	w.b.SetIdentity(bmc.Identity{Vendor: "HPE", Product: "ProLiant DL385 Gen10 Plus v2", RootOem: []string{"Hpe"}})
-	if _, err := w.cfg.Configure(context.Background(), w.target()); !bmc.VendorUnsupported.Is(err) || w.bmcWrites() != 0 {
-		t.Fatalf("err = %v writes %d", err, w.bmcWrites())
+	if o := w.converge(w.target()); !bmc.VendorUnsupported.Is(o.Err) || w.bmcWrites() != 0 {
+		t.Fatalf("err = %v writes %d", o.Err, w.bmcWrites())
 	}
 	for name, mut := range map[string]func(*bmc.Target){
 		"no device":  func(t *bmc.Target) { t.Device = "" },
@@ -471,6 +803,7 @@ func TestUnsupportedAndBadInput(t *testing.T) {
 		"no address": func(t *bmc.Target) { t.Address = "" },
 		"bad MAC":    func(t *bmc.Target) { t.ProvisioningMAC = "zz" },
 		"bad ntp":    func(t *bmc.Target) { t.NTPServers = []string{""} },
+		"no run id":  func(t *bmc.Target) { t.ForceRestart = true },
 	} {
 		tg := w.target()
 		mut(&tg)
@@ -478,7 +811,7 @@ func TestUnsupportedAndBadInput(t *testing.T) {
 			t.Errorf("%s: err = %v", name, err)
 		}
 	}
-	if w.bmcWrites() != 0 {
+	if w.bmcWrites() != 0 || w.vaultWrites() != 0 {
 		t.Fatal("bad input wrote")
 	}
 }
@@ -492,10 +825,13 @@ func TestNoSecretInLogs(t *testing.T) {
 			w.b.FactoryReset()
 		}
 		w.b.Busy(2, "busy")
-		res := w.configure(t, w.target())
+		o := w.configure(t, w.target())
 		w.site.Vault.Set(fakes.MonitoringItem, nil)
-		_, err := w.cfg.Configure(context.Background(), w.target())
-		text := w.logs.String() + err.Error() + strings.Join(res.Steps, " ")
+		failed := w.converge(w.target())
+		text := w.logs.String() + failed.Err.Error() + strings.Join(o.Steps(), " ")
+		for _, wt := range o.Waits {
+			text += wt.Detail
+		}
 		secrets := []string{fakes.FakeFactoryPassword, "hf-ipmi-exporter-site", w.b.Password(fakes.FakeFactoryUser)}
 		for _, s := range secrets {
 			if s == "" || strings.Contains(text, s) {

@@ -23,11 +23,26 @@
 //	            virtual_media, boot_restriction
 //	Supermicro  hostname, ntp, syslog, ipmi_user; cold_reset only when forced
 //
-// Every step reads live state and writes only what differs, so a second run
-// on a converged BMC makes no writes at all. A write answered 5xx is the BMC
-// being busy: it is retried on the injected clock within Budgets.Busy, then
-// fails BMC_HTTP_SERVICE_UNAVAILABLE with the BMC's own message. A 4xx is a
-// refusal (BMC_WRITE_REJECTED, BMC_CREDENTIAL_INVALID, BMC_ENDPOINT_MISSING).
+// # One attempt per call
+//
+// [Configurator.Configure] is one attempt: it reads live state, acts at
+// most once on each thing it converges and returns done, a
+// *hostforge.Wait or a Failure. It never sleeps. Where the BMC must be
+// waited for, it returns a wait with a stable reason and the runtime
+// sleeps (durably under Temporal) within the reason's budget ([Waits]):
+//
+//	bmc_busy            a 5xx answer          2 min, 5 s doubling to 30 s → BMC_HTTP_SERVICE_UNAVAILABLE (the BMC's reason)
+//	bmc_unreachable     no answer             2 min, 5 s doubling to 30 s → BMC_UNREACHABLE
+//	bmc_reset           after a cold reset    10 min, polled every 15 s   → BMC_RESET_TIMEOUT
+//	idrac_job_schedule  job not scheduled     3 min per job, every 10 s   → the job deleted, BMC_JOB_NOT_SCHEDULED
+//	idrac_job_run       job applying/running  20 min per job, 10 s … 1 min → BMC_JOB_FAILED
+//
+// The next call starts from the top: converged steps are reads, so it
+// continues where the last attempt stopped. What it must know and cannot
+// read back from the BMC is in the per-host admin vault item (below). A
+// second run on a converged BMC makes no writes at all, to the BMC or the
+// vault. A 4xx is a refusal (BMC_WRITE_REJECTED, BMC_CREDENTIAL_INVALID,
+// BMC_ENDPOINT_MISSING), classified with hostforge.SystemSpecs.
 //
 // Security hardening switches off plain HTTP, Telnet and SSDP where the BMC
 // exposes them. Boot restriction (AMI, iDRAC) keeps the provisioning NIC's
@@ -44,48 +59,96 @@
 // hands the same ones to the Ironic phases and the link guard); by default:
 //
 //	bmc-admin-<device>   the per-host admin credential Ironic also uses
-//	                     fields: username, password; pending_password only
-//	                     while a rotation is in flight (see below)
+//	                     fields: username, password; while a rotation, a
+//	                     reset or an iDRAC job is in flight also
+//	                     pending_password, reset_pending, reset_requested_at,
+//	                     idrac_job_id/step/staged_at/host_reset_at,
+//	                     host_reset_at; forced_reset_run stays
 //	bmc-factory          the factory/initial admin credential of the site's
 //	                     BMCs (the site may name another item)
 //	                     fields: username, password
 //	ipmi-exporter        the shared monitoring user, for monitoring only
 //	                     fields: username, password
 //
-// # Password rotation, crash-safe
+// # Password rotation and cold reset, crash-safe
 //
-// Vendors with password setup (Dell, Lenovo, AMI) log in with, in order:
+// The order is: rotate, then cold-reset when rotated or forced, then
+// verify the new credential once Redfish is back. Vendors with password
+// setup (Dell, Lenovo, AMI) log in with, in order:
 //
 //  1. bmc-admin-<device>.password — accepted: nothing to rotate.
-//  2. bmc-admin-<device>.pending_password — accepted: an earlier run changed
-//     the BMC and stopped before step C below; the vault is finished now
-//     (password := pending_password, pending removed) and the run counts as
-//     rotated, so the cold reset still happens.
-//  3. the factory credential — accepted: rotate:
-//     A. write bmc-admin-<device> = {username, pending_password: new}
+//  2. bmc-admin-<device>.pending_password — accepted: an earlier attempt
+//     changed the BMC and stopped before step C below; C is done now
+//     ("recovered") and the reset follows.
+//  3. the factory credential — accepted: if the item already owes a
+//     reset for a rotation (reset_pending=rotation), the BMC applies the
+//     new password on that reset: reset, no second rotation. Otherwise
+//     rotate:
+//     A. write-ahead: bmc-admin-<device> = {username, pending_password: new}
 //     (reusing an existing pending_password, so a retry never invents a
 //     second secret);
 //     B. change the BMC account's password to new;
-//     C. write bmc-admin-<device> = {username, password: new}.
+//     C. promote: {username, password: new, reset_pending: rotation}.
 //
-// A crash before A changes nothing. A crash between A and B leaves the BMC on
-// its factory password and the new one pending: the rerun lands in case 3
-// and reuses it. A crash between B and C (the BMC changed, the vault not yet)
-// leaves the new password pending: the rerun lands in case 2. At no point is
-// the only copy of a working password outside the vault. Supermicro has no
-// password setup: its per-host credential must work.
+// Then the reset (when rotated, owed, or forced and not yet done for this
+// Target.RunID): D. send Manager.Reset; E. record reset_requested_at; wait
+// (bmc_reset). Each later attempt polls with the per-host password: Redfish
+// back and the credential accepted is the verification, and the reset
+// fields are removed (forced_reset_run records a forced one).
 //
-// A rotation (or force_restart) cold-resets the BMC; the phase then polls
-// Redfish on the injected clock until it answers again, within Budgets.Reset.
+// The crash points, each converging on rerun with exactly one rotation:
+//
+//   - before A: nothing changed; the rerun rotates.
+//   - between A and B: the BMC is on its factory password and the new one
+//     pending; the rerun lands in case 3 and sends the same password.
+//   - between B and C: the BMC has the new password (or, on a BMC that
+//     applies it on reset, has it staged); the rerun lands in case 2, or in
+//     case 3 and sends the same password again.
+//   - between C and D: the reset is owed (reset_pending); the rerun logs in
+//     with the new password, or the factory one on a reset-to-apply BMC,
+//     and resets.
+//   - between D and E: the reset was sent but not recorded; the rerun
+//     resets again (at least once, never zero times).
+//   - after E, during the wait: the rerun polls; it knows when the reset was
+//     requested, so its budget spans the crash. A BMC that still answers
+//     on its old credential past the budget is reset again.
+//
+// At no point is the only copy of a working password outside the vault.
+//
+// A password change whose answer was lost (no answer, a 5xx, a 401/403)
+// may have applied: the pending password is tried before anything is
+// classified. Accepted, the run continues. Otherwise a 5xx is a busy wait
+// (the next attempt sends the same password), and the rest is
+// BMC_PASSWORD_UNCONFIRMED — retryable, owned by INFRA_ENG, never DC_OPS —
+// and the rerun converges through pending_password. Supermicro has no
+// password setup: its per-host credential must work; force_restart still
+// resets it.
 //
 // # iDRAC jobs
 //
-// BIOS and boot-order changes are staged as a Lifecycle Controller job. The
-// step waits (Budgets.JobSchedule) for the job to be Scheduled, resets the
-// host and waits for the job to finish. A job that never schedules is
-// deleted and the step fails BMC_JOB_NOT_SCHEDULED so a rerun stages it
-// again. A job already Running — another reboot carried it — is left to
-// finish without a further reset.
+// BIOS and boot-order changes are staged as a Lifecycle Controller job.
+// One call stages it, or resets the host once it is Scheduled, or deletes
+// it when it has not scheduled within 3 minutes of staging
+// (BMC_JOB_NOT_SCHEDULED, so a rerun stages it again); otherwise it waits.
+// The job's id, the step that staged it, when, and when the host was reset
+// for it are kept in the admin item, so a rerun after a crash neither
+// reboots the host a second time nor restarts the deadlines. A job already
+// Running that this run did not reset the host for — another reboot carried
+// it — is left to finish without a further reset. Lenovo applies staged
+// settings on the next host reset without a job; host_reset_at keeps a
+// later attempt of the same run from rebooting the host again.
+//
+// # Attempt bound
+//
+// An attempt never sleeps, so it lasts at most the requests it makes times
+// each request's deadline: [MaxRequestsPerAttempt] Redfish requests (120;
+// the heaviest measured over the emulator is 100, on a BMC with
+// [MaxCollection] accounts, boot options and jobs) × [RequestTimeout]
+// (60 s, the Redfish connector's default) = [AttemptBound], 2 hours. The
+// workflow registers it as the step's attempt bound, the Temporal
+// start-to-close timeout; a dead worker is noticed sooner, by heartbeat.
+// Within an attempt the phase reads the manager network once and the
+// adapter reads navigation (service root, manager) once.
 //
 // # Link state
 //

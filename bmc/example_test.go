@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/hostforge/hostforge/bmc"
+	"github.com/hostforge/hostforge/bmc/bmctest"
 	"github.com/hostforge/hostforge/fakes"
 )
 
@@ -58,8 +59,8 @@ func BenchmarkConfigureConverged(b *testing.B) {
 	cfg := &bmc.Configurator{Connector: site.BMCs, Vault: site.Vault, Clock: site.Clock}
 	t := bmc.Target{Device: h.Name, Address: h.OOBIP, NTPServers: []string{"10.0.0.11"}, SyslogServers: []string{"10.0.0.21"}, ProvisioningMAC: h.NICs[0].MAC, RestrictBoot: true,
 		AdminItem: fakes.AdminItem(h.Name), FactoryItem: fakes.FactoryItem, MonitoringItem: fakes.MonitoringItem}
-	if _, err := cfg.Configure(context.Background(), t); err != nil {
-		b.Fatal(err)
+	if o := bmctest.Converge(context.Background(), cfg, t, site.Clock); o.Err != nil {
+		b.Fatal(o.Err)
 	}
 	b.ResetTimer()
 	for b.Loop() {
@@ -70,8 +71,8 @@ func BenchmarkConfigureConverged(b *testing.B) {
 	}
 }
 
-// BenchmarkConfigureDrifted measures a first run on a drifted iDRAC,
-// including staged jobs waited out on the fake clock.
+// BenchmarkConfigureDrifted measures a first run on a drifted iDRAC: every
+// attempt to convergence, the staged jobs' waits slept on the fake clock.
 func BenchmarkConfigureDrifted(b *testing.B) {
 	for b.Loop() {
 		site := fakes.NewSite()
@@ -79,8 +80,46 @@ func BenchmarkConfigureDrifted(b *testing.B) {
 		cfg := &bmc.Configurator{Connector: site.BMCs, Vault: site.Vault, Clock: site.Clock}
 		t := bmc.Target{Device: h.Name, Address: h.OOBIP, NTPServers: []string{"10.0.0.11"}, SyslogServers: []string{"10.0.0.21"}, ProvisioningMAC: h.NICs[0].MAC, RestrictBoot: true,
 			AdminItem: fakes.AdminItem(h.Name), FactoryItem: fakes.FactoryItem, MonitoringItem: fakes.MonitoringItem}
-		if _, err := cfg.Configure(context.Background(), t); err != nil {
-			b.Fatal(err)
+		if o := bmctest.Converge(context.Background(), cfg, t, site.Clock); o.Err != nil {
+			b.Fatal(o.Err)
 		}
 	}
+}
+
+// A BMC on its factory password that applies a new password only on its
+// cold reset: each call is one attempt; the runtime (here bmctest.Converge
+// on the fake clock) sleeps the waits between them.
+func ExampleConfigurator_Configure_resetToApply() {
+	site := fakes.NewSite()
+	h := site.AddHost(fakes.HostSpec{Name: "gpu-r2-u04", Manufacturer: "NVIDIA"})
+	b, _ := site.BMCs.Of(h.Name)
+	b.FactoryReset()
+	b.ApplyPasswordOnReset()
+	site.Vault.Set(fakes.AdminItem(h.Name), nil)
+	cfg := &bmc.Configurator{Connector: site.BMCs, Vault: site.Vault, Clock: site.Clock}
+	t := bmc.Target{Device: h.Name, Address: h.OOBIP, NTPServers: []string{"10.0.0.11"},
+		AdminItem: fakes.AdminItem(h.Name), FactoryItem: fakes.FactoryItem, MonitoringItem: fakes.MonitoringItem}
+	o := bmctest.Converge(context.Background(), cfg, t, site.Clock)
+	for i, a := range o.Attempts {
+		fmt.Printf("attempt %d: %s\n", i+1, strings.Join(a.Steps, " "))
+		if i < len(o.Waits) {
+			fmt.Printf("  wait %s\n", o.Waits[i].Reason)
+		}
+	}
+	fmt.Println("error:", o.Err, "password changes:", b.PasswordChanges(fakes.FakeFactoryUser))
+	// Output:
+	// attempt 1: password:rotated cold_reset:requested
+	//   wait bmc_reset
+	// attempt 2: cold_reset:waiting
+	//   wait bmc_reset
+	// attempt 3: cold_reset:waiting
+	//   wait bmc_reset
+	// attempt 4: cold_reset:waiting
+	//   wait bmc_reset
+	// attempt 5: cold_reset:waiting
+	//   wait bmc_reset
+	// attempt 6: cold_reset:waiting
+	//   wait bmc_reset
+	// attempt 7: password:verified_after_reset cold_reset:done hostname:set ntp:set ipmi_user:created virtual_media:set boot_restriction:skipped_restrict_boot_off
+	// error: <nil> password changes: 1
 }

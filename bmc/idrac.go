@@ -3,12 +3,19 @@ package bmc
 import (
 	"context"
 	"strings"
+	"time"
 )
 
 // iDRAC stages BIOS and boot-order changes as a Lifecycle Controller job
 // that applies on the next boot. The host reset must wait until the job is
 // Scheduled: a boot that starts sooner walks past it, and the job then stays
 // queued and rejects every later settings write.
+//
+// One call acts at most once on the job: stage it, reset the host, or
+// delete it; otherwise it returns a wait. The job in flight — its id, the
+// step that staged it, when, and when the host was reset for it — is kept
+// in the admin vault item, so a rerun after a crash neither resets the host
+// a second time nor loses the schedule deadline.
 
 // isConfigJob reports whether a job applies BIOS settings or boot order
 // (iDRAC names them "ConfigBIOS:BIOS.Setup.1-1").
@@ -28,17 +35,47 @@ func (r *run) jobs(ctx context.Context) ([]Job, error) {
 	return js, err
 }
 
-func (r *run) activeConfigJob(ctx context.Context) (*Job, error) {
-	js, err := r.jobs(ctx)
-	if err != nil {
-		return nil, err
-	}
+func activeConfigJob(js []Job) *Job {
 	for i := range js {
 		if isConfigJob(js[i]) && jobActive(js[i].State) {
-			return &js[i], nil
+			return &js[i]
 		}
 	}
-	return nil, nil
+	return nil
+}
+
+func findJob(js []Job, id string) *Job {
+	for i := range js {
+		if js[i].ID == id {
+			return &js[i]
+		}
+	}
+	return nil
+}
+
+// jobSettled is a step's outcome once its settings are converged: a job
+// this run followed is forgotten ("applied"), otherwise nothing happened.
+func (r *run) jobSettled(ctx context.Context, step, converged string) (string, error) {
+	if m := r.admin.job(); m.exists && m.Step == step {
+		if err := r.save(ctx, noJob); err != nil {
+			return "", err
+		}
+		return "applied", nil
+	}
+	return converged, nil
+}
+
+// runningJobBlocks returns a wait while a configuration job runs: iDRAC
+// refuses settings writes until it finishes.
+func (r *run) runningJobBlocks(ctx context.Context, step string) error {
+	js, err := r.jobs(ctx)
+	if err != nil {
+		return err
+	}
+	if j := activeConfigJob(js); j != nil && j.State == JobRunning {
+		return r.wait(WaitJobRun, JobPoll, "%s: job %s is running; the next settings write waits for it", step, j.ID)
+	}
+	return nil
 }
 
 func (r *run) idracBios(ctx context.Context) (string, error) {
@@ -47,142 +84,127 @@ func (r *run) idracBios(ctx context.Context) (string, error) {
 		return "", err
 	}
 	if len(write) == 0 && !staged {
-		return outOK, nil
+		return r.jobSettled(ctx, "bios", outOK)
 	}
-	restage := func() (string, error) {
-		all := map[string]any{}
-		for k, v := range r.desiredBIOS() {
-			all[k] = v
+	stage := func() (string, error) {
+		attrs := write
+		if len(attrs) == 0 {
+			// Staged values without a job: stage them all again.
+			attrs = r.desiredBIOS()
 		}
 		var id string
-		err := r.write(ctx, "bios", func() (err error) { id, err = r.cl.SetBiosAttributes(ctx, all); return err })
+		err := r.write(ctx, "bios", func() (err error) { id, err = r.cl.SetBiosAttributes(ctx, attrs); return err })
 		return id, err
 	}
-	if len(write) == 0 {
-		return r.finishStaged(ctx, "bios", restage)
-	}
-	if err := r.awaitNoRunningJob(ctx, "bios"); err != nil {
-		return "", err
-	}
-	var id string
-	if err := r.write(ctx, "bios", func() (err error) { id, err = r.cl.SetBiosAttributes(ctx, write); return err }); err != nil {
-		return "", err
-	}
-	return r.applyJob(ctx, "bios", id)
+	return r.idracJob(ctx, "bios", len(write) > 0, stage)
 }
 
-// finishStaged handles settings an earlier attempt already staged: a job
-// some other reboot carried into the Lifecycle Controller (Running) is left
-// to finish without a further reset; a queued job is scheduled and applied;
-// staged values without a job are staged again.
-func (r *run) finishStaged(ctx context.Context, step string, restage func() (string, error)) (string, error) {
-	j, err := r.activeConfigJob(ctx)
+// idracJob drives one staged change through the Lifecycle Controller.
+// needsWrite is true when the change is not staged yet.
+func (r *run) idracJob(ctx context.Context, step string, needsWrite bool, stage func() (string, error)) (string, error) {
+	js, err := r.jobs(ctx)
 	if err != nil {
 		return "", err
 	}
-	if j == nil {
-		id, err := restage()
-		if err != nil {
+	if m := r.admin.job(); m.exists && m.Step == step {
+		return r.followJob(ctx, step, m, findJob(js, m.ID))
+	}
+	active := activeConfigJob(js)
+	switch {
+	case active != nil && active.State == JobRunning && needsWrite:
+		return "", r.wait(WaitJobRun, JobPoll, "%s: job %s is running; the settings write waits for it", step, active.ID)
+	case active != nil && active.State == JobRunning:
+		// Another reboot carried the staged values into the Lifecycle
+		// Controller: left to finish, no further reset.
+		r.log.Info("staged job already running; no further reset", "step", step, "job", active.ID)
+		return "carried", nil
+	case active != nil && !needsWrite:
+		// The values are staged and their job queued (an attempt stopped
+		// before recording it): follow it from now.
+		m := jobMarker{ID: active.ID, Step: step, StagedAt: r.now(), exists: true}
+		if err := r.saveJob(ctx, m); err != nil {
 			return "", err
 		}
-		return r.applyJob(ctx, step, id)
+		return r.followJob(ctx, step, m, active)
 	}
-	if j.State == JobRunning {
-		r.log.Info("staged job already running; no further reset", "step", step, "job", j.ID)
-		return "carried", nil
+	// A queued job of another tool makes iDRAC refuse this write (LC068):
+	// a refusal for the operator, not something to wait out.
+	id, err := stage()
+	if err != nil {
+		return "", err
 	}
-	return r.applyJob(ctx, step, j.ID)
-}
-
-// applyJob waits (bounded) for the Lifecycle Controller to schedule the job,
-// resets the host, and waits for the job to finish. A job that never
-// schedules is deleted so a rerun can stage it again.
-func (r *run) applyJob(ctx context.Context, step, id string) (string, error) {
 	if id == "" {
 		return "", JobFailed.New("%s: %s: the BMC staged the change without reporting a job", r.t.Device, step)
 	}
-	clk := r.clock()
-	deadline := clk.Now().Add(r.b.JobSchedule)
-	for {
-		j, err := r.job(ctx, id)
-		if err != nil {
+	if err := r.saveJob(ctx, jobMarker{ID: id, Step: step, StagedAt: r.now(), exists: true}); err != nil {
+		return "", err
+	}
+	return "", r.wait(WaitJobSchedule, JobPoll, "%s: job %s staged; waiting for the Lifecycle Controller to schedule it", step, id)
+}
+
+func (r *run) saveJob(ctx context.Context, m jobMarker) error {
+	reset := ""
+	if m.hasReset {
+		reset = stamp(m.Reset)
+	}
+	return r.save(ctx, map[string]string{FieldJobID: m.ID, FieldJobStep: m.Step, FieldJobStagedAt: stamp(m.StagedAt), FieldJobHostResetAt: reset})
+}
+
+// followJob takes the one next action on the job this run staged: wait
+// for the schedule, reset the host once it is Scheduled, wait for it to
+// run, or delete it when it never schedules.
+func (r *run) followJob(ctx context.Context, step string, m jobMarker, j *Job) (string, error) {
+	now := r.now()
+	forget := func() error { return r.save(ctx, noJob) }
+	switch {
+	case j == nil:
+		if err := forget(); err != nil {
 			return "", err
 		}
-		if j == nil {
-			return "", JobFailed.New("%s: %s: job %s vanished from the job queue", r.t.Device, step, id)
+		return "", JobFailed.New("%s: %s: job %s vanished from the job queue before its settings applied", r.t.Device, step, m.ID)
+	case j.State == JobStateFailed || j.State == JobCompletedWithErrors:
+		if err := forget(); err != nil {
+			return "", err
 		}
-		switch j.State {
-		case JobScheduled:
-			if err := r.write(ctx, step+": host reset", func() error { return r.cl.ResetSystem(ctx) }); err != nil {
-				return "", err
-			}
-			if err := r.awaitDone(ctx, step, id); err != nil {
-				return "", err
-			}
-			return "applied", nil
-		case JobRunning:
-			r.log.Info("job carried by another reboot; no further reset", "step", step, "job", id)
-			return "carried", nil
-		case JobCompleted:
-			return "applied", nil
-		case JobStateFailed, JobCompletedWithErrors:
-			return "", JobFailed.New("%s: %s: job %s %s: %s", r.t.Device, step, id, j.State, j.Message)
+		return "", JobFailed.New("%s: %s: job %s %s: %s", r.t.Device, step, m.ID, j.State, r.scrub(j.Message))
+	case j.State == JobCompleted:
+		// Completed, yet the settings still differ (the caller converged
+		// otherwise): staging again would loop.
+		if err := forget(); err != nil {
+			return "", err
 		}
-		if !clk.Now().Before(deadline) {
-			if err := r.write(ctx, step+": delete unscheduled job", func() error { return r.cl.DeleteJob(ctx, id) }); err != nil {
-				return "", err
-			}
-			return "", JobNotScheduled.New("%s: %s: job %s still %s after %s; deleted", r.t.Device, step, id, j.State, r.b.JobSchedule)
+		return "", JobFailed.New("%s: %s: job %s completed but the settings did not apply (%s)", r.t.Device, step, m.ID, r.scrub(j.Message))
+	case j.State == JobRunning && !m.hasReset:
+		if err := forget(); err != nil {
+			return "", err
 		}
-		if err := clk.Sleep(ctx, r.b.JobPoll); err != nil {
-			return "", Unreachable.Wrap(err, "%s: %s: cancelled waiting for job %s", r.t.Device, step, id)
+		r.log.Info("job carried by another reboot; no further reset", "step", step, "job", m.ID)
+		return "carried", nil
+	case j.State == JobRunning || j.State == JobScheduled && m.hasReset:
+		if since := now.Sub(m.Reset); since >= JobRunBudget {
+			return "", JobFailed.New("%s: %s: job %s still %s %s after the host reset (budget %s)", r.t.Device, step, m.ID, j.State, since.Round(time.Second), JobRunBudget)
 		}
+		since := now.Sub(m.Reset)
+		return "", r.wait(WaitJobRun, jobRunPause(since), "%s: job %s %s since the host reset %s ago", step, m.ID, j.State, since.Round(time.Second))
+	case j.State == JobScheduled:
+		if err := r.write(ctx, step+": host reset", func() error { return r.cl.ResetSystem(ctx) }); err != nil {
+			return "", err
+		}
+		m.Reset, m.hasReset = now, true
+		if err := r.saveJob(ctx, m); err != nil {
+			return "", err
+		}
+		return "", r.wait(WaitJobRun, JobPoll, "%s: host reset; job %s applies on this boot", step, m.ID)
 	}
-}
-
-func (r *run) job(ctx context.Context, id string) (*Job, error) {
-	js, err := r.jobs(ctx)
-	if err != nil {
-		return nil, err
+	// New, Scheduling, or a state iDRAC has not documented.
+	if since := now.Sub(m.StagedAt); since >= JobScheduleBudget {
+		if err := r.write(ctx, step+": delete unscheduled job", func() error { return r.cl.DeleteJob(ctx, m.ID) }); err != nil {
+			return "", err
+		}
+		if err := forget(); err != nil {
+			return "", err
+		}
+		return "", JobNotScheduled.New("%s: %s: job %s still %s %s after it was staged; deleted", r.t.Device, step, m.ID, j.State, since.Round(time.Second))
 	}
-	for i := range js {
-		if js[i].ID == id {
-			return &js[i], nil
-		}
-	}
-	return nil, nil
-}
-
-// awaitDone waits for a job to leave the queue's active states.
-func (r *run) awaitDone(ctx context.Context, step, id string) error {
-	clk := r.clock()
-	deadline := clk.Now().Add(r.b.JobRun)
-	for {
-		j, err := r.job(ctx, id)
-		if err != nil {
-			return err
-		}
-		if j == nil || j.State == JobCompleted {
-			return nil
-		}
-		if j.State == JobStateFailed || j.State == JobCompletedWithErrors {
-			return JobFailed.New("%s: %s: job %s %s: %s", r.t.Device, step, id, j.State, j.Message)
-		}
-		if !clk.Now().Before(deadline) {
-			return JobFailed.New("%s: %s: job %s still %s after %s", r.t.Device, step, id, j.State, r.b.JobRun)
-		}
-		if err := clk.Sleep(ctx, r.b.JobPoll); err != nil {
-			return Unreachable.Wrap(err, "%s: %s: cancelled waiting for job %s", r.t.Device, step, id)
-		}
-	}
-}
-
-// awaitNoRunningJob lets a running configuration job finish before the next
-// settings write, which iDRAC would otherwise refuse.
-func (r *run) awaitNoRunningJob(ctx context.Context, step string) error {
-	j, err := r.activeConfigJob(ctx)
-	if err != nil || j == nil || j.State != JobRunning {
-		return err
-	}
-	return r.awaitDone(ctx, step, j.ID)
+	return "", r.wait(WaitJobSchedule, JobPoll, "%s: job %s %s; waiting for the Lifecycle Controller to schedule it", step, m.ID, j.State)
 }

@@ -16,13 +16,22 @@ const (
 	outSkipped = "skipped" // not applicable
 )
 
+// network reads the manager's network settings once per attempt: the
+// steps that converge them share the reading until one of them writes.
 func (r *run) network(ctx context.Context) (ManagerNetwork, error) {
+	if r.net != nil {
+		return *r.net, nil
+	}
 	var n ManagerNetwork
-	err := r.read(ctx, "read manager network", func() (err error) { n, err = r.cl.ManagerNetwork(ctx); return err })
-	return n, err
+	if err := r.read(ctx, "read manager network", func() (err error) { n, err = r.cl.ManagerNetwork(ctx); return err }); err != nil {
+		return n, err
+	}
+	r.net = &n
+	return n, nil
 }
 
 func (r *run) patchNetwork(ctx context.Context, what string, p NetworkPatch) error {
+	r.net = nil // read back what the BMC made of the write
 	return r.write(ctx, what, func() error { return r.cl.SetManagerNetwork(ctx, p) })
 }
 
@@ -241,5 +250,16 @@ func (r *run) hostReset(ctx context.Context) (string, error) {
 	if !r.hostResetNeeded {
 		return "not_needed", nil
 	}
-	return "done", r.write(ctx, "host_reset", func() error { return r.cl.ResetSystem(ctx) })
+	// An earlier attempt of this run already reset the host for these
+	// settings: they apply as it boots, not on a second reboot.
+	if at, ok := r.admin.time(FieldHostResetAt); ok && r.now().Sub(at) < JobRunBudget {
+		return "done_earlier", nil
+	}
+	if err := r.write(ctx, "host_reset", func() error { return r.cl.ResetSystem(ctx) }); err != nil {
+		return "", err
+	}
+	if err := r.save(ctx, map[string]string{FieldHostResetAt: stamp(r.now())}); err != nil {
+		return "", err
+	}
+	return "done", nil
 }

@@ -62,27 +62,34 @@ var (
 		Phase:     "configure_dhcp",
 		Owner:     hostforge.OwnerNetwork,
 		Retryable: true,
-		Action:    "Uploading the host file failed: check that the DHCP-owned directory named in the message exists and is writable by the deploy user, that the sftp subsystem is enabled, and the disk is not full; then rerun. The previous file, if any, is unchanged.",
+		Action:    "A file transfer to or from the DHCP server failed (the message names the file): check that the DHCP-owned directory exists and is writable by the deploy user, that the sftp subsystem is enabled, and the disk is not full; then rerun. Each file is replaced atomically, and a change that did not finish keeps a backup of the host's last accepted file beside it (.<name>.hostforge-backup) that the rerun restores or completes.",
 	})
 	ConfigRejected = hostforge.Declare(hostforge.Spec{
 		Code:      "DHCP_CONFIG_REJECTED",
 		Phase:     "configure_dhcp",
 		Owner:     hostforge.OwnerNetwork,
 		Retryable: false,
-		Action:    "The DHCP service's config test refused the configuration (its output is in the message); the service was not restarted and the new file was moved to <path>.rejected. Fix the cause (often another host's file or the main config), then rerun.",
+		Action:    "The DHCP service's config test refused the configuration with this host's new file (its output is in the message): the host's previous file was restored (or the new one removed, for a new host) and the service was not restarted, so it still runs on the configuration it had. Fix the cause the output names (this host's NetBox data, e.g. an address another host reserves, another host's file, or the main config), then rerun.",
 	})
 	RestartFailed = hostforge.Declare(hostforge.Spec{
 		Code:      "DHCP_RESTART_FAILED",
 		Phase:     "configure_dhcp",
 		Owner:     hostforge.OwnerNetwork,
 		Retryable: true,
-		Action:    "The DHCP service restart command failed after its config test passed; DHCP may be down on this server. Check the service's journal on the DHCP server and bring it up, then rerun (the new file was moved to <path>.rejected so the rerun uploads it again).",
+		Action:    "The DHCP service restart command failed after its config test passed. The host's previous file was restored and the service restarted on it; the message says whether that restart worked — if not, DHCP is down on this server. Check the service's journal on the DHCP server (and bring it up if it is down), then rerun: the rerun uploads the new file again.",
 	})
 	ServiceInactive = hostforge.Declare(hostforge.Spec{
 		Code:      "DHCP_SERVICE_INACTIVE",
 		Phase:     "configure_dhcp",
 		Owner:     hostforge.OwnerNetwork,
 		Retryable: true,
-		Action:    "The DHCP service is not running after its restart; DHCP may be down on this server. Check the service's journal on the DHCP server and bring it up, then rerun (the new file was moved to <path>.rejected so the rerun uploads it again).",
+		Action:    "The DHCP service was not running after its restart on the new file. The host's previous file was restored and the service restarted on it; the message says whether that worked — if not, DHCP is down on this server. Check the service's journal on the DHCP server (and bring it up if it is down), then rerun: the rerun uploads the new file again.",
+	})
+	LockFailed = hostforge.Declare(hostforge.Spec{
+		Code:      "DHCP_LOCK_FAILED",
+		Phase:     "configure_dhcp",
+		Owner:     hostforge.OwnerNetwork,
+		Retryable: false,
+		Action:    "The DHCP server's configuration lock could not be taken (the message says why): install flock (util-linux) on the DHCP server, or make the lock path (the site's DHCP dir, or its lock setting) exist and be readable by the deploy user; then rerun. Nothing was changed.",
 	})
 )

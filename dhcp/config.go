@@ -22,6 +22,14 @@ type Config struct {
 	Restart string `json:"restart,omitempty"`
 	// Status exits 0 when the service is running.
 	Status string `json:"status,omitempty"`
+	// Lock is the path the phase locks on the server (flock) around every
+	// change — backup, rename, config test, restart, status and rollback —
+	// so that workers in several processes or on several machines change
+	// the server one at a time. An absolute path: a directory, or a file
+	// that is created when absent. Default: Dir itself, which needs no extra
+	// file. Site scripts that restart the service by hand can take the same
+	// lock: "flock /etc/dhcp/hostforge.d systemctl restart isc-dhcp-server".
+	Lock string `json:"lock,omitempty"`
 }
 
 // Defaults returns the flavour's default configuration (Debian packages
@@ -35,6 +43,7 @@ func Defaults(f Flavour) Config {
 			ConfigTest: "kea-dhcp4 -t /etc/kea/kea-dhcp4.conf",
 			Restart:    "systemctl restart kea-dhcp4-server",
 			Status:     "systemctl is-active --quiet kea-dhcp4-server",
+			Lock:       "/etc/kea/hostforge.d",
 		}
 	default:
 		return Config{
@@ -43,6 +52,7 @@ func Defaults(f Flavour) Config {
 			ConfigTest: "dhcpd -t -q -cf /etc/dhcp/dhcpd.conf",
 			Restart:    "systemctl restart isc-dhcp-server",
 			Status:     "systemctl is-active --quiet isc-dhcp-server",
+			Lock:       "/etc/dhcp/hostforge.d",
 		}
 	}
 }
@@ -69,11 +79,17 @@ func (c Config) Resolved() (Config, error) {
 	if c.Status == "" {
 		c.Status = d.Status
 	}
+	if c.Lock == "" {
+		c.Lock = c.Dir
+	}
 	if !path.IsAbs(c.Dir) || path.Clean(c.Dir) != c.Dir || c.Dir == "/" {
 		return c, &FieldError{Field: "dir", Value: c.Dir, Reason: "want a clean absolute directory path other than /"}
 	}
 	if strings.ContainsAny(c.Dir, "\x00\n") {
 		return c, &FieldError{Field: "dir", Value: c.Dir, Reason: "contains a NUL or newline"}
+	}
+	if !path.IsAbs(c.Lock) || path.Clean(c.Lock) != c.Lock || c.Lock == "/" || strings.ContainsAny(c.Lock, "\x00\n") {
+		return c, &FieldError{Field: "lock", Value: c.Lock, Reason: "want a clean absolute path other than /, without NUL or newline"}
 	}
 	for _, f := range []struct{ name, cmd string }{{"config_test", c.ConfigTest}, {"restart", c.Restart}, {"status", c.Status}} {
 		if strings.ContainsAny(f.cmd, "\x00\n") {

@@ -11,45 +11,77 @@
 //     stanza (<dir>/<hostname>.conf, [RenderISC]) or a Kea DHCPv4 reservation
 //     object (<dir>/<hostname>.json, [RenderKea]). Rendering is deterministic
 //     byte for byte, so equal inputs give equal hashes.
-//  3. Opens a [Remote] with the [Dialer] and asks it for the SHA-256 of the
-//     remote file — one remote command. When it equals the rendered file's
-//     hash, the call returns Changed=false: no transfer, no restart.
-//  4. Otherwise (different, absent, or the hash command exited non-zero),
-//     under the per-server lock: prepares the directory (mkdir -p; a non-zero
-//     exit is logged and ignored, as the upload reports the real problem),
-//     uploads the file atomically (temporary file in the same directory, then
-//     rename), runs the service's config test, restart and status commands,
-//     and returns Changed=true.
+//  3. Opens a [Remote] with the [Dialer] and asks it, with one remote
+//     command, for the SHA-256 of the remote file and of its backup
+//     ([BackupPath]). When the file's hash equals the rendered file's and
+//     there is no backup, the call returns Changed=false: no transfer, no
+//     restart, no lock, no write.
+//  4. Otherwise (different, absent, the hash command exited non-zero, or a
+//     backup left by a change that did not finish) it changes the file as
+//     one transaction, described next, and returns Changed=true.
 //
-// A config test, restart or status command that exits non-zero fails the
-// call, and the uploaded file is first moved aside to <path>.rejected, so a
-// rerun never mistakes a file the service did not accept for a converged one,
-// and the running service is never restarted onto a configuration its own
-// test refused.
+// # One change, and its rollback
+//
+// The directory is prepared first (mkdir -p; a non-zero exit is logged and
+// ignored, as the next step reports the real problem). Then, holding the
+// server's lock (below):
+//
+//  1. The file and its backup are hashed again: another worker may have
+//     made the same change while this one waited for the lock.
+//  2. Backup: the host's current file (or the fact that it has none) is
+//     written beside it as .<name>.hostforge-backup — unless a backup is
+//     already there, left by a change that did not finish: that one holds
+//     the file the service last accepted, and is kept.
+//  3. The new file is uploaded: a temporary file in the same directory,
+//     fsynced, then renamed over the host file, so the file is never
+//     partial, even after a crash of the DHCP server.
+//  4. The service's config test, restart and status commands run.
+//  5. Commit: the backup is removed.
+//
+// When the config test refuses the configuration, the restart fails, the
+// service is not running afterwards, or a step fails in the SSH session, the
+// change is rolled back: the backup is put back over the host file (or the
+// new file removed, for a host that had none) and, when the service may
+// have loaded the new file, the restored configuration is tested and the
+// service restarted on it — never onto a configuration its own test
+// refuses. The failure's message says what the rollback did and whether the
+// service runs. Only the changing host's file is ever restored or removed: a
+// valid file is never moved aside because another host's file is broken.
+// The rollback runs even after the caller's context ended (each remote call
+// is bounded by the Remote's own deadline), because an untested file left
+// live is worse than a late return. When the rollback itself cannot run (the
+// connection is gone), the backup stays, and the next Configure of that host
+// restores or completes the change rather than trusting the matching hash.
+//
+// # The server's lock
+//
+// Steps 1-5 and the rollback hold an exclusive flock(2) on the server, on
+// [Config].Lock (default: the host-file directory itself), through
+// [Remote].Lock. Every worker — goroutines of one process, several
+// processes, several machines — that changes this server takes the same
+// lock, so a config test never sees another worker's untested file and two
+// restarts never overlap. The lock is released when the session ends, so a
+// worker that dies mid-change never leaves the server locked (its backup
+// tells the next run what to restore). Waiting for the lock is bounded by
+// the Remote's command deadline and by ctx; a wait that expires is a
+// DHCP_SSH_TIMEOUT naming the lock. Within one process the Phase also
+// serialises its own change sequences before they contend on the server. A
+// site's own scripts that touch the directory or restart the service can
+// take the same lock: "flock /etc/dhcp/hostforge.d systemctl restart
+// isc-dhcp-server".
+//
+// One Configure makes at most [MaxRemoteOperations] remote operations
+// (connect, login, commands, transfers, lock), each under its own deadline:
+// an attempt's bound is that many times the longest deadline.
 //
 // # Failures
 //
 // SSH authentication, host-key, connectivity, timeout (naming which of the
-// Remote's deadlines expired), command-transport and transfer failures stop
-// the call with a classified [hostforge.Failure] whose owner and action say
+// Remote's deadlines expired), command-transport, transfer and lock failures
+// stop the call with a classified [hostforge.Failure] whose owner and action say
 // who fixes what; see the DHCP_* codes in docs/failure-codes.md. A Remote
 // reports them as a [*RemoteError] of the matching [Kind] (or wraps
 // [ErrHostKey], hostforge.ErrUnauthorized or hostforge.ErrUnavailable).
-//
-// # Serialised restarts
-//
-// One [Phase] serves one DHCP server and any number of concurrent
-// enrollments. The change sequence (prepare, upload, test, restart, status)
-// holds a per-Phase lock, so ten enrollments that each change their own file
-// restart the service one after another and a config test never sees another
-// enrollment's half-finished change. The lock lives in the Phase rather than
-// in the Remote because the Phase is what knows which commands form one
-// sequence, and because the Remote is opened per call (its key material lives
-// only as long as the call) and so cannot carry state between enrollments.
-// The skip path takes no lock. The lock is in-process: deployments that run
-// several workers against one DHCP server serialise across them with a
-// remote lock in the configured commands, e.g.
-// "flock /run/lock/hostforge-dhcp systemctl restart isc-dhcp-server".
 //
 // # The remote side
 //

@@ -22,6 +22,8 @@ type recorder struct {
 	log []string
 	// exit, when set, overrides the exit status of commands it returns ok for.
 	exit func(cmd string) (int, bool)
+	// fail, when set, fails the calls it returns an error for.
+	fail func(op, arg string) error
 }
 
 func (r *recorder) Dial(ctx context.Context) (dhcp.Remote, error) {
@@ -33,10 +35,14 @@ func (r *recorder) Dial(ctx context.Context) (dhcp.Remote, error) {
 	return &recRemote{Remote: rem, r: r}, nil
 }
 
-func (r *recorder) add(op, arg string) {
+func (r *recorder) add(op, arg string) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.log = append(r.log, strings.TrimSpace(op+" "+arg))
+	if r.fail != nil {
+		return r.fail(op, arg)
+	}
+	return nil
 }
 
 func (r *recorder) calls() []string {
@@ -50,18 +56,52 @@ type recRemote struct {
 	r *recorder
 }
 
-func (x *recRemote) Hash(ctx context.Context, p string) (string, error) {
-	x.r.add("hash", p)
-	return x.Remote.Hash(ctx, p)
+func (x *recRemote) Hash(ctx context.Context, paths ...string) ([]string, error) {
+	if err := x.r.add("hash", strings.Join(paths, " ")); err != nil {
+		return nil, err
+	}
+	return x.Remote.Hash(ctx, paths...)
+}
+
+func (x *recRemote) Read(ctx context.Context, p string) ([]byte, bool, error) {
+	if err := x.r.add("read", p); err != nil {
+		return nil, false, err
+	}
+	return x.Remote.Read(ctx, p)
 }
 
 func (x *recRemote) Upload(ctx context.Context, p string, data []byte) error {
-	x.r.add("upload", p)
+	if err := x.r.add("upload", p); err != nil {
+		return err
+	}
 	return x.Remote.Upload(ctx, p, data)
 }
 
+func (x *recRemote) Remove(ctx context.Context, p string) error {
+	if err := x.r.add("remove", p); err != nil {
+		return err
+	}
+	return x.Remote.Remove(ctx, p)
+}
+
+func (x *recRemote) Lock(ctx context.Context, p string) (func() error, error) {
+	if err := x.r.add("lock", p); err != nil {
+		return nil, err
+	}
+	unlock, err := x.Remote.Lock(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	return func() error {
+		_ = x.r.add("unlock", p)
+		return unlock()
+	}, nil
+}
+
 func (x *recRemote) Run(ctx context.Context, cmd string) (dhcp.Output, error) {
-	x.r.add("run", cmd)
+	if err := x.r.add("run", cmd); err != nil {
+		return dhcp.Output{}, err
+	}
 	if x.r.exit != nil {
 		if code, ok := x.r.exit(cmd); ok {
 			return dhcp.Output{Exit: code, Output: []byte("forced by the test\n")}, nil
@@ -109,14 +149,22 @@ func TestChangedContentUploadsValidatesRestarts(t *testing.T) {
 			if !ok || !bytes.Equal(got, want) {
 				t.Fatalf("remote file %s = %q, want the rendered bytes %q", file, got, want)
 			}
+			backup := dhcp.BackupPath(file)
 			wantCalls := []string{
 				"dial",
-				"hash " + file,
+				"hash " + file + " " + backup,
 				"run mkdir -p -- '" + cfg.Dir + "'",
+				// The server-wide lock covers everything from the backup on.
+				"lock " + cfg.Dir,
+				"hash " + file + " " + backup,
+				"read " + file,
+				"upload " + backup,
 				"upload " + file,
 				"run " + cfg.ConfigTest,
 				"run " + cfg.Restart,
 				"run " + cfg.Status,
+				"remove " + backup,
+				"unlock " + cfg.Dir,
 			}
 			if calls := rec.calls(); strings.Join(calls, "\n") != strings.Join(wantCalls, "\n") {
 				t.Fatalf("calls:\n%s\nwant:\n%s", strings.Join(calls, "\n"), strings.Join(wantCalls, "\n"))
@@ -125,8 +173,14 @@ func TestChangedContentUploadsValidatesRestarts(t *testing.T) {
 				t.Fatalf("restarts = %d, want 1", n)
 			}
 			c := site.Calls()[fakes.SysDHCP]
-			if c.Ops["upload"] != 1 {
-				t.Fatalf("transfers = %d, want 1", c.Ops["upload"])
+			if c.Ops["upload"] != 2 || c.Ops["lock"] != 1 {
+				t.Fatalf("transfers = %d, locks = %d; want 2 (backup, host file) and 1", c.Ops["upload"], c.Ops["lock"])
+			}
+			if paths := site.DHCP.Paths(); len(paths) != 1 || paths[0] != file {
+				t.Fatalf("the server holds %q, want only %s (no backup left)", paths, file)
+			}
+			if site.DHCP.Loaded()[file] != res.SHA256 {
+				t.Fatalf("the service did not load %s", file)
 			}
 		})
 	}
@@ -150,8 +204,8 @@ func TestUnchangedContentSkips(t *testing.T) {
 		t.Fatalf("second run changed: %+v", res)
 	}
 	calls := rec.calls()[n:]
-	if commands(calls) != 1 || calls[1] != "hash "+res.Path {
-		t.Fatalf("skip path calls %q, want exactly one remote command (the hash)", calls)
+	if commands(calls) != 1 || calls[1] != "hash "+res.Path+" "+dhcp.BackupPath(res.Path) {
+		t.Fatalf("skip path calls %q, want exactly one remote command (the hash of the file and its backup)", calls)
 	}
 	d := site.Calls().Sub(before)[fakes.SysDHCP]
 	if d.Ops["upload"] != 0 || d.Ops["run"] != 0 || d.Writes != 0 {
@@ -232,6 +286,10 @@ func TestRemoteFailuresAreClassified(t *testing.T) {
 		{"unclassified upload error", "upload", errors.New("boom"), dhcp.TransferFailed, ""},
 		{"transfer deadline", "upload", &dhcp.RemoteError{Kind: dhcp.KindTimeout, Op: "upload", Deadline: dhcp.DeadlineTransfer, Limit: time.Second}, dhcp.Timeout, "transfer deadline (1s)"},
 		{"command transport", "run", errors.New("session EOF"), dhcp.Transport, ""},
+		{"lock cannot be taken", "lock", &dhcp.RemoteError{Kind: dhcp.KindLock, Op: "lock", Err: errors.New("flock: not found")}, dhcp.LockFailed, "flock: not found"},
+		{"lock wait times out", "lock", &dhcp.RemoteError{Kind: dhcp.KindTimeout, Op: "lock", Deadline: dhcp.DeadlineCommand, Limit: time.Second}, dhcp.Timeout, "waiting for the DHCP server's configuration lock"},
+		{"reading the current file fails", "read", &dhcp.RemoteError{Kind: dhcp.KindTransfer, Op: "read", Err: errors.New("permission denied")}, dhcp.TransferFailed, ""},
+		{"a deadline reported as context.DeadlineExceeded is a timeout", "hash", fmt.Errorf("sha256sum: %w", context.DeadlineExceeded), dhcp.Timeout, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -280,15 +338,16 @@ func TestNonZeroHashAndPrepareAreBestEffort(t *testing.T) {
 		t.Fatalf("%+v, %v; a failed prepare command must not stop the phase", res, err)
 	}
 
-	// A missing directory that mkdir cannot create surfaces as the upload's failure.
+	// A missing directory that mkdir cannot create surfaces as the lock's
+	// failure, which names it; nothing is written.
 	site2, rec2, p2 := newPhase(t, dhcp.Config{})
 	rec2.exit = rec.exit
 	_, err = p2.Configure(context.Background(), node1)
-	if !dhcp.TransferFailed.Is(err) {
-		t.Fatalf("err %v, want DHCP_TRANSFER_FAILED", err)
+	if !dhcp.LockFailed.Is(err) || !strings.Contains(err.Error(), p2.Config().Dir) {
+		t.Fatalf("err %v, want DHCP_LOCK_FAILED naming the directory", err)
 	}
-	if site2.DHCP.Restarts() != 0 {
-		t.Fatal("restarted after a failed transfer")
+	if site2.DHCP.Restarts() != 0 || len(site2.DHCP.Paths()) != 0 {
+		t.Fatal("something was written or restarted after the lock failed")
 	}
 }
 
@@ -302,51 +361,218 @@ func TestUnreadableRemoteFileIsUploaded(t *testing.T) {
 	}
 }
 
-func TestServiceRefusalQuarantinesFileAndRerunRetries(t *testing.T) {
+// A refused config test, a failed restart or an inactive service restores
+// the host's previous file — a valid file is never moved aside because of
+// another host's file — and the service ends up running on it.
+func TestRefusedChangeRollsBack(t *testing.T) {
+	moved := node1
+	moved.IP = "10.10.0.50"
+	other := dhcp.Entry{Hostname: "node-02", MAC: "0a:00:00:00:00:02", IP: "10.10.0.4"}
 	tests := []struct {
-		name   string
-		break_ func(site *fakes.Site, dir string)
-		fix    func(site *fakes.Site, dir string)
-		code   *hostforge.Spec
+		name     string
+		break_   func(site *fakes.Site, rec *recorder, dir string)
+		fix      func(site *fakes.Site, rec *recorder, dir string)
+		code     *hostforge.Spec
+		says     string
+		restarts int // restarts the failed change made, rollback included
 	}{
 		{
 			"config test refuses another host's broken file",
-			func(site *fakes.Site, dir string) { site.DHCP.PutFile(dir+"/other.conf", []byte("host other {\n")) },
-			func(site *fakes.Site, dir string) { site.DHCP.PutFile(dir+"/other.conf", []byte("")) },
-			dhcp.ConfigRejected,
+			func(site *fakes.Site, _ *recorder, dir string) {
+				site.DHCP.PutFile(dir+"/other.conf", []byte("host other {\n"))
+			},
+			func(site *fakes.Site, _ *recorder, dir string) { site.DHCP.PutFile(dir+"/other.conf", []byte("")) },
+			dhcp.ConfigRejected, "the service was not restarted and still runs on the configuration it had", 0,
 		},
 		{
-			"restart fails",
-			func(site *fakes.Site, _ string) { site.DHCP.SetBroken(true) },
-			func(site *fakes.Site, _ string) { site.DHCP.SetBroken(false) },
-			dhcp.RestartFailed,
+			"restart fails once",
+			func(site *fakes.Site, _ *recorder, _ string) { site.DHCP.FailRestarts(1) },
+			func(*fakes.Site, *recorder, string) {},
+			dhcp.RestartFailed, "restarted the service on it: the service is running", 1,
+		},
+		{
+			"service inactive after its restart",
+			func(_ *fakes.Site, rec *recorder, _ string) {
+				n := 0
+				rec.exit = func(cmd string) (int, bool) {
+					if cmd == dhcp.Defaults(dhcp.ISC).Status {
+						n++
+						return 3, n == 1
+					}
+					return 0, false
+				}
+			},
+			func(_ *fakes.Site, rec *recorder, _ string) { rec.exit = nil },
+			dhcp.ServiceInactive, "restarted the service on it: the service is running", 2,
+		},
+		{
+			"restart session breaks",
+			func(_ *fakes.Site, rec *recorder, _ string) {
+				n := 0
+				rec.fail = func(op, arg string) error {
+					if op == "run" && arg == dhcp.Defaults(dhcp.ISC).Restart {
+						n++
+						if n == 1 {
+							return &dhcp.RemoteError{Kind: dhcp.KindTransport, Op: "run", Target: arg, Err: errors.New("EOF")}
+						}
+					}
+					return nil
+				}
+			},
+			func(_ *fakes.Site, rec *recorder, _ string) { rec.fail = nil },
+			dhcp.Transport, "restarted the service on it: the service is running", 1,
 		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			site, _, p := newPhase(t, dhcp.Config{})
+			site, rec, p := newPhase(t, dhcp.Config{})
 			dir := p.Config().Dir
-			tt.break_(site, dir)
-			_, err := p.Configure(context.Background(), node1)
+			ctx := context.Background()
+			before, err := p.Configure(ctx, node1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := p.Configure(ctx, other); err != nil {
+				t.Fatal(err)
+			}
+			restarts := site.DHCP.Restarts()
+			tt.break_(site, rec, dir)
+			_, err = p.Configure(ctx, moved)
 			if !tt.code.Is(err) {
 				t.Fatalf("err %v, want %s", err, tt.code.Code)
 			}
-			_, file, _ := dhcp.Render(dhcp.ISC, dir, node1)
-			if _, ok := site.DHCP.File(file); ok {
-				t.Fatalf("the refused file is still at %s", file)
+			if !strings.Contains(err.Error(), tt.says) {
+				t.Fatalf("failure %q does not say %q", err, tt.says)
 			}
-			if _, ok := site.DHCP.File(file + ".rejected"); !ok {
-				t.Fatalf("the refused file was not kept at %s.rejected", file)
+			// The host's previous, valid file is back in place; the other
+			// host's file is untouched; no backup is left.
+			if got, _ := site.DHCP.File(before.Path); dhcp.SHA256(got) != before.SHA256 {
+				t.Fatalf("%s holds %q after the rollback, want the previous file", before.Path, got)
 			}
-			tt.fix(site, dir)
-			res, err := p.Configure(context.Background(), node1)
+			want := []string{dir + "/gpu-node-01.conf", dir + "/node-02.conf"}
+			if paths := site.DHCP.Paths(); !sameStrings(paths, want) && !sameStrings(paths, append(want, dir+"/other.conf")) {
+				t.Fatalf("server files %q, want %q (nothing moved aside, no backup left)", paths, want)
+			}
+			if !site.DHCP.Active() || site.DHCP.Loaded()[before.Path] != before.SHA256 {
+				t.Fatalf("active %v, loaded %v: want the service running on the previous file", site.DHCP.Active(), site.DHCP.Loaded())
+			}
+			if got := site.DHCP.Restarts() - restarts; got != tt.restarts {
+				t.Fatalf("%d successful restarts during the failed change, want %d", got, tt.restarts)
+			}
+			tt.fix(site, rec, dir)
+			res, err := p.Configure(ctx, moved)
 			if err != nil || !res.Changed {
 				t.Fatalf("rerun after the fix: %+v, %v; want an upload and restart", res, err)
 			}
-			if site.DHCP.Restarts() != 1 || !site.DHCP.Active() {
-				t.Fatalf("restarts %d active %v", site.DHCP.Restarts(), site.DHCP.Active())
+			if site.DHCP.Loaded()[res.Path] != res.SHA256 {
+				t.Fatal("the rerun's change was not loaded")
 			}
 		})
+	}
+}
+
+func sameStrings(a, b []string) bool { return strings.Join(a, "\n") == strings.Join(b, "\n") }
+
+// A rollback never restarts the service onto a configuration its test
+// refuses, and says plainly when DHCP is down.
+func TestRollbackReportsAServiceThatStaysDown(t *testing.T) {
+	site, _, p := newPhase(t, dhcp.Config{})
+	ctx := context.Background()
+	if _, err := p.Configure(ctx, node1); err != nil {
+		t.Fatal(err)
+	}
+	site.DHCP.SetBroken(true)
+	moved := node1
+	moved.IP = "10.10.0.51"
+	_, err := p.Configure(ctx, moved)
+	if !dhcp.RestartFailed.Is(err) || !strings.Contains(err.Error(), "restarting the service on it failed too") || !strings.Contains(err.Error(), "DHCP is down on this server") {
+		t.Fatalf("err %v, want DHCP_RESTART_FAILED saying that DHCP is down", err)
+	}
+	_, file, _ := dhcp.Render(dhcp.ISC, p.Config().Dir, node1)
+	if got, _ := site.DHCP.File(file); !bytes.Contains(got, []byte("10.10.0.3;")) {
+		t.Fatalf("the previous file was not restored: %q", got)
+	}
+	if _, ok := site.DHCP.File(dhcp.BackupPath(file)); ok {
+		t.Fatal("the backup was left behind after the restore")
+	}
+}
+
+// A change whose rollback cannot run (the connection is gone) leaves its
+// backup, and the next run completes the change although the file's hash
+// already matches.
+func TestUnfinishedChangeIsCompletedNotSkipped(t *testing.T) {
+	site, rec, p := newPhase(t, dhcp.Config{})
+	ctx := context.Background()
+	if _, err := p.Configure(ctx, node1); err != nil {
+		t.Fatal(err)
+	}
+	moved := node1
+	moved.IP = "10.10.0.52"
+	_, file, _ := dhcp.Render(dhcp.ISC, p.Config().Dir, moved)
+	gone := false
+	rec.fail = func(op, arg string) error {
+		if gone && op != "unlock" {
+			return &dhcp.RemoteError{Kind: dhcp.KindTransport, Op: op, Err: errors.New("connection lost")}
+		}
+		if op == "run" && arg == p.Config().ConfigTest {
+			gone = true
+			return &dhcp.RemoteError{Kind: dhcp.KindTransport, Op: op, Err: errors.New("connection lost")}
+		}
+		return nil
+	}
+	_, err := p.Configure(ctx, moved)
+	if !dhcp.Transport.Is(err) || !strings.Contains(err.Error(), "the rerun restores or completes the change") {
+		t.Fatalf("err %v, want DHCP_SSH_TRANSPORT saying the rerun completes the change", err)
+	}
+	if _, ok := site.DHCP.File(dhcp.BackupPath(file)); !ok {
+		t.Fatal("no backup left by the cut-off change")
+	}
+	rec.fail = nil
+	restarts := site.DHCP.Restarts()
+	res, err := p.Configure(ctx, moved)
+	if err != nil || !res.Changed || site.DHCP.Restarts() != restarts+1 {
+		t.Fatalf("rerun: %+v, %v, %d restarts; want the change completed with one restart", res, err, site.DHCP.Restarts()-restarts)
+	}
+	if _, ok := site.DHCP.File(dhcp.BackupPath(file)); ok {
+		t.Fatal("the backup outlived the completed change")
+	}
+	res, err = p.Configure(ctx, moved)
+	if err != nil || res.Changed {
+		t.Fatalf("third run: %+v, %v; want a skip", res, err)
+	}
+}
+
+// Two Phases — two worker processes — on one DHCP server never run a config
+// test or restart at the same time: they take turns through the server's
+// lock, not a lock of their own process.
+func TestTwoWorkersSerialiseOnTheServerLock(t *testing.T) {
+	site := fakes.NewSite()
+	site.DHCP.DuringRestart(func() { time.Sleep(3 * time.Millisecond) })
+	cfg := site.DHCP.Config()
+	workers := []*dhcp.Phase{dhcp.New(site.DHCP, cfg, nil), dhcp.New(site.DHCP, cfg, nil)}
+	const n = 8
+	var wg sync.WaitGroup
+	errs := make([]error, n)
+	start := make(chan struct{})
+	for i := range n {
+		e := dhcp.Entry{Hostname: fmt.Sprintf("node-%02d", i), MAC: fmt.Sprintf("0a:00:00:00:03:%02x", i), IP: fmt.Sprintf("10.10.3.%d", i+10)}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			_, errs[i] = workers[i%2].Configure(context.Background(), e)
+		}()
+	}
+	close(start)
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		t.Fatal(err)
+	}
+	if site.DHCP.Restarts() != n {
+		t.Fatalf("restarts = %d, want %d", site.DHCP.Restarts(), n)
+	}
+	if m := site.DHCP.MaxConcurrentRestarts(); m != 1 {
+		t.Fatalf("%d restarts of two workers ran at once, want them serialised by the server's lock", m)
 	}
 }
 

@@ -54,7 +54,9 @@
 //
 // A step returns nil, a *hostforge.Wait or a *hostforge.Failure. The body
 // sleeps through waits (within a budget per wait reason: node_locked uses the
-// site's NodeLockMaxWait, others [DefaultWaitBudget]) and reruns a retryable
+// site's NodeLockMaxWait; the BMC phase's bmc_busy, bmc_unreachable,
+// bmc_reset, idrac_job_schedule and idrac_job_run use bmc.Waits; others
+// [DefaultWaitBudget]) and reruns a retryable
 // failure after a backoff (10 s, doubling, capped at 5 min) within the attempt
 // budget (SiteConfig.MaxAttempts, default 3, replaced by
 // max_attempts_override). Anything else a step returns is reported as
@@ -65,7 +67,7 @@
 // Per request ([Params]):
 //
 //	parameter             default  effect
-//	force_bmc_restart     false    cold-reset the BMC even when its password was not rotated
+//	force_bmc_restart     false    cold-reset the BMC even when its password was not rotated (once per run)
 //	run_inspection        true     false skips inspection and verification
 //	force_inspection      false    run a fresh inspection even when the existing inventory verifies
 //	max_attempts_override 0 (site) attempt budget for retryable failures; 1 fails fast

@@ -6,7 +6,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/hostforge/hostforge/bmc"
 	"github.com/hostforge/hostforge/clock"
+	"github.com/hostforge/hostforge/dhcp"
 	"github.com/hostforge/hostforge/flow"
 )
 
@@ -36,25 +38,71 @@ type Executor struct {
 
 var _ flow.Steps = (*Executor)(nil)
 
-// The longest one attempt of each step may take. A remote runtime bounds
-// the step by it (the Temporal activity timeout), so each is the sum of the
-// deadlines of the calls one attempt can make, rounded up.
+// The longest one attempt of each step may take, registered as its
+// attempt bound: a remote runtime bounds the step by it (under Temporal,
+// the activity's start-to-close timeout; a dead worker is noticed sooner,
+// by its missing heartbeat). An attempt never sleeps, so its longest is the
+// requests it can make times the deadline of each: AttemptBudgets spells
+// that out per step from what the phases do per call, and a test fails
+// when a budget outgrows the bound registered here.
 const (
-	// netboxAttempt: a NetBox step makes at most ~8 requests (intent is 6,
-	// a write re-reads then patches), each 30 s with up to 4 retried
-	// attempts honouring Retry-After: well under 10 minutes.
-	netboxAttempt = 10 * time.Minute
-	// dhcpAttempt: one connect, one login, up to 6 remote commands and one
-	// transfer, each under its own deadline (120 s by default): 9 × 120 s.
-	dhcpAttempt = 18 * time.Minute
-	// bmcAttempt: one BMC attempt never sleeps; it makes a bounded number of
-	// Redfish requests (detection, login, one convergence pass: under 40),
-	// each under the connector's 60 s request timeout.
-	bmcAttempt = 40 * time.Minute
-	// ironicAttempt: one Ironic call reads the node and acts at most once:
-	// under 10 Ironic requests of 60 s, plus one BMC link read of 60 s.
-	ironicAttempt = 11 * time.Minute
+	netboxAttempt = 55 * time.Minute
+	dhcpAttempt   = 40 * time.Minute
+	bmcAttempt    = 2*time.Hour + 5*time.Minute
+	ironicAttempt = 65 * time.Minute
 )
+
+// What one attempt of each step does, per call.
+const (
+	// netboxRequest is the longest one NetBox request through the adapter
+	// takes with its defaults: the first try and 4 retries of 30 s each,
+	// with at most 60 s (the Retry-After cap) between tries.
+	netboxRequest = 5*30*time.Second + 4*time.Minute
+	// netboxRequests: the heaviest NetBox step, activate_device, reads the
+	// intent (device, type, role, interfaces, peer interfaces, peer
+	// devices: 6 requests for a host with up to 100 cabled interfaces) and
+	// writes the status; tag_device makes at most 5 (device, tags, two tag
+	// creations, patch), record_platform_class 2 to NetBox and 2 to the
+	// fleet manager. One spare for a second page.
+	netboxRequests = 8
+	// dhcpDeadline is the SSH adapter's default for each deadline; one
+	// attempt runs into at most dhcp.MaxRemoteOperations of them (connect,
+	// login, commands, transfers, the server lock; see package dhcp).
+	dhcpDeadline = 120 * time.Second
+	// ironicRequest is the Ironic adapter's per-request timeout.
+	ironicRequest = 60 * time.Second
+	// ironicRequests bounds the Ironic requests of one attempt: the
+	// heaviest is the prelude of inspection on a fresh node — find, create,
+	// driver info, traits, manage — plus two requests (find, create) per
+	// frontend port and its portgroup, for a host with up to 16 frontend
+	// NICs (TestIronicRequestsPerAttempt measures it on the fake).
+	ironicRequests = 8 + 2*16
+)
+
+// AttemptBudgets documents, per registered step, the longest one attempt
+// can take, from the requests it makes and their deadlines:
+//
+//	NetBox steps      8 requests × 6.5 min (30 s × 5 tries + 4 × 60 s)  52 min
+//	configure_dhcp    dhcp.MaxRemoteOperations (19) × 120 s             38 min
+//	configure_bmc     bmc.AttemptBound: 120 Redfish requests × 60 s     2 h
+//	Ironic steps      40 Ironic requests × 60 s + one link read
+//	                  (bmc.LinkReadRequests × 60 s)                     64 min
+func AttemptBudgets() map[string]time.Duration {
+	netbox := netboxRequests * netboxRequest
+	ironic := ironicRequests*ironicRequest + bmc.LinkReadRequests*bmc.RequestTimeout
+	return map[string]time.Duration{
+		StepReadIntent:          netbox,
+		StepRecordPlatformClass: netbox,
+		StepActivateDevice:      netbox,
+		StepTagDevice:           netbox,
+		StepConfigureDHCP:       dhcp.MaxRemoteOperations * dhcpDeadline,
+		StepConfigureBMC:        bmc.AttemptBound,
+		StepIronicInspection:    ironic,
+		StepIronicSwitchIPMI:    ironic,
+		StepIronicCleaning:      ironic,
+		StepIronicFinalize:      ironic,
+	}
+}
 
 func (e *Executor) log() *slog.Logger {
 	if e.Log == nil {

@@ -2,6 +2,7 @@ package enrollment
 
 import (
 	"context"
+	"time"
 
 	"github.com/hostforge/hostforge/bmc"
 	"github.com/hostforge/hostforge/flow"
@@ -27,8 +28,10 @@ func (e *Executor) ConfigureBMC(ctx context.Context, in bmc.Target) (bmc.Result,
 	return e.BMC.Configure(ctx, in)
 }
 
-// bmcTarget maps the plan to phase 2's input.
-func bmcTarget(req Request, p Plan) bmc.Target {
+// bmcTarget maps the plan to phase 2's input. started is when this run
+// of the phase started (the runtime's time, deterministic under replay):
+// it is the run's identity for a forced cold reset.
+func bmcTarget(req Request, p Plan, started time.Time) bmc.Target {
 	t := bmc.Target{
 		Device:        p.Device.Name,
 		Address:       p.Device.OOBIP,
@@ -44,6 +47,9 @@ func bmcTarget(req Request, p Plan) bmc.Target {
 	}
 	if p.ProvisioningNIC != nil {
 		t.ProvisioningMAC = p.ProvisioningNIC.MAC
+	}
+	if t.ForceRestart {
+		t.RunID = req.Device + "@" + started.UTC().Format(time.RFC3339Nano)
 	}
 	return t
 }

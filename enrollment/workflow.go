@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/hostforge/hostforge"
+	"github.com/hostforge/hostforge/bmc"
 	"github.com/hostforge/hostforge/dhcp"
 	"github.com/hostforge/hostforge/flow"
 	"github.com/hostforge/hostforge/intent"
@@ -159,7 +160,9 @@ func (f *execution) enroll(ctx context.Context) error {
 
 	// 2. BMC, then the ipmi_exporter tag ("BMC configuration completed").
 	if site.ConfigureBMC {
-		if err := f.run(ctx, StepConfigureBMC, bmcTarget(f.req, f.plan), nil); err != nil {
+		// The phase's start time names this run of it: a forced cold
+		// reset happens once per run, however often the step reruns.
+		if err := f.run(ctx, StepConfigureBMC, bmcTarget(f.req, f.plan, f.rt.Now(ctx)), nil); err != nil {
 			f.record(PhaseBMC, "failed", "")
 			return err
 		}
@@ -249,23 +252,30 @@ var lockBackoff = hostforge.Backoff{First: 10 * time.Second, Max: time.Minute}
 // Policy is the request's retry policy: its attempt budget, and the wait
 // budgets per reason — the node lock on the site's NodeLockMaxWait (then
 // IRONIC_NODE_LOCKED naming the holder and state last read live) and the
-// BMC phase's waits on theirs.
+// BMC phase's waits on theirs (bmc.Waits: bmc_busy, bmc_unreachable,
+// bmc_reset, idrac_job_schedule, idrac_job_run). The policy travels with
+// the request, so every runtime spends the same budgets and raises the
+// same failures.
 func (r Request) Policy() flow.Policy {
 	lock := r.Snapshot.Site.NodeLockMaxWait.D()
 	if lock <= 0 {
 		lock = DefaultNodeLockMaxWait
 	}
+	waits := map[string]flow.WaitPolicy{
+		WaitReasonNodeLocked: {
+			Budget:  lock,
+			Backoff: lockBackoff,
+			Exhausted: func(step string, w *hostforge.Wait, waited, budget time.Duration) error {
+				return ironic.NodeLocked.Wrap(w, "step %s: node stayed locked for %s (budget %s); last seen: %s", step, waited, budget, w.Detail)
+			},
+		},
+	}
+	for _, w := range bmc.Waits() {
+		waits[w.Reason] = flow.WaitPolicy{Budget: w.Budget, Backoff: w.Backoff, Exhausted: w.Exhausted}
+	}
 	return flow.Policy{
 		MaxAttempts: r.maxAttempts(),
 		Retry:       flow.DefaultRetry,
-		Waits: map[string]flow.WaitPolicy{
-			WaitReasonNodeLocked: {
-				Budget:  lock,
-				Backoff: lockBackoff,
-				Exhausted: func(step string, w *hostforge.Wait, waited, budget time.Duration) error {
-					return ironic.NodeLocked.Wrap(w, "step %s: node stayed locked for %s (budget %s); last seen: %s", step, waited, budget, w.Detail)
-				},
-			},
-		},
+		Waits:       waits,
 	}
 }

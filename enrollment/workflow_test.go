@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -420,7 +421,7 @@ func TestPhaseInputsAndTagging(t *testing.T) {
 		t.Fatalf("dhcp entry = %+v", gotEntry)
 	}
 	// eth0 is the provisioning NIC: natural order puts eth10 and eth11 after eth9.
-	if gotTarget.ProvisioningMAC != h.NICs[0].MAC || !gotTarget.RestrictBoot || !gotTarget.ForceRestart ||
+	if gotTarget.ProvisioningMAC != h.NICs[0].MAC || !gotTarget.RestrictBoot || !gotTarget.ForceRestart || !strings.HasPrefix(gotTarget.RunID, "h@") ||
 		gotTarget.Address != h.OOBIP || strings.Join(gotTarget.NTPServers, ",") != "10.0.0.11,10.0.0.12" || len(gotTarget.SyslogServers) != 1 {
 		t.Fatalf("bmc target = %+v", gotTarget)
 	}
@@ -455,7 +456,7 @@ func TestWaitsSleepOnTheClockWithinTheirBudget(t *testing.T) {
 	w.exec.BMC = bmcFunc(func(context.Context, bmc.Target) (bmc.Result, error) {
 		calls++
 		if calls <= 3 {
-			return bmc.Result{}, hostforge.RetryAfter(time.Minute, "bmc_busy", "503 host booting")
+			return bmc.Result{}, hostforge.RetryAfter(time.Minute, "settling", "503 host booting")
 		}
 		return bmc.Result{}, nil
 	})
@@ -471,7 +472,7 @@ func TestWaitsSleepOnTheClockWithinTheirBudget(t *testing.T) {
 		if e.Kind == "sleep" {
 			sleeps++
 		}
-		if e.Kind == "step" && e.Outcome == hostforge.Waiting && e.Wait.Reason == "bmc_busy" {
+		if e.Kind == "step" && e.Outcome == hostforge.Waiting && e.Wait.Reason == "settling" {
 			waits++
 		}
 	}
@@ -497,7 +498,7 @@ func TestWaitsSleepOnTheClockWithinTheirBudget(t *testing.T) {
 		w.cfg.ConfigureBMC = true
 		w.site.AddHost(fakes.HostSpec{Name: "h"})
 		w.exec.BMC = bmcFunc(func(context.Context, bmc.Target) (bmc.Result, error) {
-			return bmc.Result{}, hostforge.RetryAfter(time.Minute, "bmc_busy", "still booting")
+			return bmc.Result{}, hostforge.RetryAfter(time.Minute, "settling", "still booting")
 		})
 		start := w.site.Clock.Now()
 		_, err := w.enroll(t, "h", intent.ClassCPUBaremetal, enrollment.Params{})
@@ -506,6 +507,57 @@ func TestWaitsSleepOnTheClockWithinTheirBudget(t *testing.T) {
 			t.Fatalf("waited %s", got)
 		}
 	})
+}
+
+// TestBMCWaitPolicies: the BMC phase's wait reasons sleep and fail as the
+// phase declares (bmc.Waits), through the request's policy — so Local and
+// Temporal, which both run the body with it, agree.
+func TestBMCWaitPolicies(t *testing.T) {
+	cases := []struct {
+		reason string
+		after  time.Duration
+		// waited is the total sleep before the budget runs out; code is
+		// the failure then.
+		waited    time.Duration
+		code      string
+		retryable bool
+		first3    []time.Duration
+	}{
+		// 5 + 10 + 20 + 30 + 30 s; one more 30 s would pass 2 min.
+		{bmc.WaitBusy, time.Second, 95 * time.Second, bmc.ServiceUnavailable.Code, true, []time.Duration{5 * time.Second, 10 * time.Second, 20 * time.Second}},
+		{bmc.WaitUnreachable, time.Second, 95 * time.Second, bmc.Unreachable.Code, true, []time.Duration{5 * time.Second, 10 * time.Second, 20 * time.Second}},
+		{bmc.WaitReset, bmc.ResetPoll, bmc.ResetBudget, bmc.ResetTimeout.Code, true, []time.Duration{15 * time.Second, 15 * time.Second, 15 * time.Second}},
+		{bmc.WaitJobSchedule, bmc.JobPoll, bmc.JobsPerRun * (bmc.JobScheduleBudget + bmc.JobPoll), bmc.JobNotScheduled.Code, true, []time.Duration{10 * time.Second, 10 * time.Second, 10 * time.Second}},
+		{bmc.WaitJobRun, bmc.JobPoll, bmc.JobsPerRun * bmc.JobRunBudget, bmc.JobFailed.Code, false, []time.Duration{10 * time.Second, 10 * time.Second, 10 * time.Second}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.reason, func(t *testing.T) {
+			w := newWorld(t)
+			w.cfg.ConfigureBMC = true
+			w.site.AddHost(fakes.HostSpec{Name: "h"})
+			w.exec.BMC = bmcFunc(func(context.Context, bmc.Target) (bmc.Result, error) {
+				return bmc.Result{}, hostforge.RetryAfter(tc.after, tc.reason, "the BMC's own reason")
+			})
+			start := w.site.Clock.Now()
+			_, err := w.enroll(t, "h", intent.ClassCPUBaremetal, enrollment.Params{})
+			f := wantFailure(t, err, tc.code, tc.retryable, hostforge.OwnerDCOps, "the BMC's own reason")
+			if f.Phase != bmc.Phase {
+				t.Fatalf("phase %q", f.Phase)
+			}
+			if got := w.site.Clock.Now().Sub(start); got != tc.waited {
+				t.Fatalf("waited %s, want %s", got, tc.waited)
+			}
+			var sleeps []time.Duration
+			for _, e := range w.evts {
+				if e.Kind == "sleep" {
+					sleeps = append(sleeps, e.Took)
+				}
+			}
+			if len(sleeps) < 3 || !slices.Equal(sleeps[:3], tc.first3) {
+				t.Fatalf("sleeps %v, want them to start %v", sleeps, tc.first3)
+			}
+		})
+	}
 }
 
 func TestUnclassifiedPhaseErrorIsReportedAsABug(t *testing.T) {

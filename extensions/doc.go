@@ -1,3 +1,110 @@
-// Package extensions fires operator-defined tasks on lifecycle events
-// (workflow extensions). It is specified but not yet implemented.
+// Package extensions runs operator-defined tasks on lifecycle events:
+// MetalSoft-compatible workflow extensions. A definition binds tasks to
+// stages through onAssetChange; when a stage's event fires, every task
+// bound to it in an active extension runs.
+//
+// # Definitions
+//
+// Definitions are MetalSoft's JSON as MetalSoft writes it: an
+// ExtensionDefinition (kind "ExtensionDefinition", schemaVersion "1.1",
+// name, label, vendor, icon, extensionType, extensionVersion,
+// dependencies, inputs[], outputs[], assets[], optional configVars[],
+// onCreate/onEdit/onDelete and onAssetChange[{stage, tasks[{label,
+// taskType, options}]}]), bare or inside the create-API envelope {name,
+// label, description, kind, definition, status}. [Parse] validates a file;
+// [LoadDir] loads a directory into a [Registry]. Only active extensions
+// fire (MetalSoft's statuses: draft, active, archived; a file without a
+// status is active).
+//
+// # Task types
+//
+// The specification's list of task types was lost in its export; it is
+// reconstructed from MetalSoft's SDK (ExtensionTaskType), with the option
+// names kept exactly:
+//
+//	ExtensionTaskWebhook  endpoint (http/https URL), method (GET, POST, PUT,
+//	                      PATCH, DELETE, HEAD), requestTemplate (Nunjucks),
+//	                      headers, expectedResponseStatuses, timeout (s,
+//	                      default 30), insecureSkipVerify
+//	ExtensionTaskSsh      host, port, timeout (s), commandTemplate (Nunjucks),
+//	                      username, password
+//	ExtensionTaskAnsible  asset (an assets[].name), playbook,
+//	                      executionTimeout, executionTimeoutTick, version,
+//	                      ee (an OciImage asset)
+//
+// hostforge's additions are optional fields and rename nothing: a task's
+// failurePolicy ("fail", the default, or "continue") and includeSecrets;
+// webhook signingSecret and retries, SSH privateKeySecret (used by the
+// runners); an asset's sha256; a bare definition's status.
+//
+// # Stages
+//
+// Exactly the twelve stages, case-sensitive, each with the payload key its
+// tasks see: serverRegistered and serverDecommissioned (server);
+// switchRegistered and switchDecommissioned (networkDevice);
+// serverInstanceUpdate (serverInstanceRecordSet); serverInstanceGroupUpdateDNS
+// (serverInstanceGroupDNSRecordSet); serverInstanceUpdateDNS
+// (serverInstanceDNSRecordSet); clusterUpdateDNS (clusterDNSRecordSet);
+// serverCreateDNS and serverDeleteDNS (serverDNSRecordSet); switchCreateDNS
+// and switchDeleteDNS (switchDNSRecordSet). The removed stages
+// serverInstanceGroupCreateDNS, serverInstanceGroupDeleteDNS and
+// serverInstanceDeleteDNS are refused with the stage that replaced them.
+//
+// # Validation
+//
+// Validation reports every problem at once, each at its JSON path
+// ($.onAssetChange[0].tasks[1].options.endpoint): unknown stages (with a
+// "did you mean" hint for near misses such as "server Registered"),
+// removed stages, unknown task types, each type's required options and
+// their JSON types, asset references that do not resolve to assets[].name,
+// templates that do not parse (with line and column), duplicate task labels
+// within a stage. Repeated entries for one stage concatenate in order.
+// Unknown fields are warnings, not errors: MetalSoft's own files carry
+// some.
+//
+// # Payloads and secrets
+//
+// The payload of each stage has a Go type with the specification's JSON
+// names ([ServerPayload], [NetworkDevicePayload], ...); the templates see
+// the JSON itself, so fields a future MetalSoft adds reach them too.
+// Secret fields (passwordEncrypted, mgmtSnmpPasswordEncrypted,
+// vncPasswordEncrypted, managementPassword, secretsMaterializedForOSAssets
+// and anything ending in Encrypted) are removed from the payload every
+// task, log, record and workflow history sees ([NewEvent]); a task with
+// "includeSecrets": true gets them from the dispatcher's [SecretSource],
+// and what runners report back is scrubbed of them before it is recorded.
+//
+// # Templates
+//
+// requestTemplate and commandTemplate are Nunjucks templates, rendered by
+// package nunjucks exactly as Nunjucks 3.2.4 renders them with autoescape
+// off (gonja parses; the layer gives JavaScript's semantics). The template
+// variables are the payload's keys, plus configVars (name → default) when
+// the definition declares any. An Ansible task's extra-vars are the same
+// object, plus the inputs' defaults as extensionInstanceVariables.
+// [Extension.Render] is the dry run.
+//
+// # Dispatch
+//
+// [Fire] is a workflow body on flow.Runtime. It asks the plan step which
+// tasks the stage binds (active extensions by name, tasks in array order),
+// then runs them one after the other: each task's delivery ID
+// ([DeliveryID]) is stable per (event, extension, task) and reused on every
+// retry and every re-fire of the event; the delivery is recorded as
+// running, the run step renders it and hands it to the [Runner] for its
+// task type, and the outcome is recorded (message, timestamps, outputs) in
+// the [Store]. A failed task with failurePolicy "fail" skips the rest of
+// its extension's tasks for the event; a task that would start after the
+// event's stage deadline is skipped. The steps are extensions.plan,
+// extensions.begin, extensions.run and extensions.record: under Temporal
+// each delivery is an activity. Step inputs carry the extension's name and
+// digest, never its options (webhook headers carry credentials).
+//
+// # Events from hostforge
+//
+// A successful enrollment fires serverRegistered: [ServerRegistered] maps
+// the device's NetBox intent and the node's inspection inventory to the
+// server object (the mapping is documented on [ServerFromIntent]) and
+// derives the event ID from the device, the node and the stage, so a
+// converged rerun re-delivers the same IDs.
 package extensions

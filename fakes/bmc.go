@@ -37,6 +37,39 @@ type BMCs struct {
 	mu     sync.Mutex
 	byAddr map[string]*FakeBMC
 	byHost map[string]*FakeBMC
+	timing *BMCTiming
+}
+
+// BMCTiming is how long a fake BMC takes to schedule a staged iDRAC job,
+// to run it once the host is reset, and to come back from a cold reset.
+type BMCTiming struct {
+	JobSchedule, JobRun, ResetDowntime time.Duration
+}
+
+// DefaultBMCTiming is a fake BMC's timing: 30 s, 3 min and 90 s, as real
+// ones take.
+var DefaultBMCTiming = BMCTiming{JobSchedule: 30 * time.Second, JobRun: 3 * time.Minute, ResetDowntime: 90 * time.Second}
+
+// SetTiming sets the timing of every BMC of the site, present and to come.
+// Programs that run the fakes on wall-clock time (FollowWallClock) shorten
+// it, so the BMC phase's waits take seconds.
+func (b *BMCs) SetTiming(t BMCTiming) {
+	b.mu.Lock()
+	b.timing = &t
+	all := make([]*FakeBMC, 0, len(b.byHost))
+	for _, m := range b.byHost {
+		all = append(all, m)
+	}
+	b.mu.Unlock()
+	for _, m := range all {
+		m.setTiming(t)
+	}
+}
+
+func (m *FakeBMC) setTiming(t BMCTiming) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.scheduleDelay, m.runDuration, m.resetDowntime = t.JobSchedule, t.JobRun, t.ResetDowntime
 }
 
 func newBMCs(s *Site) *BMCs {
@@ -84,6 +117,11 @@ func (b *BMCs) addHost(h *Host) {
 	pw := fmt.Sprintf("hf-admin-%s-%04d", h.Name, n)
 	m := NewFakeBMC(b.site, VendorFor(h.Spec), h)
 	m.setAdminPassword(pw)
+	b.mu.Lock()
+	if b.timing != nil {
+		m.setTiming(*b.timing)
+	}
+	b.mu.Unlock()
 	b.site.Vault.Set(AdminItem(h.Name), map[string]string{bmc.FieldUsername: FakeFactoryUser, bmc.FieldPassword: pw})
 	b.mu.Lock()
 	b.byAddr[h.OOBIP] = m
@@ -179,6 +217,11 @@ type FakeBMC struct {
 	resetDowntime time.Duration
 	noAccounts    bool
 	noLinks       bool
+	// applyOnReset: a password change is staged and applied by the next
+	// cold reset, as some BMCs do.
+	applyOnReset bool
+	// lose makes the next n calls of an op apply, then lose their answer.
+	lose map[string]int
 
 	managerResets int
 	systemResets  int
@@ -187,6 +230,10 @@ type FakeBMC struct {
 type fakeAccount struct {
 	bmc.Account
 	password string
+	// staged is a password set on a BMC that applies it on reset.
+	staged string
+	// changes counts changes to a new password value (applied or staged).
+	changes int
 }
 
 type fakeJob struct {
@@ -199,8 +246,8 @@ type fakeJob struct {
 // NewFakeBMC returns a BMC of vendor for host (host may be nil), in a
 // drifted state: the configuration a BMC ships with, not the site's.
 func NewFakeBMC(site *Site, vendor string, host *Host) *FakeBMC {
-	m := &FakeBMC{site: site, host: host, vendor: vendor,
-		scheduleDelay: 30 * time.Second, runDuration: 3 * time.Minute, resetDowntime: 90 * time.Second}
+	m := &FakeBMC{site: site, host: host, vendor: vendor}
+	m.setTiming(DefaultBMCTiming)
 	m.accounts = []*fakeAccount{{Account: bmc.Account{ID: "2", UserName: FakeFactoryUser, Role: "Administrator", Enabled: true}, password: FakeFactoryPassword}}
 	m.nextAcct = 3
 	m.net = bmc.ManagerNetwork{Hostname: vendor + "-bmc", NTPServers: []string{"pool.ntp.org"}, Protocols: map[string]bool{}}
@@ -292,6 +339,14 @@ func (m *FakeBMC) NeverScheduleJobs() {
 	m.neverSchedule = true
 }
 
+// JobTiming sets how long a staged iDRAC job takes to be scheduled (30 s
+// by default) and to run once the host is reset (3 min).
+func (m *FakeBMC) JobTiming(schedule, run time.Duration) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.scheduleDelay, m.runDuration = schedule, run
+}
+
 // NoAccountEndpoint models a BMC without an IPMI-user (accounts) endpoint.
 func (m *FakeBMC) NoAccountEndpoint() {
 	m.mu.Lock()
@@ -306,6 +361,49 @@ func (m *FakeBMC) NoLinkState() {
 	m.noLinks = true
 }
 
+// ApplyPasswordOnReset gives the BMC the profile of models that apply a
+// change of an existing account's password only on their next cold reset:
+// until then the old password keeps working and the new one is refused. A
+// new account gets its password at once.
+func (m *FakeBMC) ApplyPasswordOnReset() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.applyOnReset = true
+}
+
+// ResetDowntime sets how long a cold reset keeps the BMC from answering
+// (90 s by default).
+func (m *FakeBMC) ResetDowntime(d time.Duration) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.resetDowntime = d
+}
+
+// LoseAnswers makes the next n calls of op (a client operation name as
+// counted in the site's calls, e.g. "set_password", "reset_manager") take
+// effect and then lose their answer: the caller sees a dropped connection.
+func (m *FakeBMC) LoseAnswers(op string, n int) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.lose == nil {
+		m.lose = map[string]int{}
+	}
+	m.lose[op] = n
+}
+
+// PasswordChanges counts the changes of a user's password to a new value,
+// applied at once or staged for a reset: one rotation is one change.
+func (m *FakeBMC) PasswordChanges(user string) int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, a := range m.accounts {
+		if a.UserName == user {
+			return a.changes
+		}
+	}
+	return 0
+}
+
 // FactoryReset puts the admin account back on the factory password.
 func (m *FakeBMC) FactoryReset() { m.setAdminPassword(FakeFactoryPassword) }
 
@@ -314,7 +412,7 @@ func (m *FakeBMC) setAdminPassword(pw string) {
 	defer m.mu.Unlock()
 	for _, a := range m.accounts {
 		if a.UserName == FakeFactoryUser {
-			a.password = pw
+			a.password, a.staged = pw, ""
 		}
 	}
 }
@@ -394,15 +492,21 @@ func (m *FakeBMC) Password(user string) string {
 
 // ---- the client -------------------------------------------------------------
 
-// Connect verifies the credential (a read) and returns a session.
+// Connect verifies the credential (a read) and returns a client that, like
+// the Redfish adapter's basic auth, presents the credential again on every
+// call: a password changed under it is refused on the next call.
 func (m *FakeBMC) Connect(ctx context.Context, _ string, cred bmc.Credential) (bmc.Client, error) {
 	if err := m.enter(ctx, "connect", false, false); err != nil {
 		return nil, err
 	}
 	if m.accepts(cred) {
-		return &fakeBMCClient{m: m}, nil
+		return &fakeBMCClient{m: m, cred: cred}, nil
 	}
-	return nil, bmc.HTTPError(http.StatusUnauthorized, "Base.1.8.NoValidSession: There is no valid session established with the implementation.")
+	return nil, errNoValidSession()
+}
+
+func errNoValidSession() error {
+	return bmc.HTTPError(http.StatusUnauthorized, "Base.1.8.NoValidSession: There is no valid session established with the implementation.")
 }
 
 // accepts reports whether an enabled account has this user name and password.
@@ -505,10 +609,35 @@ func (m *FakeBMC) hostNICs() []bmc.HostNIC {
 	return out
 }
 
-type fakeBMCClient struct{ m *FakeBMC }
+type fakeBMCClient struct {
+	m    *FakeBMC
+	cred bmc.Credential
+}
+
+// enter is the BMC's entry for one request of this client: faults,
+// downtime and busy answers, then the credential checked again.
+func (c *fakeBMCClient) enter(ctx context.Context, op string, write, boot bool) error {
+	if err := c.m.enter(ctx, op, write, boot); err != nil {
+		return err
+	}
+	if !c.m.accepts(c.cred) {
+		return errNoValidSession()
+	}
+	return nil
+}
+
+// answer is the end of a request that took effect: its answer, or a
+// dropped connection when LoseAnswers asked for one. Call it with m.mu held.
+func (m *FakeBMC) answerLocked(op string) error {
+	if m.lose[op] > 0 {
+		m.lose[op]--
+		return fmt.Errorf("bmc: %s: connection reset by peer before the answer: %w", op, hostforge.ErrUnavailable)
+	}
+	return nil
+}
 
 func (c *fakeBMCClient) Identify(ctx context.Context) (bmc.Identity, error) {
-	if err := c.m.enter(ctx, "identify", false, false); err != nil {
+	if err := c.enter(ctx, "identify", false, false); err != nil {
 		return bmc.Identity{}, err
 	}
 	c.m.mu.Lock()
@@ -519,7 +648,7 @@ func (c *fakeBMCClient) Identify(ctx context.Context) (bmc.Identity, error) {
 }
 
 func (c *fakeBMCClient) ListAccounts(ctx context.Context) ([]bmc.Account, error) {
-	if err := c.m.enter(ctx, "list_accounts", false, false); err != nil {
+	if err := c.enter(ctx, "list_accounts", false, false); err != nil {
 		return nil, err
 	}
 	c.m.mu.Lock()
@@ -544,7 +673,7 @@ func (c *fakeBMCClient) account(id string) *fakeAccount {
 }
 
 func (c *fakeBMCClient) SetPassword(ctx context.Context, id, password string) error {
-	if err := c.m.enter(ctx, "set_password", true, false); err != nil {
+	if err := c.enter(ctx, "set_password", true, false); err != nil {
 		return err
 	}
 	c.m.mu.Lock()
@@ -556,12 +685,22 @@ func (c *fakeBMCClient) SetPassword(ctx context.Context, id, password string) er
 	if len(password) < 8 {
 		return bmc.HTTPError(http.StatusBadRequest, "Base.1.8.PropertyValueFormatError: the password does not meet the complexity requirements.")
 	}
-	a.password = password
-	return nil
+	if c.m.applyOnReset {
+		if password != a.password && password != a.staged {
+			a.changes++
+		}
+		a.staged = password
+	} else {
+		if password != a.password {
+			a.changes++
+		}
+		a.password = password
+	}
+	return c.m.answerLocked("set_password")
 }
 
 func (c *fakeBMCClient) CreateAccount(ctx context.Context, a bmc.Account, password string) (string, error) {
-	if err := c.m.enter(ctx, "create_account", true, false); err != nil {
+	if err := c.enter(ctx, "create_account", true, false); err != nil {
 		return "", err
 	}
 	c.m.mu.Lock()
@@ -580,11 +719,11 @@ func (c *fakeBMCClient) CreateAccount(ctx context.Context, a bmc.Account, passwo
 	a.ID = fmt.Sprint(c.m.nextAcct)
 	c.m.nextAcct++
 	c.m.accounts = append(c.m.accounts, &fakeAccount{Account: a, password: password})
-	return a.ID, nil
+	return a.ID, c.m.answerLocked("create_account")
 }
 
 func (c *fakeBMCClient) UpdateAccount(ctx context.Context, a bmc.Account) error {
-	if err := c.m.enter(ctx, "update_account", true, false); err != nil {
+	if err := c.enter(ctx, "update_account", true, false); err != nil {
 		return err
 	}
 	c.m.mu.Lock()
@@ -594,11 +733,11 @@ func (c *fakeBMCClient) UpdateAccount(ctx context.Context, a bmc.Account) error 
 		return bmc.HTTPError(http.StatusNotFound, "account "+a.ID+" not found")
 	}
 	x.Role, x.Enabled = a.Role, a.Enabled
-	return nil
+	return c.m.answerLocked("update_account")
 }
 
 func (c *fakeBMCClient) ManagerNetwork(ctx context.Context) (bmc.ManagerNetwork, error) {
-	if err := c.m.enter(ctx, "manager_network", false, false); err != nil {
+	if err := c.enter(ctx, "manager_network", false, false); err != nil {
 		return bmc.ManagerNetwork{}, err
 	}
 	c.m.mu.Lock()
@@ -607,7 +746,7 @@ func (c *fakeBMCClient) ManagerNetwork(ctx context.Context) (bmc.ManagerNetwork,
 }
 
 func (c *fakeBMCClient) SetManagerNetwork(ctx context.Context, p bmc.NetworkPatch) error {
-	if err := c.m.enter(ctx, "set_manager_network", true, false); err != nil {
+	if err := c.enter(ctx, "set_manager_network", true, false); err != nil {
 		return err
 	}
 	c.m.mu.Lock()
@@ -637,11 +776,11 @@ func (c *fakeBMCClient) SetManagerNetwork(ctx context.Context, p bmc.NetworkPatc
 		}
 		n.Protocols[k] = v
 	}
-	return nil
+	return c.m.answerLocked("set_manager_network")
 }
 
 func (c *fakeBMCClient) SyslogServers(ctx context.Context) ([]string, error) {
-	if err := c.m.enter(ctx, "syslog", false, false); err != nil {
+	if err := c.enter(ctx, "syslog", false, false); err != nil {
 		return nil, err
 	}
 	c.m.mu.Lock()
@@ -650,7 +789,7 @@ func (c *fakeBMCClient) SyslogServers(ctx context.Context) ([]string, error) {
 }
 
 func (c *fakeBMCClient) SetSyslogServers(ctx context.Context, servers []string) error {
-	if err := c.m.enter(ctx, "set_syslog", true, false); err != nil {
+	if err := c.enter(ctx, "set_syslog", true, false); err != nil {
 		return err
 	}
 	c.m.mu.Lock()
@@ -661,11 +800,11 @@ func (c *fakeBMCClient) SetSyslogServers(ctx context.Context, servers []string) 
 		return bmc.HTTPError(http.StatusBadRequest, fmt.Sprintf("this BMC keeps %d syslog server(s), got %d", limit, len(servers)))
 	}
 	c.m.syslog = slices.Clone(servers)
-	return nil
+	return c.m.answerLocked("set_syslog")
 }
 
 func (c *fakeBMCClient) BiosAttributes(ctx context.Context) (map[string]any, map[string]any, error) {
-	if err := c.m.enter(ctx, "bios", false, false); err != nil {
+	if err := c.enter(ctx, "bios", false, false); err != nil {
 		return nil, nil, err
 	}
 	c.m.mu.Lock()
@@ -675,7 +814,7 @@ func (c *fakeBMCClient) BiosAttributes(ctx context.Context) (map[string]any, map
 }
 
 func (c *fakeBMCClient) SetBiosAttributes(ctx context.Context, attrs map[string]any) (string, error) {
-	if err := c.m.enter(ctx, "set_bios", true, false); err != nil {
+	if err := c.enter(ctx, "set_bios", true, false); err != nil {
 		return "", err
 	}
 	c.m.mu.Lock()
@@ -710,7 +849,7 @@ func (c *fakeBMCClient) SetBiosAttributes(ctx context.Context, attrs map[string]
 }
 
 func (c *fakeBMCClient) BootOptions(ctx context.Context) ([]bmc.BootOption, error) {
-	if err := c.m.enter(ctx, "boot_options", false, false); err != nil {
+	if err := c.enter(ctx, "boot_options", false, false); err != nil {
 		return nil, err
 	}
 	c.m.mu.Lock()
@@ -723,7 +862,7 @@ func (c *fakeBMCClient) BootOptions(ctx context.Context) ([]bmc.BootOption, erro
 }
 
 func (c *fakeBMCClient) SetBootOptionEnabled(ctx context.Context, id string, enabled bool) error {
-	if err := c.m.enter(ctx, "set_boot_option", true, true); err != nil {
+	if err := c.enter(ctx, "set_boot_option", true, true); err != nil {
 		return err
 	}
 	c.m.mu.Lock()
@@ -734,14 +873,14 @@ func (c *fakeBMCClient) SetBootOptionEnabled(ctx context.Context, id string, ena
 				return bmc.HTTPError(http.StatusBadRequest, "Base.1.8.PropertyNotWritable: BootOptionEnabled")
 			}
 			c.m.options[i].Enabled = &enabled
-			return nil
+			return c.m.answerLocked("set_boot_option")
 		}
 	}
 	return bmc.HTTPError(http.StatusNotFound, "boot option "+id+" not found")
 }
 
 func (c *fakeBMCClient) BootOrder(ctx context.Context) ([]string, []string, error) {
-	if err := c.m.enter(ctx, "boot_order", false, false); err != nil {
+	if err := c.enter(ctx, "boot_order", false, false); err != nil {
 		return nil, nil, err
 	}
 	c.m.mu.Lock()
@@ -751,7 +890,7 @@ func (c *fakeBMCClient) BootOrder(ctx context.Context) ([]string, []string, erro
 }
 
 func (c *fakeBMCClient) SetBootOrder(ctx context.Context, order []string) (string, error) {
-	if err := c.m.enter(ctx, "set_boot_order", true, true); err != nil {
+	if err := c.enter(ctx, "set_boot_order", true, true); err != nil {
 		return "", err
 	}
 	c.m.mu.Lock()
@@ -781,7 +920,7 @@ func (c *fakeBMCClient) SetBootOrder(ctx context.Context, order []string) (strin
 }
 
 func (c *fakeBMCClient) ListJobs(ctx context.Context) ([]bmc.Job, error) {
-	if err := c.m.enter(ctx, "jobs", false, false); err != nil {
+	if err := c.enter(ctx, "jobs", false, false); err != nil {
 		return nil, err
 	}
 	c.m.mu.Lock()
@@ -798,7 +937,7 @@ func (c *fakeBMCClient) ListJobs(ctx context.Context) ([]bmc.Job, error) {
 }
 
 func (c *fakeBMCClient) DeleteJob(ctx context.Context, id string) error {
-	if err := c.m.enter(ctx, "delete_job", true, false); err != nil {
+	if err := c.enter(ctx, "delete_job", true, false); err != nil {
 		return err
 	}
 	c.m.mu.Lock()
@@ -815,25 +954,30 @@ func (c *fakeBMCClient) DeleteJob(ctx context.Context, id string) error {
 				c.m.pendingOrder = nil
 			}
 			c.m.jobs = append(c.m.jobs[:i], c.m.jobs[i+1:]...)
-			return nil
+			return c.m.answerLocked("delete_job")
 		}
 	}
 	return bmc.HTTPError(http.StatusNotFound, "job "+id+" not found")
 }
 
 func (c *fakeBMCClient) ResetManager(ctx context.Context) error {
-	if err := c.m.enter(ctx, "reset_manager", true, false); err != nil {
+	if err := c.enter(ctx, "reset_manager", true, false); err != nil {
 		return err
 	}
 	c.m.mu.Lock()
 	defer c.m.mu.Unlock()
 	c.m.managerResets++
 	c.m.downUntil = c.m.site.Clock.Now().Add(c.m.resetDowntime)
-	return nil
+	for _, a := range c.m.accounts {
+		if a.staged != "" {
+			a.password, a.staged = a.staged, ""
+		}
+	}
+	return c.m.answerLocked("reset_manager")
 }
 
 func (c *fakeBMCClient) ResetSystem(ctx context.Context) error {
-	if err := c.m.enter(ctx, "reset_system", true, false); err != nil {
+	if err := c.enter(ctx, "reset_system", true, false); err != nil {
 		return err
 	}
 	c.m.mu.Lock()
@@ -857,11 +1001,11 @@ func (c *fakeBMCClient) ResetSystem(ctx context.Context) error {
 			c.m.order, c.m.pendingOrder = c.m.pendingOrder, nil
 		}
 	}
-	return nil
+	return c.m.answerLocked("reset_system")
 }
 
 func (c *fakeBMCClient) HostNICs(ctx context.Context) ([]bmc.HostNIC, error) {
-	if err := c.m.enter(ctx, "host_nics", false, false); err != nil {
+	if err := c.enter(ctx, "host_nics", false, false); err != nil {
 		return nil, err
 	}
 	c.m.mu.Lock()

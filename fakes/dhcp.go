@@ -22,11 +22,16 @@ import (
 // and restart reject malformed host files the way dhcpd -t and kea-dhcp4 -t
 // do.
 //
-// It implements dhcp.Dialer. Calls are counted under SysDHCP: "connect" and
-// "hash" are reads, "upload" and "run" are writes; each honours the site's
-// fault injection under the same op name. Inject dhcp.ErrHostKey on
-// "connect" for a changed host key, hostforge.ErrUnauthorized for a refused
-// key, hostforge.ErrUnavailable for an unreachable server.
+// It implements dhcp.Dialer. Calls are counted under SysDHCP: "connect",
+// "hash" and "read" are reads, "upload", "remove", "lock" and "run" are
+// writes; each honours the site's fault injection under the same op name.
+// Inject dhcp.ErrHostKey on "connect" for a changed host key,
+// hostforge.ErrUnauthorized for a refused key, hostforge.ErrUnavailable for
+// an unreachable server.
+//
+// Locks are the server's: every session of this server that locks a path
+// waits for the session holding it, and a session's locks are released when
+// it closes, as flock(2) locks are when an SSH session ends.
 //
 // The shell runs one command per call, without pipes or redirections:
 // true, false, exit N, echo, cat, ls -A, mkdir -p, mv -f, rm -f, sha256sum,
@@ -50,16 +55,30 @@ type DHCPServer struct {
 	restarts int
 	active   bool
 	broken   bool
-	// during runs inside every restart, outside the lock (tests widen the
-	// window in which overlapping restarts would be seen).
+	// failRestarts is how many of the next restarts fail.
+	failRestarts int
+	// loaded is what the service runs on: each host file's SHA-256 as of the
+	// last successful restart.
+	loaded map[string]string
+	// unloaded are the paths written since the last successful restart.
+	unloaded map[string]bool
+	// during runs inside every config test and restart, outside the lock
+	// (tests widen the window in which overlapping commands would be seen).
 	during       func()
 	inRestart    int
 	maxInRestart int
+	inService    int
+	overlaps     int
+	// locks are the server's flock locks, by path: a token in the channel
+	// means held.
+	locks map[string]chan struct{}
 }
 
 func newDHCPServer(s *Site) *DHCPServer {
 	return &DHCPServer{site: s, cfg: dhcp.Defaults(dhcp.ISC), files: map[string][]byte{}, dirs: map[string]bool{"/": true}, active: true,
-		dirty: map[string]bool{}, holds: map[string][]string{}, holder: map[string]string{}}
+		dirty: map[string]bool{}, holds: map[string][]string{}, holder: map[string]string{}, loaded: map[string]string{},
+		unloaded: map[string]bool{},
+		locks:    map[string]chan struct{}{}}
 }
 
 // UseConfig sets the flavour, directory and service commands the server
@@ -74,9 +93,13 @@ func (d *DHCPServer) UseConfig(cfg dhcp.Config) error {
 	d.cfg = rc
 	for p := range d.files {
 		d.dirty[p] = true
+		d.unloaded[p] = true
 	}
 	for p := range d.holds {
 		d.dirty[p] = true
+	}
+	for p := range d.loaded {
+		d.unloaded[p] = true
 	}
 	return nil
 }
@@ -144,6 +167,34 @@ func (d *DHCPServer) MaxConcurrentRestarts() int {
 	return d.maxInRestart
 }
 
+// Overlaps is the number of times a config test or restart started while
+// another one was running: 0 when every change was serialised.
+func (d *DHCPServer) Overlaps() int {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.overlaps
+}
+
+// Loaded is what the running service loaded: the SHA-256 of each host file
+// as of the last successful restart, by path.
+func (d *DHCPServer) Loaded() map[string]string {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	out := make(map[string]string, len(d.loaded))
+	for p, sum := range d.loaded {
+		out[p] = sum
+	}
+	return out
+}
+
+// FailRestarts makes the next n restarts fail (exit 1, service down) as a
+// daemon that does not start on a configuration its test accepted does.
+func (d *DHCPServer) FailRestarts(n int) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.failRestarts = n
+}
+
 // SetBroken makes the service fail to start (restart exits 1) while b is true.
 func (d *DHCPServer) SetBroken(b bool) {
 	d.mu.Lock()
@@ -151,7 +202,8 @@ func (d *DHCPServer) SetBroken(b bool) {
 	d.broken = b
 }
 
-// DuringRestart sets a function every restart calls while it runs.
+// DuringRestart sets a function every config test and restart calls while
+// it runs.
 func (d *DHCPServer) DuringRestart(f func()) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -178,6 +230,9 @@ type dhcpSession struct {
 	d      *DHCPServer
 	mu     sync.Mutex
 	closed bool
+	// held releases the locks this session holds, by a key per Lock call.
+	held map[int]func()
+	next int
 }
 
 func (s *dhcpSession) check() error {
@@ -189,25 +244,53 @@ func (s *dhcpSession) check() error {
 	return nil
 }
 
+// Close ends the session and releases its locks.
 func (s *dhcpSession) Close() error {
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	s.closed = true
+	held := s.held
+	s.held = nil
+	s.mu.Unlock()
+	for _, release := range held {
+		release()
+	}
 	return nil
 }
 
-func (s *dhcpSession) Hash(ctx context.Context, p string) (string, error) {
+func (s *dhcpSession) Hash(ctx context.Context, paths ...string) ([]string, error) {
 	if err := s.check(); err != nil {
-		return "", err
+		return nil, err
 	}
 	if err := s.d.enter(ctx, "hash", false); err != nil {
-		return "", err
+		return nil, err
 	}
-	b, ok := s.d.File(p)
+	sums := make([]string, len(paths))
+	for i, p := range paths {
+		if b, ok := s.d.File(p); ok {
+			sums[i] = dhcp.SHA256(b)
+		}
+	}
+	return sums, nil
+}
+
+func (s *dhcpSession) Read(ctx context.Context, p string) ([]byte, bool, error) {
+	if err := s.check(); err != nil {
+		return nil, false, err
+	}
+	if err := s.d.enter(ctx, "read", false); err != nil {
+		return nil, false, err
+	}
+	d := s.d
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.dirs[p] {
+		return nil, false, &dhcp.RemoteError{Kind: dhcp.KindTransfer, Op: "read", Target: p, Err: fmt.Errorf("read %s: is a directory", p)}
+	}
+	b, ok := d.files[p]
 	if !ok {
-		return "", nil
+		return nil, false, nil
 	}
-	return dhcp.SHA256(b), nil
+	return append([]byte(nil), b...), true, nil
 }
 
 func (s *dhcpSession) Upload(ctx context.Context, p string, data []byte) error {
@@ -230,16 +313,92 @@ func (s *dhcpSession) Upload(ctx context.Context, p string, data []byte) error {
 	return nil
 }
 
+func (s *dhcpSession) Remove(ctx context.Context, p string) error {
+	if err := s.check(); err != nil {
+		return err
+	}
+	if err := s.d.enter(ctx, "remove", true); err != nil {
+		return err
+	}
+	d := s.d
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.dirs[p] {
+		return &dhcp.RemoteError{Kind: dhcp.KindTransfer, Op: "remove", Target: p, Err: fmt.Errorf("remove %s: is a directory", p)}
+	}
+	if _, ok := d.files[p]; ok {
+		d.removeFile(p)
+	}
+	return nil
+}
+
+// Lock takes the server's lock on p, a directory or a file (created when
+// absent in an existing directory), waiting for its holder or ctx.
+func (s *dhcpSession) Lock(ctx context.Context, p string) (func() error, error) {
+	if err := s.check(); err != nil {
+		return nil, err
+	}
+	if err := s.d.enter(ctx, "lock", true); err != nil {
+		return nil, err
+	}
+	d := s.d
+	d.mu.Lock()
+	if !d.dirs[p] {
+		if _, ok := d.files[p]; !ok {
+			if !d.dirs[path.Dir(p)] {
+				d.mu.Unlock()
+				return nil, &dhcp.RemoteError{Kind: dhcp.KindLock, Op: "lock", Target: p, Err: fmt.Errorf("cannot open %s: No such file or directory", p)}
+			}
+			d.setFile(p, nil)
+		}
+	}
+	ch := d.locks[p]
+	if ch == nil {
+		ch = make(chan struct{}, 1)
+		d.locks[p] = ch
+	}
+	d.mu.Unlock()
+	select {
+	case ch <- struct{}{}:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	var once sync.Once
+	release := func() { once.Do(func() { <-ch }) }
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		release()
+		return nil, &dhcp.RemoteError{Kind: dhcp.KindTransport, Op: "lock", Target: p, Err: fmt.Errorf("session closed")}
+	}
+	if s.held == nil {
+		s.held = map[int]func(){}
+	}
+	key := s.next
+	s.next++
+	s.held[key] = release
+	s.mu.Unlock()
+	return func() error {
+		s.mu.Lock()
+		delete(s.held, key)
+		s.mu.Unlock()
+		release()
+		return nil
+	}, nil
+}
+
 // setFile and removeFile are the only writers of files, so the config
 // test's incremental view stays exact.
 func (d *DHCPServer) setFile(p string, data []byte) {
 	d.files[p] = append([]byte(nil), data...)
 	d.dirty[p] = true
+	d.unloaded[p] = true
 }
 
 func (d *DHCPServer) removeFile(p string) {
 	delete(d.files, p)
 	d.dirty[p] = true
+	d.unloaded[p] = true
 }
 
 func (s *dhcpSession) Run(ctx context.Context, command string) (dhcp.Output, error) {
@@ -261,9 +420,11 @@ func (d *DHCPServer) exec(ctx context.Context, command string) (dhcp.Output, err
 	cfg := d.Config()
 	switch strings.TrimSpace(command) {
 	case cfg.ConfigTest:
+		d.enterService()
 		d.mu.Lock()
 		err := d.validateLocked()
 		d.mu.Unlock()
+		d.leaveService()
 		if err != nil {
 			return out(1, "Configuration file errors encountered -- exiting\n%v\n", err)
 		}
@@ -410,21 +571,43 @@ func (d *DHCPServer) mkdirAll(p string) bool {
 	return true
 }
 
-func (d *DHCPServer) restart() (dhcp.Output, error) {
+// enterService and leaveService bracket a config test or restart: they
+// count overlapping service commands and run the during hook.
+func (d *DHCPServer) enterService() {
 	d.mu.Lock()
-	d.inRestart++
-	if d.inRestart > d.maxInRestart {
-		d.maxInRestart = d.inRestart
+	d.inService++
+	if d.inService > 1 {
+		d.overlaps++
 	}
 	during := d.during
 	d.mu.Unlock()
 	if during != nil {
 		during()
 	}
+}
+
+func (d *DHCPServer) leaveService() {
+	d.mu.Lock()
+	d.inService--
+	d.mu.Unlock()
+}
+
+func (d *DHCPServer) restart() (dhcp.Output, error) {
+	d.mu.Lock()
+	d.inRestart++
+	if d.inRestart > d.maxInRestart {
+		d.maxInRestart = d.inRestart
+	}
+	d.mu.Unlock()
+	d.enterService()
+	defer d.leaveService()
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.inRestart--
-	if d.broken {
+	if d.broken || d.failRestarts > 0 {
+		if d.failRestarts > 0 {
+			d.failRestarts--
+		}
 		d.active = false
 		return out(1, "Job for the DHCP service failed because the control process exited with error code.\n")
 	}
@@ -434,6 +617,15 @@ func (d *DHCPServer) restart() (dhcp.Output, error) {
 	}
 	d.restarts++
 	d.active = true
+	for p := range d.unloaded {
+		b, ok := d.files[p]
+		if ok && path.Dir(p) == d.cfg.Dir && strings.HasSuffix(p, d.cfg.Flavour.Extension()) {
+			d.loaded[p] = dhcp.SHA256(b)
+		} else {
+			delete(d.loaded, p)
+		}
+	}
+	clear(d.unloaded)
 	return out(0, "")
 }
 

@@ -2,9 +2,10 @@ package fakes_test
 
 import (
 	"context"
-	"fmt"
+	"path"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/hostforge/hostforge"
 	"github.com/hostforge/hostforge/dhcp"
@@ -13,17 +14,37 @@ import (
 )
 
 func TestDHCPServerContract(t *testing.T) {
-	site := fakes.NewSite()
-	n := 0
 	dhcptest.Run(t, func(t *testing.T) dhcptest.Target {
-		n++
-		dir := fmt.Sprintf("/srv/contract/%d", n)
-		site.DHCP.Mkdir(dir)
+		site := fakes.NewSite()
+		site.DHCP.Mkdir("/srv/contract")
+		cfg := dhcp.Config{Dir: "/srv/dhcp/hosts"}
+		site.DHCP.Mkdir(cfg.Dir)
+		if err := site.DHCP.UseConfig(cfg); err != nil {
+			t.Fatal(err)
+		}
+		// The contract's service: a config test or restart takes 20 ms, so
+		// that unserialised ones would overlap.
+		site.DHCP.DuringRestart(func() { time.Sleep(20 * time.Millisecond) })
 		r, err := site.DHCP.Dial(context.Background())
 		if err != nil {
 			t.Fatal(err)
 		}
-		return dhcptest.Target{Remote: r, Dir: dir}
+		return dhcptest.Target{
+			Remote: r,
+			Dir:    "/srv/contract",
+			Dialer: site.DHCP,
+			Service: dhcptest.Service{
+				Config:       site.DHCP.Config(),
+				FailRestarts: func(_ *testing.T, n int) { site.DHCP.FailRestarts(n) },
+				State: func(*testing.T) dhcptest.ServiceState {
+					st := dhcptest.ServiceState{Running: site.DHCP.Active(), Restarts: site.DHCP.Restarts(), Overlaps: site.DHCP.Overlaps(), Loaded: map[string]string{}}
+					for p, sum := range site.DHCP.Loaded() {
+						st.Loaded[path.Base(p)] = sum
+					}
+					return st
+				},
+			},
+		}
 	})
 }
 

@@ -235,3 +235,23 @@ func TestFollowWallClock(t *testing.T) {
 		t.Fatal("the clock moved after stop")
 	}
 }
+
+// TestBMCTiming: SetTiming reaches the BMCs already there and those added
+// later; a staged iDRAC job then schedules on the shorter delay.
+func TestBMCTiming(t *testing.T) {
+	site := fakes.NewSite()
+	site.AddHost(fakes.HostSpec{Name: "early", Vendor: "dell"})
+	site.BMCs.SetTiming(fakes.BMCTiming{JobSchedule: time.Second, JobRun: 2 * time.Second, ResetDowntime: time.Second})
+	site.AddHost(fakes.HostSpec{Name: "late", Vendor: "dell"})
+	for _, h := range []string{"early", "late"} {
+		b, _ := site.BMCs.Of(h)
+		b.StageJob(map[string]any{"AcPwrRcvry": "On"}, "Scheduling")
+	}
+	site.Clock.Advance(time.Second)
+	for _, h := range []string{"early", "late"} {
+		b, _ := site.BMCs.Of(h)
+		if st := b.State(); st.Jobs[0].State != "Scheduled" {
+			t.Fatalf("%s: job %s after the shortened delay", h, st.Jobs[0].State)
+		}
+	}
+}

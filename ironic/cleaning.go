@@ -25,9 +25,9 @@ type CleaningProgress struct {
 	// Skipped is set when the node was found available or deployed (or
 	// enrolment-satisfied): nothing to clean, straight to finalize.
 	Skipped bool `json:"skipped,omitempty"`
-	// ProvidedAt is when provide was requested.
+	// ProvidedAt is when provide was requested; the polls are paced from it.
 	ProvidedAt time.Time `json:"provided_at,omitzero"`
-	// Probes counts polls, for the exponential backoff.
+	// Probes counts polls.
 	Probes int       `json:"probes,omitempty"`
 	Link   LinkGuard `json:"link"`
 }
@@ -92,10 +92,10 @@ func (p *Phases) cleaning(ctx context.Context, in CleaningIn) (out CleaningOut, 
 		if err := p.Client.ChangeProvisionState(ctx, node.UUID, ActionProvide); err != nil {
 			return out, p.classify(ctx, phase, spec.Name, err, "provide of node %s", spec.Name)
 		}
-		pr.Started, pr.ProvidedAt = true, now
+		pr.Started, pr.ProvidedAt = true, p.now()
 		log.Info("provide requested; cleaning", "step", "clean_start")
 		out.Note = "provide requested"
-		out.Next = p.cleanBackoff(pr.Probes, now, in.Deadline)
+		out.Next = p.cleanPoll(pr.ProvidedAt, in.Deadline)
 		return out, nil
 	}
 
@@ -143,7 +143,7 @@ func (p *Phases) cleaning(ctx context.Context, in CleaningIn) (out CleaningOut, 
 		}
 		return out, err
 	}
-	out.Next = p.cleanBackoff(pr.Probes, now, in.Deadline)
+	out.Next = p.cleanPoll(pr.ProvidedAt, in.Deadline)
 	if !pr.Link.Passed && node.PowerState == PowerOn && out.Next > t.InspectionPoll {
 		out.Next = t.InspectionPoll // sample links often while the guard runs
 	}
@@ -151,17 +151,12 @@ func (p *Phases) cleaning(ctx context.Context, in CleaningIn) (out CleaningOut, 
 	return out, nil
 }
 
-// cleanBackoff is the pause before probe n: CleanPollMin doubling up to
-// CleanPollMax, never past the deadline.
-func (p *Phases) cleanBackoff(n int, now, deadline time.Time) time.Duration {
-	t := p.timing()
-	d := t.CleanPollMin
-	for i := 0; i < n && d < t.CleanPollMax; i++ {
-		d *= 2
-	}
-	if d > t.CleanPollMax {
-		d = t.CleanPollMax
-	}
+// cleanPoll is the pause before the next cleaning poll: CleanPollMin
+// doubling up to CleanPollMax along pollAfter's schedule from the provide
+// request, never past the deadline.
+func (p *Phases) cleanPoll(providedAt, deadline time.Time) time.Duration {
+	now := p.now()
+	d := pollAfter(p.timing().cleanPolls(), providedAt, now)
 	if !deadline.IsZero() {
 		if left := deadline.Sub(now); left < d {
 			d = left

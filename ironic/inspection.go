@@ -31,6 +31,9 @@ type InspectionProgress struct {
 	Prelude     PreludeResult `json:"prelude"`
 	// ManageRequested is set once manage was requested from enroll.
 	ManageRequested bool `json:"manage_requested,omitempty"`
+	// ManageRequestedAt is when manage was requested; verification's polls
+	// are paced from it.
+	ManageRequestedAt time.Time `json:"manage_requested_at,omitzero"`
 	// Repaired is set once the MANAGEABLE link repair ran.
 	Repaired    bool `json:"repaired,omitempty"`
 	RAIDApplied bool `json:"raid_applied,omitempty"`
@@ -122,13 +125,15 @@ func (p *Phases) inspection(ctx context.Context, in InspectionIn) (out Inspectio
 		if err := p.Client.ChangeProvisionState(ctx, node.UUID, ActionManage); err != nil {
 			return out, p.classify(ctx, phase, spec.Name, err, "manage of node %s", spec.Name)
 		}
-		pr.ManageRequested = true
+		pr.ManageRequested, pr.ManageRequestedAt = true, p.now()
 		log.Info("manage requested", "step", "manage", "networking", changes)
 		out.Note = "networking ensured; manage requested"
+		out.Next = p.transitionPoll(pr.ManageRequestedAt, 0)
 		return out, nil
 
 	case StateVerifying:
 		out.Note = "verifying"
+		out.Next = p.transitionPoll(pr.ManageRequestedAt, 0)
 		return out, nil
 
 	case StateManageable:
@@ -246,6 +251,7 @@ func (p *Phases) inspectManageable(ctx context.Context, in InspectionIn, node No
 		}
 		if node.TargetPowerState != "" {
 			out.Note = "powering on"
+			out.Next = p.transitionPoll(pr.PowerOnAt, t.PowerOnTimeout)
 			return out, nil
 		}
 	}
@@ -253,11 +259,33 @@ func (p *Phases) inspectManageable(ctx context.Context, in InspectionIn, node No
 		return out, p.classify(ctx, phase, spec.Name, err, "powering on node %s", spec.Name)
 	}
 	if pr.PowerOnAt.IsZero() {
-		pr.PowerOnAt = now
+		pr.PowerOnAt = p.now()
 	}
 	log.Info("power on requested", "step", "power")
 	out.Note = "power on requested"
+	out.Next = p.transitionPoll(pr.PowerOnAt, t.PowerOnTimeout)
 	return out, nil
+}
+
+// transitionPoll is the pause before the next poll of a manage or power-on
+// transition requested at start (zero: not by this attempt, StatePoll):
+// StatePoll doubling up to StatePollMax along pollAfter's schedule, so a
+// transition done in seconds is seen within seconds and one that takes
+// minutes costs a handful of reads. With a limit (the transition's
+// timeout), the poll that finds it exceeded comes at most StatePoll after
+// it, as with fixed polls.
+func (p *Phases) transitionPoll(start time.Time, limit time.Duration) time.Duration {
+	t, now := p.timing(), p.now()
+	d := pollAfter(t.statePolls(), start, now)
+	if limit > 0 && !start.IsZero() {
+		if late := start.Add(limit).Add(t.StatePoll).Sub(now); late < d {
+			d = late
+		}
+		if d <= 0 {
+			d = t.StatePoll
+		}
+	}
+	return d
 }
 
 // verifyInventory reads the node's inventory and has the Verifier check it.

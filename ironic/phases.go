@@ -34,8 +34,14 @@ type LinkReader interface {
 
 // Timing holds the phases' waits and deadlines. Zero fields take the defaults.
 type Timing struct {
-	// StatePoll is how long to wait for a node between provision states (10 s).
+	// StatePoll is how long to wait for a node between provision states
+	// (10 s). Polls of a transition hostforge started (manage, power on)
+	// begin at StatePoll after the request and double up to StatePollMax:
+	// see pollAfter.
 	StatePoll time.Duration
+	// StatePollMax caps the growing polls of a manage or power-on
+	// transition (1 min).
+	StatePollMax time.Duration
 	// LockRetry is the After of a node_locked wait (10 s); the workflow
 	// applies its own 10 s → 60 s backoff on top.
 	LockRetry time.Duration
@@ -55,6 +61,10 @@ type Timing struct {
 	InventoryGrace time.Duration
 }
 
+// DefaultTiming is the Timing a zero Timing stands for: the production
+// waits, meant for real hardware whose transitions take minutes.
+func DefaultTiming() Timing { return Timing{}.withDefaults() }
+
 func (t Timing) withDefaults() Timing {
 	def := func(d *time.Duration, v time.Duration) {
 		if *d <= 0 {
@@ -62,6 +72,7 @@ func (t Timing) withDefaults() Timing {
 		}
 	}
 	def(&t.StatePoll, 10*time.Second)
+	def(&t.StatePollMax, time.Minute)
 	def(&t.LockRetry, 10*time.Second)
 	def(&t.InspectionPoll, 20*time.Second)
 	def(&t.InspectionTimeout, time.Hour)
@@ -102,6 +113,43 @@ func (p *Phases) now() time.Time {
 }
 
 func (p *Phases) timing() Timing { return p.Timing.withDefaults() }
+
+// statePolls paces the polls of a manage or power-on transition.
+func (t Timing) statePolls() hostforge.Backoff {
+	return hostforge.Backoff{First: t.StatePoll, Max: t.StatePollMax}
+}
+
+// cleanPolls paces the polls of cleaning.
+func (t Timing) cleanPolls() hostforge.Backoff {
+	return hostforge.Backoff{First: t.CleanPollMin, Max: t.CleanPollMax}
+}
+
+// pollAfter is the pause before the next poll of a transition requested at
+// start, as seen at now. The polls land on fixed points counted from start:
+// b.After(1), then b.After(2) later, and so on (First, 3×First, 7×First, …
+// while the doubling is under Max). A transition that has already taken a
+// while is therefore polled less often — after t, the next poll comes at
+// most about t later (Max apart at most) — and the time the calls
+// themselves take does not push the schedule back. A zero start (unknown)
+// or a clock that went backwards gives b.After(1); a zero b gives 0.
+func pollAfter(b hostforge.Backoff, start, now time.Time) time.Duration {
+	first := b.After(1)
+	elapsed := now.Sub(start)
+	if first <= 0 || start.IsZero() || elapsed < 0 {
+		return first
+	}
+	var at time.Duration // the point of the last poll due by now
+	for n := 1; ; n++ {
+		d := b.After(n)
+		if at+d > elapsed {
+			return at + d - elapsed
+		}
+		at += d
+		if b.After(n+1) == d { // capped: every later point is d apart
+			return at + ((elapsed-at)/d+1)*d - elapsed
+		}
+	}
+}
 
 func (p *Phases) log(node, phase string) *slog.Logger {
 	l := p.Log

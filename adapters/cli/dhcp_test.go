@@ -14,6 +14,7 @@ import (
 
 	"github.com/hostforge/hostforge/adapters/ssh"
 	"github.com/hostforge/hostforge/adapters/ssh/sshtest"
+	"github.com/hostforge/hostforge/adapters/wiring"
 	"github.com/hostforge/hostforge/dhcp"
 	"github.com/hostforge/hostforge/fakes"
 	"github.com/hostforge/hostforge/fakes/netboxhttp"
@@ -219,7 +220,7 @@ func TestEnrollConfigDHCPFailures(t *testing.T) {
 		r.writeVault(t, map[string]map[string]string{ssh.VaultItem: item})
 		res := run(t, "", nil, "enroll", "--config", r.config(t), "--log-level", "off", "cpu-r1-u10")
 		wantCode(t, res, ExitUsage)
-		wantError(t, res, "CLI_CONFIG_INVALID", "line 11: dhcp.user: missing")
+		wantError(t, res, "CONFIG_INVALID", "line 11: dhcp.user: missing")
 	})
 }
 
@@ -235,7 +236,7 @@ vault:
   kind: file
   path: /etc/hostforge/vault.yaml
 `
-	c, err := parseConfig([]byte(base))
+	c, err := wiring.Parse("lab1.yaml", []byte(base))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -271,7 +272,7 @@ vault:
 			if strings.HasPrefix(tc.line, "host:") {
 				doc = strings.Replace(base, "  host: dhcp1.example.net\n", "  user: deploy\n  "+tc.line+"\n", 1)
 			}
-			_, err := parseConfig([]byte(doc))
+			_, err := wiring.Parse("lab1.yaml", []byte(doc))
 			if tc.want == "" {
 				if err != nil {
 					t.Fatalf("%s: %v", tc.line, err)
@@ -281,7 +282,7 @@ vault:
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("%s: error %v, want it to contain %q", tc.line, err, tc.want)
 			}
-			if !strings.HasPrefix(err.Error(), "line ") {
+			if !strings.Contains(err.Error(), "lab1.yaml: line ") {
 				t.Errorf("%q does not name the line", err)
 			}
 		})
@@ -290,7 +291,7 @@ vault:
 	// The section is checked even while its gate is off.
 	off := strings.Replace(base, "enrollment_configure_dhcp: true", "enrollment_configure_dhcp: false", 1)
 	off = strings.Replace(off, "host: dhcp1.example.net", "host: dhcp1.example.net\n  flavour: dnsmasq", 1)
-	if _, err := parseConfig([]byte(off)); err == nil || !strings.Contains(err.Error(), "dhcp.flavour") {
+	if _, err := wiring.Parse("lab1.yaml", []byte(off)); err == nil || !strings.Contains(err.Error(), "dhcp.flavour") {
 		t.Errorf("a bad flavour with the gate off: %v, want an error naming dhcp.flavour", err)
 	}
 }

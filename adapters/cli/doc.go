@@ -6,7 +6,10 @@
 //
 //	enroll DEVICE...                 the workflow in-process (flow.Local), against
 //	                                 the systems of --config or the fake rack of --demo;
-//	                                 live progress, a summary table, -o json per host
+//	                                 live progress, a summary table, -o json per host;
+//	                                 with --temporal, submitted to workers and followed
+//	worker --config --temporal       a Temporal worker on the systems of --config
+//	lab                              the demo rack on loopback (adapters/lab), lab.yaml
 //	platform-class resolve           a key from explicit inputs (platformclass.Resolve)
 //	platform-class backfill          the resolver and write policy over NetBox and the
 //	                                 fleet manager (enrollment.Backfill), --dry-run
@@ -15,6 +18,10 @@
 //	bmc detect --url [--user]        vendor, model, firmware and strategy; GET requests only
 //	failure-codes                    the catalogue of the codes linked into the binary
 //	version, completion
+//
+// Every command that reaches real systems gets them from adapters/wiring,
+// from the one config file; the worker runs the workflows workerWorkflows
+// lists.
 //
 // Exit codes say who acts: 0 success, 2 bad usage or input, 3 on site
 // (DC_OPS), 4 infrastructure (INFRA_ENG, NETWORK), 5 fleet manager, 6 a

@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/hostforge/hostforge"
+	"github.com/hostforge/hostforge/adapters/wiring"
 	"github.com/hostforge/hostforge/clock"
 	"github.com/hostforge/hostforge/enrollment"
 	"github.com/hostforge/hostforge/fakes"
@@ -32,7 +33,9 @@ type systems struct {
 	log        *slog.Logger
 	// demo is the fake site behind --demo, nil otherwise.
 	demo *fakes.Site
-	// ledger settles completion proof after each run; nil without one.
+	// wired are the real systems behind --config, nil otherwise.
+	wired *wiring.Systems
+	// ledger settles completion proof after each local run; nil without one.
 	ledger  *ledgerWiring
 	closers []func()
 }
@@ -59,7 +62,7 @@ func (a *app) systems(cmd *cobra.Command, demo bool, config string) (*systems, e
 		if err != nil {
 			return nil, err
 		}
-		return a.realSystems(cfg, log)
+		return a.realSystems(cmd.Context(), cfg, log)
 	}
 	return nil, inputErr("name the systems to run against: --config FILE, or --demo for the built-in fake rack")
 }
@@ -95,6 +98,8 @@ type hostResult struct {
 	Result  enrollment.Result
 	Failure *hostforge.Failure
 	Elapsed time.Duration
+	// WorkflowID is the Temporal workflow of the run, "" for an inline run.
+	WorkflowID string
 	// Proof is the run's completion-proof settlement (nil without a ledger).
 	Proof *proofJSON
 }
@@ -121,6 +126,8 @@ type enrollJSON struct {
 	Failure        *failureJSON             `json:"failure,omitempty"`
 	Proof          *proofJSON               `json:"proof,omitempty"`
 	ExitCode       int                      `json:"exit_code"`
+	// WorkflowID is the Temporal workflow the enrollment ran as (--temporal).
+	WorkflowID string `json:"workflow_id,omitempty"`
 }
 
 type enrollOpts struct {
@@ -128,6 +135,7 @@ type enrollOpts struct {
 	config                                               string
 	maxAttempts, parallel                                int
 	output                                               *string
+	temporal                                             temporalFlags
 }
 
 func (a *app) enrollCmd() *cobra.Command {
@@ -138,6 +146,14 @@ func (a *app) enrollCmd() *cobra.Command {
 		Long: `Run the enrollment workflow in-process for each device, against the real
 systems a config file names (--config) or against the built-in fake rack
 (--demo; with no DEVICE, every host of the rack).
+
+With --temporal, submit each device to a Temporal server instead, as its own
+workflow (ID enroll/<device>: a device already enrolling is refused with
+ENROLLMENT_ALREADY_RUNNING), for 'hostforge worker' to run, and follow each
+run from its history: the same progress, summary, exit codes and -o json
+(with workflow_id) as a local run. --parallel does not apply: every device
+is submitted at once and the workers' capacity paces them. Interrupting the
+command stops following; the workflows carry on.
 
 Progress shows a line per host with its current phase/step, elapsed time and
 what it waits for ("node locked by conductor-2, retry in 20s"): redrawn in
@@ -150,12 +166,13 @@ password rotation; --no-inspection skips inspection and verification;
 --force-inspection runs a fresh inspection even when the existing inventory
 verifies; --max-attempts replaces the site's attempt budget (1 fails fast).
 
-` + configHelp + `
+` + wiring.ConfigHelp + `
 ` + exitCodeHelp,
 		Example: `  hostforge enroll --demo
   hostforge enroll --demo --parallel 4 gpu-r1-u02 cpu-r1-u10
   hostforge enroll --config /etc/hostforge/lab1.yaml --force-inspection cpu-r1-u10
-  hostforge enroll --config lab1.yaml --max-attempts 1 -o json cpu-r1-u10 cpu-r1-u11`,
+  hostforge enroll --config lab1.yaml --max-attempts 1 -o json cpu-r1-u10 cpu-r1-u11
+  hostforge enroll --config lab1.yaml --temporal 127.0.0.1:7233 cpu-r1-u10 gpu-r1-u02`,
 	}
 	f := cmd.Flags()
 	f.BoolVar(&o.demo, "demo", false, "run against the built-in fake rack instead of real systems")
@@ -164,7 +181,8 @@ verifies; --max-attempts replaces the site's attempt budget (1 fails fast).
 	f.BoolVar(&o.noInspection, "no-inspection", false, "skip inspection and verification (run_inspection=false)")
 	f.BoolVar(&o.forceInspection, "force-inspection", false, "run a fresh inspection even when the existing inventory verifies")
 	f.IntVar(&o.maxAttempts, "max-attempts", 0, "attempt budget for retryable failures, replacing the site's (1 fails fast; 0 keeps the site's)")
-	f.IntVar(&o.parallel, "parallel", 1, "number of devices enrolled at once")
+	f.IntVar(&o.parallel, "parallel", 1, "number of devices enrolled at once (local runs)")
+	o.temporal.add(cmd, "submit to this Temporal frontend (host:port) for 'hostforge worker' to run, instead of running in-process")
 	cmd.MarkFlagsMutuallyExclusive("no-inspection", "force-inspection")
 	cmd.MarkFlagsMutuallyExclusive("demo", "config")
 	_ = cmd.MarkFlagFilename("config", "yaml", "yml")
@@ -186,6 +204,17 @@ verifies; --max-attempts replaces the site's attempt budget (1 fails fast).
 		if dup := duplicate(args); dup != "" {
 			return inputErr("device %s is named twice", dup)
 		}
+		if o.temporal.address != "" {
+			if o.demo {
+				return inputErr("--temporal needs --config: the demo rack lives in this process, where no worker can reach it (try 'hostforge lab')")
+			}
+			if o.config == "" {
+				return inputErr("--temporal needs --config: the site, its gates and NetBox come from the config file")
+			}
+		}
+		if o.temporal.address != "" {
+			return a.enrollTemporal(cmd, o, args)
+		}
 		sys, err := a.systems(cmd, o.demo, o.config)
 		if err != nil {
 			return err
@@ -194,11 +223,7 @@ verifies; --max-attempts replaces the site's attempt budget (1 fails fast).
 		if len(args) == 0 {
 			args = sys.demo.HostNames()
 		}
-		params := enrollment.Params{ForceBMCRestart: o.forceBMCRestart, ForceInspection: o.forceInspection, MaxAttemptsOverride: o.maxAttempts}
-		if o.noInspection {
-			off := false
-			params.RunInspection = &off
-		}
+		params := o.params()
 		var prog *progress
 		if *o.output == formatText {
 			prog = newProgress(cmd.OutOrStdout(), a.streams.Terminal, args)
@@ -207,6 +232,16 @@ verifies; --max-attempts replaces the site's attempt budget (1 fails fast).
 		return printEnroll(cmd.OutOrStdout(), *o.output, args, results)
 	}
 	return cmd
+}
+
+// params are the operator parameters of the run.
+func (o *enrollOpts) params() enrollment.Params {
+	p := enrollment.Params{ForceBMCRestart: o.forceBMCRestart, ForceInspection: o.forceInspection, MaxAttemptsOverride: o.maxAttempts}
+	if o.noInspection {
+		off := false
+		p.RunInspection = &off
+	}
+	return p
 }
 
 func duplicate(names []string) string {
@@ -251,9 +286,15 @@ func enrollOne(ctx context.Context, sys *systems, device string, p enrollment.Pa
 	}
 	r := hostResult{Result: enrollment.Result{Device: device}}
 	req, err := enrollment.Submit(ctx, sys.netbox, device, sys.site, sys.siteConfig, sys.pcReady, p)
+	// With a ledger the device is recorded in it, and its identity and
+	// reference revision snapshotted, before the run (as a Temporal
+	// submitter snapshots them). A ledger that does not answer does not
+	// stop the run: the platform-class phase fails with its own code if it
+	// needs the ledger, and the unsettled proof is reported below.
 	var pr proofRun
+	var beforeErr error
 	if err == nil && sys.ledger != nil {
-		pr, err = sys.ledger.before(ctx, device)
+		pr, beforeErr = sys.ledger.before(ctx, device)
 	}
 	if err == nil {
 		rt := sys.exec.Local(sys.clock)
@@ -267,17 +308,13 @@ func enrollOne(ctx context.Context, sys *systems, device string, p enrollment.Pa
 		_, r.Failure, _ = hostforge.Classify(err)
 		r.Result.Failure = r.Failure
 	}
-	if sys.ledger != nil && pr.identity != "" {
+	if sys.ledger != nil && (beforeErr != nil || pr.identity != "") {
 		// With flow.Local the run closes here: settle its completion proof.
-		out, perr := sys.ledger.settle(ctx, pr, r.Result, r.Failure)
-		r.Proof = &proofJSON{Kind: string(out.Kind), Action: out.Action, Reference: out.Reference, Holder: out.Holder}
-		if perr != nil {
-			_, pf, _ := hostforge.Classify(perr)
-			r.Proof.Failure = failureOut(pf)
-			if r.Failure == nil {
-				r.Failure = pf
-			}
+		out, perr := enrollment.ProofOutcome{Action: enrollment.ProofNoAction}, beforeErr
+		if beforeErr == nil {
+			out, perr = sys.ledger.settle(ctx, pr, r.Result, r.Failure)
 		}
+		r.setProof(out, perr)
 	}
 	r.Elapsed = sys.clock.Now().Sub(start)
 	if prog != nil {
@@ -299,7 +336,8 @@ func printEnroll(w io.Writer, format string, devices []string, results []hostRes
 		for _, r := range results {
 			j := enrollJSON{Device: r.Result.Device, Enrolled: r.Result.Enrolled && r.Result.Failure == nil, Instance: r.Result.Instance,
 				Node: r.Result.Node, ProvisionState: r.Result.ProvisionState, PlatformClass: r.Result.PlatformClass,
-				ElapsedSeconds: r.Elapsed.Seconds(), Phases: r.Result.Phases, Failure: failureOut(r.Failure), Proof: r.Proof, ExitCode: exitCodeOf(r.Failure)}
+				ElapsedSeconds: r.Elapsed.Seconds(), Phases: r.Result.Phases, Failure: failureOut(r.Failure), Proof: r.Proof, ExitCode: exitCodeOf(r.Failure),
+				WorkflowID: r.WorkflowID}
 			if j.Phases == nil {
 				j.Phases = []enrollment.PhaseRecord{}
 			}

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"github.com/hostforge/hostforge"
+	"github.com/hostforge/hostforge/adapters/wiring"
 )
 
 // Exit codes. A run over several hosts exits with the code of the most
@@ -52,14 +53,9 @@ var (
 		Action:    "Fix the flag or input file the message names (see the command's --help), then run the command again. Nothing was changed.",
 	})
 	// ConfigInvalid is a config file that cannot be used; the message names
-	// the key and its line.
-	ConfigInvalid = hostforge.Declare(hostforge.Spec{
-		Code:      "CLI_CONFIG_INVALID",
-		Phase:     "cli",
-		Owner:     hostforge.OwnerInfraEng,
-		Retryable: false,
-		Action:    "Fix the key the message names at the line it gives in the --config file (the format is in 'hostforge enroll --help'), then run the command again. Nothing was changed.",
-	})
+	// the key and its line. It is the wiring's code: the worker and every
+	// command read the same file.
+	ConfigInvalid = wiring.ConfigInvalid
 )
 
 // exitCodeOf maps a failure to its exit code.

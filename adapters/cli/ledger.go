@@ -7,40 +7,17 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"os"
-	"sync"
 	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/hostforge/hostforge"
-	ironicapi "github.com/hostforge/hostforge/adapters/ironic"
 	"github.com/hostforge/hostforge/adapters/sqlstore"
+	"github.com/hostforge/hostforge/adapters/wiring"
 	"github.com/hostforge/hostforge/clock"
 	"github.com/hostforge/hostforge/enrollment"
-	"github.com/hostforge/hostforge/ironic"
 )
-
-// ledgerHelp documents the ledger section of the config file.
-const ledgerHelp = `The fleet manager's ledger (the ledger: section) records each device's
-identity, its Ironic reference projected from Ironic (and the revision of
-that reference), its platform_class and its completion proof:
-
-  ledger:
-    driver: sqlite                       # embedded: a file, nothing to start
-    path: /var/lib/hostforge/ledger.db
-    projection_interval: 1m              # optional: hostforge worker's Ironic projection
-  # or
-  ledger:
-    driver: postgres                     # shared by several workers
-    dsn_file: /etc/hostforge/ledger.dsn  # one line, e.g. postgres://user:pw@host/db;
-                                         # must be readable by its owner only (chmod 600)
-
-The DSN is never logged nor printed. With a ledger, the platform_class gate
-(gates.platform_class_activity_ready) records the platform class in NetBox
-and in the ledger, and each local enrollment settles its completion proof
-against the ledger's projection of Ironic.`
 
 // LedgerDeviceUnknown is raised when the ledger has no record of a device.
 var LedgerDeviceUnknown = hostforge.Declare(hostforge.Spec{
@@ -58,138 +35,64 @@ const (
 	cliProofInterval = 5 * time.Second
 )
 
-// ledgerWiring is the ledger a --config names, with what settles a local
-// run's completion proof against it.
+// ledgerWiring settles local runs' completion proof in the ledger a
+// --config names.
 type ledgerWiring struct {
-	ledger    *sqlstore.Ledger
+	ledger deviceLedger
+	// projector refreshes the ledger's projection of Ironic before each
+	// compare-and-set; nil when the runs claim no Ironic reference.
 	projector *enrollment.Projector
 	clock     clock.Clock
 	log       *slog.Logger
 }
 
-// openLedger opens the config's ledger. A bad section is a
-// CLI_CONFIG_INVALID usage error naming the key; a database that does not
-// answer is STATE_STORE_UNAVAILABLE.
-func openLedger(ctx context.Context, cfg *Config) (*sqlstore.Ledger, func(), error) {
-	if cfg.Ledger == nil {
-		return nil, nil, usageErr(ConfigInvalid.New("%s", cfg.keyError("ledger", "missing: this command needs the fleet manager's ledger (driver: sqlite with path, or driver: postgres with dsn_file)")))
+// deviceLedger is what a local run's settlement needs from the ledger:
+// the proof store, and recording a device it enrolls.
+type deviceLedger interface {
+	enrollment.ProofStore
+	Register(ctx context.Context, device string) (string, error)
+}
+
+// newLedgerWiring is the settlement of local runs on the wired systems;
+// nil without a ledger.
+func newLedgerWiring(ws *wiring.Systems, log *slog.Logger) *ledgerWiring {
+	if ws.Ledger == nil {
+		return nil
 	}
-	l, db, err := sqlstore.OpenLedger(ctx, *cfg.Ledger)
-	var ce *sqlstore.ConfigError
-	switch {
-	case errors.As(err, &ce):
-		return nil, nil, usageErr(ConfigInvalid.New("%s", cfg.keyError("ledger."+ce.Key, "%s", ce.Reason)))
-	case err != nil:
-		return nil, nil, hostforge.Classified(err)
+	w := &ledgerWiring{ledger: ws.Ledger, clock: clock.Real{}, log: log}
+	// Without the Ironic phases a run claims no reference: nothing to
+	// project before settling.
+	if ws.Config.Gates.IronicEnrol {
+		w.projector = ws.Projector
+	}
+	return w
+}
+
+// openLedger opens the config's ledger for a command that reads or
+// projects it alone. A config it refuses is a usage error.
+func openLedger(ctx context.Context, cfg *wiring.Config) (*sqlstore.Ledger, func(), error) {
+	l, db, err := wiring.OpenLedger(ctx, cfg)
+	if err != nil {
+		if ConfigInvalid.Is(err) {
+			return nil, nil, usageErr(err)
+		}
+		return nil, nil, err
 	}
 	return l, func() { _ = db.Close() }, nil
 }
 
-// validateLedger checks the ledger section while the config is read.
-func (c *Config) validateLedger() error {
-	if c.Ledger == nil {
-		return nil
-	}
-	var ce *sqlstore.ConfigError
-	if err := c.Ledger.Validate(); errors.As(err, &ce) {
-		return c.keyError("ledger."+ce.Key, "%s", ce.Reason)
-	}
-	return nil
-}
-
-// wireLedger connects the ledger for the enrollment: it is the fleet
-// manager of the platform-class phase and the store completion proof is
-// settled in. A ledger that does not answer at start is wired as down: every
-// call fails as unavailable, so the platform-class phase fails
-// PLATFORM_CLASS_RECORD_FAILED and proof fails with its codes, as they would
-// if it went down mid-run.
-func (a *app) wireLedger(cfg *Config, exec *enrollment.Executor, log *slog.Logger) (*ledgerWiring, func(), error) {
-	if cfg.Ledger == nil {
-		return nil, func() {}, nil
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	l, closeDB, err := openLedger(ctx, cfg)
+// setProof records the run's settlement: a failed settlement becomes the
+// run's failure when the run itself succeeded, so the exit code says that
+// proof was not established.
+func (r *hostResult) setProof(out enrollment.ProofOutcome, err error) {
+	r.Proof = &proofJSON{Kind: string(out.Kind), Action: out.Action, Reference: out.Reference, Holder: out.Holder}
 	if err != nil {
-		if _, ok := hostforge.AsFailure(err); !ok || hostforge.CodeOf(err) != sqlstore.Unavailable.Code {
-			return nil, nil, err
+		_, f, _ := hostforge.Classify(err)
+		r.Proof.Failure = failureOut(f)
+		if r.Failure == nil {
+			r.Failure = f
 		}
-		log.Error("the fleet manager's ledger does not answer; platform classes and completion proof will fail until it does", "phase", "cli", "driver", cfg.Ledger.Driver, "error", err.Error())
-		exec.FleetManager = downLedger{err: err}
-		return nil, func() {}, nil
 	}
-	exec.FleetManager = l
-	w := &ledgerWiring{ledger: l, clock: clock.Real{}, log: log}
-	if !cfg.Gates.IronicEnrol {
-		// Without the Ironic phases a run claims no reference: nothing to
-		// project before settling.
-		return w, closeDB, nil
-	}
-	if listers, err := ironicListers(cfg, log); err == nil && len(listers) > 0 {
-		w.projector = &enrollment.Projector{Instances: listers, Ledger: l, Log: log}
-	} else if err != nil {
-		closeDB()
-		return nil, nil, err
-	}
-	return w, closeDB, nil
-}
-
-// downLedger is a ledger that did not answer when the command started.
-type downLedger struct{ err error }
-
-func (d downLedger) unavailable() error {
-	return fmt.Errorf("ledger: %v: %w", d.err, hostforge.ErrUnavailable)
-}
-
-func (d downLedger) PlatformClass(context.Context, string) (string, error) {
-	return "", d.unavailable()
-}
-
-func (d downLedger) SetPlatformClass(context.Context, string, string) error { return d.unavailable() }
-
-// ironicListers returns a node lister per configured Ironic instance. Each
-// connects on its first listing, so an instance that is down fails only
-// its own part of a projection pass (its devices keep their references).
-func ironicListers(cfg *Config, log *slog.Logger) (map[string]enrollment.NodeLister, error) {
-	out := map[string]enrollment.NodeLister{}
-	for i, ic := range cfg.Ironic {
-		at := fmt.Sprintf("ironic[%d]", i)
-		icfg := ironicapi.Config{Endpoint: ic.URL, InsecureSkipVerify: ic.InsecureSkipVerify, Log: log}
-		if ic.CAFile != "" {
-			pem, err := os.ReadFile(ic.CAFile)
-			if err != nil {
-				return nil, usageErr(ConfigInvalid.New("%s", cfg.keyError(at+".ca_file", "%v", err)))
-			}
-			icfg.CACertPEM = pem
-		}
-		out[ic.Name] = &lazyIronic{cfg: icfg}
-	}
-	return out, nil
-}
-
-// lazyIronic is an Ironic API client that connects when first used.
-type lazyIronic struct {
-	cfg ironicapi.Config
-	mu  sync.Mutex
-	c   *ironicapi.Client
-}
-
-// ListNodes connects if needed and lists the instance's nodes.
-func (l *lazyIronic) ListNodes(ctx context.Context) ([]ironic.Node, error) {
-	l.mu.Lock()
-	if l.c == nil {
-		cctx, cancel := context.WithTimeout(ctx, 60*time.Second)
-		c, err := ironicapi.New(cctx, l.cfg)
-		cancel()
-		if err != nil {
-			l.mu.Unlock()
-			return nil, err
-		}
-		l.c = c
-	}
-	c := l.c
-	l.mu.Unlock()
-	return c.ListNodes(ctx)
 }
 
 // proofRun is what a local run's settlement needs from before the run.
@@ -251,7 +154,7 @@ func (a *app) ledgerCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "ledger",
 		Short: "Read the fleet manager's ledger and project Ironic into it",
-		Long:  "The ledger holds each device's identity, Ironic reference, platform_class and completion proof.\n\n" + ledgerHelp,
+		Long:  "The ledger holds each device's identity, Ironic reference, platform_class and completion proof.\n\n" + wiring.LedgerHelp,
 		Example: `  hostforge ledger show --config lab1.yaml cpu-r1-u10
   hostforge ledger show --config lab1.yaml -o json cpu-r1-u10
   hostforge ledger project --config lab1.yaml`,
@@ -380,17 +283,17 @@ runs the same pass on an interval.
 			return err
 		}
 		if len(cfg.Ironic) == 0 {
-			return usageErr(ConfigInvalid.New("%s", cfg.keyError("ironic", "missing: the projection lists the nodes of the Ironic instances")))
+			return usageErr(ConfigInvalid.New("%s: ironic: missing: the projection lists the nodes of the Ironic instances", config))
+		}
+		listers, err := wiring.NodeListers(cfg, log)
+		if err != nil {
+			return usageErr(err)
 		}
 		l, closeDB, err := openLedger(cmd.Context(), cfg)
 		if err != nil {
 			return err
 		}
 		defer closeDB()
-		listers, err := ironicListers(cfg, log)
-		if err != nil {
-			return err
-		}
 		rep, perr := (&enrollment.Projector{Instances: listers, Ledger: l, Log: log}).Project(cmd.Context())
 		return printProjection(cmd.OutOrStdout(), *out, rep, perr)
 	}

@@ -161,11 +161,11 @@ func TestLedgerConfigRefusals(t *testing.T) {
 		errs    []string
 	}{
 		{"a DSN file others can read", "ledger:\n  driver: postgres\n  dsn_file: " + loose + "\n", []string{"ledger", "show", "h1"},
-			ExitUsage, []string{"CLI_CONFIG_INVALID", "ledger.dsn_file", "chmod 600"}},
+			ExitUsage, []string{"CONFIG_INVALID", "ledger.dsn_file", "chmod 600"}},
 		{"an unknown driver", "ledger:\n  driver: mysql\n", []string{"ledger", "show", "h1"},
-			ExitUsage, []string{"CLI_CONFIG_INVALID", "ledger.driver"}},
+			ExitUsage, []string{"CONFIG_INVALID", "ledger.driver"}},
 		{"no ledger section", "", []string{"ledger", "show", "h1"},
-			ExitUsage, []string{"CLI_CONFIG_INVALID", "ledger"}},
+			ExitUsage, []string{"CONFIG_INVALID", "ledger"}},
 		{"a ledger that does not answer", "ledger:\n  driver: postgres\n  dsn_file: " + tight + "\n", []string{"ledger", "show", "h1"},
 			ExitInfra, []string{"STATE_STORE_UNAVAILABLE"}},
 	}
@@ -184,7 +184,8 @@ func TestLedgerConfigRefusals(t *testing.T) {
 
 	// Enrollment with the gate on and a ledger that is down: the
 	// platform-class phase fails PLATFORM_CLASS_RECORD_FAILED (retryable,
-	// FLEET_MANAGER), and nothing prints the DSN.
+	// FLEET_MANAGER), the proof is reported unsettled with
+	// FLEET_MANAGER_UNAVAILABLE, and nothing prints the DSN.
 	cfg, _, _ := ledgerSite(t, "https://ironic-cpu.example.net:6385")
 	b := strings.Replace(readFile(t, cfg), "ledger:\n  driver: sqlite\n", "ledger:\n  driver: postgres\n  dsn_file: "+tight+"\n", 1)
 	b = b[:strings.Index(b, "  path: ")]
@@ -197,6 +198,10 @@ func TestLedgerConfigRefusals(t *testing.T) {
 	}
 	if got.Failure == nil || got.Failure.Code != "PLATFORM_CLASS_RECORD_FAILED" || !got.Failure.Retryable || got.Failure.Owner != "FLEET_MANAGER" {
 		t.Fatalf("enroll with the ledger down: %+v", got.Failure)
+	}
+	if got.Proof == nil || got.Proof.Action != enrollment.ProofNoAction || got.Proof.Failure == nil ||
+		got.Proof.Failure.Code != enrollment.FleetManagerUnavailable.Code || !got.Proof.Failure.Retryable {
+		t.Fatalf("proof with the ledger down: %+v", got.Proof)
 	}
 	if strings.Contains(r.out+r.err, secret) {
 		t.Fatalf("the DSN was printed:\n%s%s", r.out, r.err)

@@ -72,16 +72,19 @@ inspection inventories, decode LLDP and detect BMC vendors.
 	root.SetOut(s.Out)
 	root.SetErr(s.Err)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageErr(err) })
-	root.AddCommand(
-		a.enrollCmd(),
-		a.platformClassCmd(),
-		a.ledgerCmd(),
-		a.verifyCmd(),
-		a.lldpCmd(),
-		a.bmcCmd(),
-		a.failureCodesCmd(),
-		a.versionCmd(),
-	)
+	// One command per line, so commands added side by side merge cleanly.
+	root.AddCommand(a.enrollCmd())
+	root.AddCommand(a.workerCmd())
+	root.AddCommand(a.labCmd())
+	root.AddCommand(a.platformClassCmd())
+	root.AddCommand(a.ledgerCmd())
+	root.AddCommand(a.verifyCmd())
+	root.AddCommand(a.lldpCmd())
+	root.AddCommand(a.bmcCmd())
+	root.AddCommand(a.firmwareCmd())
+	root.AddCommand(a.extensionsCmd())
+	root.AddCommand(a.failureCodesCmd())
+	root.AddCommand(a.versionCmd())
 	return root
 }
 

@@ -6,7 +6,9 @@
 // It maps Ironic's answers onto hostforge's system errors: 404 →
 // ErrNotFound, 409 "is locked by host" → ironic.ErrNodeLocked, any other
 // 409 → ErrConflict, 400/406 → ErrInvalid, 401/403 → ErrUnauthorized, 5xx
-// and transport errors → ErrUnavailable. It never waits for a provision
+// and transport errors → ErrUnavailable, and so does the HTTP client's own
+// timeout (Config.Timeout) while the caller's context is live: a slow Ironic
+// is unavailable, not a cancelled run. It never waits for a provision
 // state itself (gophercloud's WaitForProvisionState polls every second and
 // is blind to failed states): the phases return waits instead.
 package ironic
@@ -96,7 +98,7 @@ func New(ctx context.Context, cfg Config) (*Client, error) {
 		}
 		pc.HTTPClient = httpc
 		if err := openstack.Authenticate(ctx, pc, *cfg.Keystone); err != nil {
-			return nil, mapErr(err, "authenticating with keystone")
+			return nil, mapErr(ctx, err, "authenticating with keystone")
 		}
 		sc, err = openstack.NewBareMetalV1(pc, gophercloud.EndpointOpts{Region: cfg.Region})
 		if err == nil && cfg.Endpoint != "" {
@@ -127,7 +129,7 @@ func (c *Client) negotiate(ctx context.Context) error {
 		} `json:"version"`
 	}
 	if _, err := c.sc.Get(ctx, c.sc.Endpoint, &root, &gophercloud.RequestOpts{OkCodes: []int{200}}); err != nil {
-		return mapErr(err, "reading the Ironic API version")
+		return mapErr(ctx, err, "reading the Ironic API version")
 	}
 	if root.Version.Version != "" && versionLess(root.Version.Version, MinMicroversion) {
 		return fmt.Errorf("ironic: the API offers up to %s, hostforge needs at least %s: %w", root.Version.Version, MinMicroversion, hostforge.ErrInvalid)
@@ -149,13 +151,20 @@ func versionLess(a, b string) bool {
 }
 
 // mapErr turns a gophercloud error into hostforge's system errors, keeping
-// Ironic's own message (faultstring / description).
-func mapErr(err error, what string) error {
+// Ironic's own message (faultstring / description). ctx is the caller's:
+// only when it has ended is the error a cancellation. The HTTP client's
+// own timeout (Config.Timeout) also matches context.DeadlineExceeded, but
+// it means Ironic did not answer in time — ErrUnavailable, retryable — so
+// it is reported without the context error in its chain.
+func mapErr(ctx context.Context, err error, what string) error {
 	if err == nil {
 		return nil
 	}
+	if ctxErr := ctx.Err(); ctxErr != nil {
+		return fmt.Errorf("ironic: %s: %v: %w", what, err, ctxErr)
+	}
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-		return err
+		return fmt.Errorf("ironic: %s: no answer within the client's timeout: %v: %w", what, err, hostforge.ErrUnavailable)
 	}
 	var ue gophercloud.ErrUnexpectedResponseCode
 	if !errors.As(err, &ue) {
@@ -284,7 +293,7 @@ func decodeNode(b json.RawMessage) (ironic.Node, error) {
 func (c *Client) GetNode(ctx context.Context, ident string) (ironic.Node, error) {
 	var b json.RawMessage
 	if _, err := c.sc.Get(ctx, c.url("nodes", ident), &b, ok(200)); err != nil {
-		return ironic.Node{}, mapErr(err, "GET node "+ident)
+		return ironic.Node{}, mapErr(ctx, err, "GET node "+ident)
 	}
 	return decodeNode(b)
 }
@@ -308,7 +317,7 @@ func (c *Client) CreateNode(ctx context.Context, in ironic.NodeCreate) (ironic.N
 	}
 	var b json.RawMessage
 	if _, err := c.sc.Post(ctx, c.url("nodes"), body, &b, ok(201)); err != nil {
-		return ironic.Node{}, mapErr(err, "create node "+in.Name)
+		return ironic.Node{}, mapErr(ctx, err, "create node "+in.Name)
 	}
 	return decodeNode(b)
 }
@@ -317,7 +326,7 @@ func (c *Client) CreateNode(ctx context.Context, in ironic.NodeCreate) (ironic.N
 func (c *Client) UpdateNode(ctx context.Context, ident string, ops []ironic.PatchOp) (ironic.Node, error) {
 	var b json.RawMessage
 	if _, err := c.sc.Patch(ctx, c.url("nodes", ident), ops, &b, ok(200)); err != nil {
-		return ironic.Node{}, mapErr(err, "PATCH node "+ident)
+		return ironic.Node{}, mapErr(ctx, err, "PATCH node "+ident)
 	}
 	return decodeNode(b)
 }
@@ -325,13 +334,13 @@ func (c *Client) UpdateNode(ctx context.Context, ident string, ops []ironic.Patc
 // ChangeProvisionState requests a provision action (202).
 func (c *Client) ChangeProvisionState(ctx context.Context, ident, action string) error {
 	_, err := c.sc.Put(ctx, c.url("nodes", ident, "states", "provision"), map[string]any{"target": action}, nil, ok(202))
-	return mapErr(err, "provision "+action+" of node "+ident)
+	return mapErr(ctx, err, "provision "+action+" of node "+ident)
 }
 
 // ChangePowerState requests a power change (202).
 func (c *Client) ChangePowerState(ctx context.Context, ident, target string) error {
 	_, err := c.sc.Put(ctx, c.url("nodes", ident, "states", "power"), map[string]any{"target": target}, nil, ok(202))
-	return mapErr(err, target+" of node "+ident)
+	return mapErr(ctx, err, target+" of node "+ident)
 }
 
 // SetMaintenance sets or clears maintenance.
@@ -346,7 +355,7 @@ func (c *Client) SetMaintenance(ctx context.Context, ident string, on bool, reas
 	} else {
 		_, err = c.sc.Delete(ctx, c.url("nodes", ident, "maintenance"), ok(202))
 	}
-	return mapErr(err, "maintenance of node "+ident)
+	return mapErr(ctx, err, "maintenance of node "+ident)
 }
 
 // SetTraits replaces the traits: gophercloud has no call for it, so this is
@@ -356,20 +365,20 @@ func (c *Client) SetTraits(ctx context.Context, ident string, traits []string) e
 		traits = []string{}
 	}
 	_, err := c.sc.Put(ctx, c.url("nodes", ident, "traits"), map[string]any{"traits": traits}, nil, ok(204))
-	return mapErr(err, "traits of node "+ident)
+	return mapErr(ctx, err, "traits of node "+ident)
 }
 
 // SetRAIDConfig sets the target RAID config.
 func (c *Client) SetRAIDConfig(ctx context.Context, ident string, cfg map[string]any) error {
 	_, err := c.sc.Put(ctx, c.url("nodes", ident, "states", "raid"), cfg, nil, ok(204))
-	return mapErr(err, "target RAID config of node "+ident)
+	return mapErr(ctx, err, "target RAID config of node "+ident)
 }
 
 // Inventory reads the node's inspection data.
 func (c *Client) Inventory(ctx context.Context, ident string) ([]byte, error) {
 	var b json.RawMessage
 	if _, err := c.sc.Get(ctx, c.url("nodes", ident, "inventory"), &b, ok(200)); err != nil {
-		return nil, mapErr(err, "inventory of node "+ident)
+		return nil, mapErr(ctx, err, "inventory of node "+ident)
 	}
 	return b, nil
 }
@@ -396,7 +405,7 @@ func (c *Client) listPorts(ctx context.Context, q url.Values) ([]ironic.Port, er
 		Ports []wirePort `json:"ports"`
 	}
 	if _, err := c.sc.Get(ctx, c.url("ports", "detail")+"?"+q.Encode(), &body, ok(200)); err != nil {
-		return nil, mapErr(err, "list ports")
+		return nil, mapErr(ctx, err, "list ports")
 	}
 	out := make([]ironic.Port, 0, len(body.Ports))
 	for _, w := range body.Ports {
@@ -430,7 +439,7 @@ func (c *Client) CreatePort(ctx context.Context, p ironic.Port) (ironic.Port, er
 	}
 	var out wirePort
 	if _, err := c.sc.Post(ctx, c.url("ports"), w, &out, ok(201)); err != nil {
-		return ironic.Port{}, mapErr(err, "create port "+p.Address)
+		return ironic.Port{}, mapErr(ctx, err, "create port "+p.Address)
 	}
 	return fromWirePort(out), nil
 }
@@ -439,7 +448,7 @@ func (c *Client) CreatePort(ctx context.Context, p ironic.Port) (ironic.Port, er
 func (c *Client) UpdatePort(ctx context.Context, uuid string, ops []ironic.PatchOp) (ironic.Port, error) {
 	var out wirePort
 	if _, err := c.sc.Patch(ctx, c.url("ports", uuid), ops, &out, ok(200)); err != nil {
-		return ironic.Port{}, mapErr(err, "PATCH port "+uuid)
+		return ironic.Port{}, mapErr(ctx, err, "PATCH port "+uuid)
 	}
 	return fromWirePort(out), nil
 }
@@ -464,7 +473,7 @@ func (c *Client) ListPortgroups(ctx context.Context, nodeUUID string) ([]ironic.
 	}
 	q := url.Values{"node": {nodeUUID}}
 	if _, err := c.sc.Get(ctx, c.url("portgroups", "detail")+"?"+q.Encode(), &body, ok(200)); err != nil {
-		return nil, mapErr(err, "list portgroups")
+		return nil, mapErr(ctx, err, "list portgroups")
 	}
 	out := make([]ironic.Portgroup, 0, len(body.Portgroups))
 	for _, w := range body.Portgroups {
@@ -488,7 +497,7 @@ func (c *Client) CreatePortgroup(ctx context.Context, pg ironic.Portgroup) (iron
 	}
 	var out wirePortgroup
 	if _, err := c.sc.Post(ctx, c.url("portgroups"), w, &out, ok(201)); err != nil {
-		return ironic.Portgroup{}, mapErr(err, "create portgroup")
+		return ironic.Portgroup{}, mapErr(ctx, err, "create portgroup")
 	}
 	return fromWirePG(out), nil
 }
@@ -496,11 +505,11 @@ func (c *Client) CreatePortgroup(ctx context.Context, pg ironic.Portgroup) (iron
 // DeleteNode deletes a node (tests clean up with it; the phases never delete).
 func (c *Client) DeleteNode(ctx context.Context, ident string) error {
 	_, err := c.sc.Delete(ctx, c.url("nodes", ident), ok(204))
-	return mapErr(err, "delete node "+ident)
+	return mapErr(ctx, err, "delete node "+ident)
 }
 
 // CleanSteps starts a manual clean (tests use it to provoke clean failed).
 func (c *Client) CleanSteps(ctx context.Context, ident string, steps []map[string]any) error {
 	_, err := c.sc.Put(ctx, c.url("nodes", ident, "states", "provision"), map[string]any{"target": "clean", "clean_steps": steps}, nil, ok(202))
-	return mapErr(err, "clean of node "+ident)
+	return mapErr(ctx, err, "clean of node "+ident)
 }

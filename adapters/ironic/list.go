@@ -32,7 +32,7 @@ func (c *Client) ListNodes(ctx context.Context) ([]ironic.Node, error) {
 			Next  string            `json:"next"`
 		}
 		if _, err := c.sc.Get(ctx, c.url("nodes")+"?"+q.Encode(), &body, ok(200)); err != nil {
-			return nil, mapErr(err, "list nodes")
+			return nil, mapErr(ctx, err, "list nodes")
 		}
 		for _, b := range body.Nodes {
 			n, err := decodeNode(b)

@@ -267,6 +267,11 @@ func (c *Client) do(ctx context.Context, method, path string, body, out any) err
 	}
 	resp, err := c.http.Do(req)
 	if err != nil {
+		// Only the caller's context ending is a cancellation. The HTTP
+		// client's own timeout (Config.Timeout) matches
+		// context.DeadlineExceeded too, but means NetBox did not answer in
+		// time: it is ErrUnavailable, and err is kept out of the chain (%v)
+		// so nothing downstream mistakes it for a cancelled run.
 		if ctxErr := ctx.Err(); ctxErr != nil {
 			return fmt.Errorf("netbox: %s %s: %w", method, path, ctxErr)
 		}
@@ -281,6 +286,9 @@ func (c *Client) do(ctx context.Context, method, path string, body, out any) err
 	defer resp.Body.Close()
 	data, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
 	if err != nil {
+		if ctxErr := ctx.Err(); ctxErr != nil {
+			return fmt.Errorf("netbox: %s %s: reading the answer: %w", method, path, ctxErr)
+		}
 		return fmt.Errorf("netbox: %s %s: reading the answer: %v: %w", method, path, err, hostforge.ErrUnavailable)
 	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {

@@ -52,7 +52,8 @@ type Connector struct {
 	// TLSFor returns the TLS settings of the BMC at an address (nil: verify
 	// against the system roots).
 	TLSFor func(address string) TLS
-	// Timeout bounds each request (default 60s).
+	// Timeout bounds each request (default bmc.RequestTimeout, 60 s: the
+	// BMC phase's attempt bound assumes it).
 	Timeout time.Duration
 	// Scheme is "https" (default) or "http" for tests.
 	Scheme string
@@ -71,7 +72,7 @@ func (c *Connector) log() *slog.Logger {
 func (c *Connector) httpClient(address string) (*http.Client, error) {
 	timeout := c.Timeout
 	if timeout <= 0 {
-		timeout = 60 * time.Second
+		timeout = bmc.RequestTimeout
 	}
 	if c.Transport != nil {
 		return &http.Client{Transport: c.Transport, Timeout: timeout}, nil

@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"go.uber.org/goleak"
 
@@ -88,25 +89,34 @@ func newRig(t *testing.T, vendor string) *rig {
 	return &rig{site: site, emu: e, cfg: cfg, tg: tg, logs: logs}
 }
 
+// converge runs the phase's attempts to their end on the rig's clock.
+func (r *rig) converge() bmctest.Outcome {
+	return bmctest.Converge(context.Background(), r.cfg, r.tg, r.site.Clock)
+}
+
+func (r *rig) configure(t *testing.T) bmctest.Outcome {
+	t.Helper()
+	o := r.converge()
+	if o.Err != nil {
+		t.Fatalf("%v\nwaits %v\n%s", o.Err, o.Reasons(), r.logs)
+	}
+	return o
+}
+
 // TestStrategiesOverEmulator: each vendor tree from drifted to converged,
 // then a second run makes no PATCH/POST/DELETE at all (request log).
 func TestStrategiesOverEmulator(t *testing.T) {
 	for _, v := range redfishemu.Vendors {
 		t.Run(v, func(t *testing.T) {
 			r := newRig(t, v)
-			res, err := r.cfg.Configure(context.Background(), r.tg)
-			if err != nil {
-				t.Fatalf("first run: %v\n%s", err, r.logs)
-			}
-			if res.Vendor != v || res.Writes == 0 {
-				t.Fatalf("first run: %+v", res)
+			o := r.configure(t)
+			if o.Last().Vendor != v || o.Writes() == 0 {
+				t.Fatalf("first run: %+v", o.Last())
 			}
 			before := r.emu.Writes()
-			res2, err := r.cfg.Configure(context.Background(), r.tg)
-			if err != nil {
-				t.Fatalf("second run: %v", err)
-			}
-			if r.emu.Writes() != before || res2.Writes != 0 {
+			o2 := r.configure(t)
+			res2 := o2.Last()
+			if r.emu.Writes() != before || o2.Writes() != 0 || len(o2.Attempts) != 1 {
 				var ws []string
 				for _, q := range r.emu.Requests()[len(r.emu.Requests())-20:] {
 					if q.Method != http.MethodGet {
@@ -126,9 +136,7 @@ func TestBootRestrictionOverEmulator(t *testing.T) {
 	for _, v := range []string{"dell", "ami"} {
 		t.Run(v, func(t *testing.T) {
 			r := newRig(t, v)
-			if _, err := r.cfg.Configure(context.Background(), r.tg); err != nil {
-				t.Fatal(err)
-			}
+			r.configure(t)
 			sys := map[string]string{"dell": "/redfish/v1/Systems/System.Embedded.1", "ami": "/redfish/v1/Systems/DGX"}[v]
 			order := r.emu.Doc(sys)["Boot"].(map[string]any)["BootOrder"].([]any)
 			var prov, other string
@@ -158,23 +166,23 @@ func TestBootRestrictionOverEmulator(t *testing.T) {
 func TestBusyOverEmulator(t *testing.T) {
 	r := newRig(t, "ami")
 	r.emu.Busy(2, "Service busy: host is booting")
-	if _, err := r.cfg.Configure(context.Background(), r.tg); err != nil {
-		t.Fatalf("busy for two writes: %v", err)
+	if o := r.configure(t); !slices.Equal(o.Reasons(), []string{bmc.WaitBusy, bmc.WaitBusy}) {
+		t.Fatalf("busy for two writes: waits %v", o.Reasons())
 	}
 	r = newRig(t, "ami")
 	r.emu.Busy(1000, "Service busy: host is booting")
-	_, err := r.cfg.Configure(context.Background(), r.tg)
-	if !bmc.ServiceUnavailable.Is(err) || !strings.Contains(err.Error(), "host is booting") {
-		t.Fatalf("err = %v", err)
+	o := r.converge()
+	if !bmc.ServiceUnavailable.Is(o.Err) || !strings.Contains(o.Err.Error(), "host is booting") {
+		t.Fatalf("err = %v", o.Err)
 	}
 }
 
 func TestIDRACJobNeverScheduledOverEmulator(t *testing.T) {
 	r := newRig(t, "dell")
 	r.emu.NeverSchedule = true
-	_, err := r.cfg.Configure(context.Background(), r.tg)
-	if !bmc.JobNotScheduled.Is(err) {
-		t.Fatalf("err = %v", err)
+	o := r.converge()
+	if !bmc.JobNotScheduled.Is(o.Err) {
+		t.Fatalf("err = %v", o.Err)
 	}
 	jobs := r.emu.Doc("/redfish/v1/Managers/iDRAC.Embedded.1/Oem/Dell/Jobs")["Members"].([]any)
 	if len(jobs) != 1 { // only the completed job the tree ships with
@@ -185,23 +193,100 @@ func TestIDRACJobNeverScheduledOverEmulator(t *testing.T) {
 	}
 }
 
-func TestRotationAndColdResetOverEmulator(t *testing.T) {
-	r := newRig(t, "lenovo")
+// rotationRig is a BMC on its factory password, no per-host item, in
+// either password profile.
+func rotationRig(t *testing.T, vendor string, applyOnReset bool) *rig {
+	r := newRig(t, vendor)
 	r.emu.SetPassword(r.emu.AdminUser(), "factory-pw-1")
 	r.site.Vault.Set(fakes.AdminItem("rack1-node7"), nil)
-	res, err := r.cfg.Configure(context.Background(), r.tg)
-	if err != nil {
-		t.Fatalf("%v\n%s", err, r.logs)
+	if applyOnReset {
+		r.emu.ApplyPasswordOnReset()
 	}
-	if !res.Rotated || !res.Reset {
-		t.Fatalf("res %+v", res)
-	}
+	return r
+}
+
+// rotated checks the vault holds the one working password and nothing
+// else, then that a rerun writes nothing.
+func (r *rig) rotated(t *testing.T) {
+	t.Helper()
 	it, _ := r.site.Vault.Item(context.Background(), fakes.AdminItem("rack1-node7"))
+	if len(it) != 2 {
+		t.Fatalf("admin item keeps rotation state: %d fields", len(it))
+	}
 	if _, err := r.cfg.Connector.Connect(context.Background(), r.tg.Address, bmc.Credential{Username: it["username"], Password: it["password"]}); err != nil {
 		t.Fatalf("rotated credential refused: %v", err)
 	}
 	if strings.Contains(r.logs.String(), it["password"]) || strings.Contains(r.logs.String(), "factory-pw-1") {
 		t.Fatal("credential in the logs")
+	}
+	before := r.emu.Writes()
+	if o := r.configure(t); o.Writes() != 0 || r.emu.Writes() != before {
+		var ws []string
+		for _, q := range r.emu.Requests() {
+			if q.Method != http.MethodGet {
+				ws = append(ws, q.Method+" "+q.Path)
+			}
+		}
+		t.Fatalf("rerun wrote %d times: %v", r.emu.Writes()-before, ws[before:])
+	}
+}
+
+func TestRotationAndColdResetOverEmulator(t *testing.T) {
+	for _, applyOnReset := range []bool{false, true} {
+		t.Run(map[bool]string{false: "immediate", true: "reset-to-apply"}[applyOnReset], func(t *testing.T) {
+			t.Run("one run", func(t *testing.T) {
+				r := rotationRig(t, "lenovo", applyOnReset)
+				o := r.configure(t)
+				if !o.Rotated() || !o.Reset() || r.emu.Resets() != 1 || !slices.Contains(o.Reasons(), bmc.WaitReset) {
+					t.Fatalf("rotated %v reset %v, %d resets, waits %v", o.Rotated(), o.Reset(), r.emu.Resets(), o.Reasons())
+				}
+				r.rotated(t)
+			})
+			t.Run("lost answer to the password change", func(t *testing.T) {
+				r := rotationRig(t, "dell", applyOnReset)
+				r.emu.LoseAnswers(http.MethodPatch, "/AccountService/Accounts/2", 1)
+				o := r.converge()
+				if o.Err != nil {
+					if f, _ := hostforge.AsFailure(o.Err); !bmc.PasswordUnconfirmed.Is(o.Err) || !f.Retryable || f.Owner == hostforge.OwnerDCOps {
+						t.Fatalf("err = %v", o.Err)
+					}
+					r.configure(t)
+				} else if applyOnReset {
+					t.Fatal("a staged change confirmed before the reset")
+				}
+				if r.emu.Resets() != 1 {
+					t.Fatalf("resets = %d", r.emu.Resets())
+				}
+				r.rotated(t)
+			})
+		})
+	}
+}
+
+// TestWorkerLostDuringTheResetWait: the worker dies while Redfish is down
+// after the rotation's cold reset; a new worker with nothing in memory
+// finishes the run from the vault, with one rotation and one reset.
+func TestWorkerLostDuringTheResetWait(t *testing.T) {
+	for _, applyOnReset := range []bool{false, true} {
+		r := rotationRig(t, "ami", applyOnReset)
+		r.emu.SetResetDowntime(4 * time.Minute)
+		for i := 0; ; i++ {
+			_, err := r.cfg.Configure(context.Background(), r.tg)
+			w, ok := hostforge.AsWait(err)
+			if !ok || i > 100 {
+				t.Fatalf("no reset wait: %v", err)
+			}
+			r.site.Clock.Advance(w.After)
+			if w.Reason == bmc.WaitReset && strings.Contains(w.Detail, "not back") {
+				break // Redfish is down: the worker dies here
+			}
+		}
+		r.cfg = &bmc.Configurator{Connector: r.cfg.Connector, Vault: r.site.Vault, Clock: r.site.Clock, Log: r.cfg.Log}
+		r.configure(t)
+		if r.emu.Resets() != 1 {
+			t.Fatalf("resets = %d", r.emu.Resets())
+		}
+		r.rotated(t)
 	}
 }
 
@@ -300,8 +385,8 @@ func BenchmarkConvergedRunOverEmulator(b *testing.B) {
 	site.Vault.Set(fakes.AdminItem("n1"), map[string]string{bmc.FieldUsername: "root", bmc.FieldPassword: adminPW})
 	cfg := &bmc.Configurator{Connector: c, Vault: site.Vault, Clock: site.Clock}
 	tg := bmc.Target{Device: "n1", Address: srv.Listener.Addr().String(), AdminItem: fakes.AdminItem("n1"), FactoryItem: fakes.FactoryItem, MonitoringItem: fakes.MonitoringItem, NTPServers: []string{"10.0.0.11"}, SyslogServers: []string{"10.0.0.21"}, ProvisioningMAC: "b8:3f:d2:90:97:c4", RestrictBoot: true}
-	if _, err := cfg.Configure(context.Background(), tg); err != nil {
-		b.Fatal(err)
+	if o := bmctest.Converge(context.Background(), cfg, tg, site.Clock); o.Err != nil {
+		b.Fatal(o.Err)
 	}
 	b.ResetTimer()
 	for b.Loop() {

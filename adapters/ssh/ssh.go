@@ -1,6 +1,7 @@
 package ssh
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"crypto/ed25519"
@@ -13,6 +14,7 @@ import (
 	"net"
 	"os"
 	"path"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -315,8 +317,21 @@ func knownAlgorithms(cb xssh.HostKeyCallback, addr string) []string {
 	return algs
 }
 
+// abortGrace is how long an operation stopped by its deadline or by the
+// caller's context may take to wind down — its command killed, its session
+// or SFTP client closed — before the adapter closes the connection under
+// it, which ends every operation on it. A server that stalls therefore
+// costs at most the operation's deadline plus abortGrace.
+const abortGrace = 2 * time.Second
+
+// maxRead bounds Read: DHCP host files and their backups are a few hundred
+// bytes.
+const maxRead = 1 << 20
+
 // Client is one logged-in session with the DHCP server. It implements
-// dhcp.Remote and is safe for concurrent use.
+// dhcp.Remote and is safe for concurrent use. Every operation — opening its
+// SSH session included — runs under its own deadline and the caller's
+// context.
 type Client struct {
 	cfg  Config
 	conn *xssh.Client
@@ -328,20 +343,84 @@ type Client struct {
 	closed  bool
 }
 
-// Close ends the session and drops the key.
+// Close ends the session, releasing the locks it holds, and drops the key.
+// It never waits for the server: the connection is closed first.
 func (c *Client) Close() error {
 	c.mu.Lock()
-	defer c.mu.Unlock()
 	if c.closed {
+		c.mu.Unlock()
 		return nil
 	}
 	c.closed = true
 	c.signer = nil
-	if c.sftp != nil {
-		_ = c.sftp.Close()
-		c.sftp = nil
+	s := c.sftp
+	c.sftp = nil
+	c.mu.Unlock()
+	err := c.conn.Close()
+	if s != nil {
+		// The connection is gone, so this returns at once.
+		_ = s.Close()
 	}
-	return c.conn.Close()
+	return err
+}
+
+// kill closes the connection: every operation on it ends.
+func (c *Client) kill() { _ = c.conn.Close() }
+
+// bounded runs work under limit and ctx. work must return once the
+// connection is closed. When the deadline or ctx ends first, stop (which may
+// be nil) aborts work gently; if work has not returned abortGrace later, the
+// connection is closed. bounded returns only after work (and stop) returned:
+// nil when work finished in time, else expired() or ctx's error.
+func (c *Client) bounded(ctx context.Context, limit time.Duration, expired func() error, work, stop func()) error {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		work()
+	}()
+	timer := time.NewTimer(limit)
+	defer timer.Stop()
+	var stopErr error
+	select {
+	case <-done:
+		return nil
+	case <-timer.C:
+		stopErr = expired()
+	case <-ctx.Done():
+		stopErr = ctx.Err()
+	}
+	stopped := make(chan struct{})
+	go func() {
+		defer close(stopped)
+		if stop != nil {
+			stop()
+		}
+	}()
+	grace := time.NewTimer(abortGrace)
+	defer grace.Stop()
+	killed := false
+	for pending := 2; pending > 0; pending-- {
+		select {
+		case <-done:
+			done = nil
+		case <-stopped:
+			stopped = nil
+		case <-grace.C:
+			if !killed {
+				killed = true
+				c.cfg.Log.Warn("the DHCP server did not let an aborted operation end; closing the connection", "addr", c.cfg.Addr, "grace", abortGrace)
+				c.kill()
+			}
+			pending++ // still waiting for the same operation
+		}
+	}
+	return stopErr
+}
+
+func timeoutErr(op, target, deadline string, limit time.Duration) func() error {
+	return func() error {
+		return &dhcp.RemoteError{Kind: dhcp.KindTimeout, Op: op, Target: target, Deadline: deadline, Limit: limit, Err: context.DeadlineExceeded}
+	}
 }
 
 // lockedBuffer collects stdout and stderr, which the session writes from
@@ -363,72 +442,144 @@ func (l *lockedBuffer) Bytes() []byte {
 	return append([]byte(nil), l.b.Bytes()...)
 }
 
-// Run runs command under the command deadline.
+// session is an SSH session being opened or running, which an abort may
+// kill at any point.
+type session struct {
+	mu      sync.Mutex
+	s       *xssh.Session
+	aborted bool
+}
+
+// open opens the session unless the operation was aborted meanwhile.
+func (x *session) open(conn *xssh.Client) (*xssh.Session, error) {
+	s, err := conn.NewSession()
+	if err != nil {
+		return nil, err
+	}
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if x.aborted {
+		_ = s.Close()
+		return nil, errors.New("aborted")
+	}
+	x.s = s
+	return s, nil
+}
+
+// abort kills the session's command and closes it.
+func (x *session) abort() {
+	x.mu.Lock()
+	x.aborted = true
+	s := x.s
+	x.mu.Unlock()
+	if s != nil {
+		_ = s.Signal(xssh.SIGKILL)
+		_ = s.Close()
+	}
+}
+
+// Run runs command under the command deadline, which covers opening its
+// session as well as running it.
 func (c *Client) Run(ctx context.Context, command string) (dhcp.Output, error) {
 	if err := ctx.Err(); err != nil {
 		return dhcp.Output{}, err
 	}
-	s, err := c.conn.NewSession()
-	if err != nil {
-		return dhcp.Output{}, &dhcp.RemoteError{Kind: dhcp.KindTransport, Op: "run", Target: command, Err: err}
-	}
-	defer s.Close()
 	var out lockedBuffer
-	s.Stdout, s.Stderr = &out, &out
-	done := make(chan error, 1)
-	go func() { done <- s.Run(command) }()
-
-	timer := time.NewTimer(c.cfg.CommandTimeout)
-	defer timer.Stop()
-	var stopErr error
-	select {
-	case err = <-done:
-	case <-timer.C:
-		stopErr = &dhcp.RemoteError{Kind: dhcp.KindTimeout, Op: "run", Target: command, Deadline: dhcp.DeadlineCommand, Limit: c.cfg.CommandTimeout, Err: context.DeadlineExceeded}
-	case <-ctx.Done():
-		stopErr = ctx.Err()
+	var x session
+	var runErr error
+	work := func() {
+		s, err := x.open(c.conn)
+		if err != nil {
+			runErr = &dhcp.RemoteError{Kind: dhcp.KindTransport, Op: "run", Target: command, Err: err}
+			return
+		}
+		defer s.Close()
+		s.Stdout, s.Stderr = &out, &out
+		runErr = s.Run(command)
 	}
-	if stopErr != nil {
-		_ = s.Signal(xssh.SIGKILL)
-		_ = s.Close()
-		<-done
-		return dhcp.Output{Output: out.Bytes()}, stopErr
+	if err := c.bounded(ctx, c.cfg.CommandTimeout, timeoutErr("run", command, dhcp.DeadlineCommand, c.cfg.CommandTimeout), work, x.abort); err != nil {
+		return dhcp.Output{Output: out.Bytes()}, err
 	}
 	res := dhcp.Output{Output: out.Bytes()}
 	var exit *xssh.ExitError
+	var re *dhcp.RemoteError
 	switch {
-	case err == nil:
+	case runErr == nil:
 		return res, nil
-	case errors.As(err, &exit):
+	case errors.As(runErr, &re):
+		return res, runErr
+	case errors.As(runErr, &exit):
 		res.Exit = exit.ExitStatus()
 		if exit.Signal() != "" && res.Exit == 0 {
 			res.Exit = 128
 		}
 		return res, nil
 	}
-	return res, &dhcp.RemoteError{Kind: dhcp.KindTransport, Op: "run", Target: command, Err: err}
+	return res, &dhcp.RemoteError{Kind: dhcp.KindTransport, Op: "run", Target: command, Err: runErr}
 }
 
-// Hash runs sha256sum on the file.
-func (c *Client) Hash(ctx context.Context, p string) (string, error) {
-	cmd := "sha256sum -- " + dhcp.ShellQuote(p)
-	out, err := c.Run(ctx, cmd)
+// Hash hashes every file with one sha256sum process. A file it cannot read
+// is missing from its output (its error goes to /dev/null) and hashes as "".
+func (c *Client) Hash(ctx context.Context, paths ...string) ([]string, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	sums := make([]string, len(paths))
+	if len(paths) == 0 {
+		return sums, nil
+	}
+	cmd := "sha256sum --"
+	for _, p := range paths {
+		cmd += " " + dhcp.ShellQuote(p)
+	}
+	out, err := c.Run(ctx, cmd+" 2>/dev/null")
 	if err != nil {
 		var re *dhcp.RemoteError
 		if errors.As(err, &re) {
 			re.Op = "hash"
 		}
-		return "", err
+		return nil, err
 	}
-	if out.Exit != 0 {
-		return "", nil
+	// A non-zero exit only says that some file could not be read.
+	got, ok := parseSHA256Sum(out.Output)
+	if !ok {
+		c.cfg.Log.Warn("unreadable sha256sum output; treating the remote files as changed", "paths", paths, "exit", out.Exit)
+		return sums, nil
 	}
-	sum, _, _ := strings.Cut(string(out.Output), " ")
-	if b, err := hex.DecodeString(sum); err != nil || len(b) != 32 {
-		c.cfg.Log.Warn("unreadable sha256sum output; treating the remote file as changed", "path", p)
-		return "", nil
+	for i, p := range paths {
+		sums[i] = got[p]
 	}
-	return strings.ToLower(sum), nil
+	return sums, nil
+}
+
+// parseSHA256Sum reads sha256sum's output, "<hex>  <name>" per line, into
+// hashes by name. GNU coreutils writes a name holding a backslash, newline
+// or carriage return escaped, and marks such a line with a leading
+// backslash.
+func parseSHA256Sum(b []byte) (map[string]string, bool) {
+	sums := map[string]string{}
+	for _, line := range strings.Split(strings.TrimSuffix(string(b), "\n"), "\n") {
+		if line == "" {
+			continue
+		}
+		escaped := strings.HasPrefix(line, `\`)
+		if escaped {
+			line = line[1:]
+		}
+		if len(line) < 66 || line[64] != ' ' || (line[65] != ' ' && line[65] != '*') {
+			return nil, false
+		}
+		sum := strings.ToLower(line[:64])
+		if h, err := hex.DecodeString(sum); err != nil || len(h) != 32 {
+			return nil, false
+		}
+		name := line[66:]
+		if escaped {
+			name = strings.NewReplacer(`\\`, `\`, `\n`, "\n", `\r`, "\r").Replace(name)
+		}
+		sums[name] = sum
+	}
+	return sums, true
 }
 
 // sftpClient returns the session's SFTP client, starting it on first use.
@@ -460,19 +611,73 @@ func (c *Client) sftpClient() (*sftp.Client, error) {
 	return s, nil
 }
 
-// dropSFTP closes the SFTP client if it is still s, aborting its requests.
+// dropSFTP closes the SFTP client if it is still s, aborting its requests
+// (the next transfer starts a new one). Closing may wait for the server, so
+// it happens outside mu.
 func (c *Client) dropSFTP(s *sftp.Client) {
 	c.mu.Lock()
-	defer c.mu.Unlock()
 	if c.sftp == s {
 		c.sftp = nil
 	}
+	c.mu.Unlock()
 	if s != nil {
 		_ = s.Close()
 	}
 }
 
-// Upload writes data to p atomically under the transfer deadline.
+// transfer runs f with the SFTP client under the transfer deadline and ctx.
+// An abort closes the SFTP client; the SSH connection stays up for commands
+// unless the server does not let the abort finish.
+func (c *Client) transfer(ctx context.Context, op, target string, f func(ctx context.Context, s *sftp.Client) error) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	// wctx ends work that f runs as remote commands (the fsync fallback).
+	wctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var (
+		mu     sync.Mutex
+		cur    *sftp.Client
+		fErr   error
+		inStop bool
+	)
+	work := func() {
+		s, err := c.sftpClient()
+		if err != nil {
+			fErr = err
+			return
+		}
+		mu.Lock()
+		cur = s
+		stopped := inStop
+		mu.Unlock()
+		if stopped {
+			return
+		}
+		fErr = f(wctx, s)
+	}
+	stop := func() {
+		cancel()
+		mu.Lock()
+		inStop = true
+		s := cur
+		mu.Unlock()
+		if s != nil {
+			c.dropSFTP(s)
+		}
+	}
+	if err := c.bounded(ctx, c.cfg.TransferTimeout, timeoutErr(op, target, dhcp.DeadlineTransfer, c.cfg.TransferTimeout), work, stop); err != nil {
+		return err
+	}
+	if fErr != nil {
+		return &dhcp.RemoteError{Kind: dhcp.KindTransfer, Op: op, Target: target, Err: fErr}
+	}
+	return nil
+}
+
+// Upload writes data to p atomically and durably under the transfer
+// deadline: a temporary file in p's directory, fsynced, mode 0644, renamed
+// over p with the posix-rename extension.
 func (c *Client) Upload(ctx context.Context, p string, data []byte) error {
 	if err := ctx.Err(); err != nil {
 		return err
@@ -482,59 +687,22 @@ func (c *Client) Upload(ctx context.Context, p string, data []byte) error {
 		return &dhcp.RemoteError{Kind: dhcp.KindTransfer, Op: "upload", Target: p, Err: err}
 	}
 	tmp := path.Join(path.Dir(p), "."+path.Base(p)+".hostforge-"+hex.EncodeToString(rnd[:])+".tmp")
-
-	var (
-		mu  sync.Mutex
-		cur *sftp.Client
-	)
-	done := make(chan error, 1)
-	go func() {
-		s, err := c.sftpClient()
-		mu.Lock()
-		cur = s
-		mu.Unlock()
-		if err != nil {
-			done <- err
-			return
-		}
-		done <- put(s, tmp, p, data)
-	}()
-	timer := time.NewTimer(c.cfg.TransferTimeout)
-	defer timer.Stop()
-	var stopErr error
-	select {
-	case err := <-done:
-		if err != nil {
-			return &dhcp.RemoteError{Kind: dhcp.KindTransfer, Op: "upload", Target: p, Err: err}
-		}
-		return nil
-	case <-timer.C:
-		stopErr = &dhcp.RemoteError{Kind: dhcp.KindTimeout, Op: "upload", Target: p, Deadline: dhcp.DeadlineTransfer, Limit: c.cfg.TransferTimeout, Err: context.DeadlineExceeded}
-	case <-ctx.Done():
-		stopErr = ctx.Err()
+	err := c.transfer(ctx, "upload", p, func(wctx context.Context, s *sftp.Client) error {
+		return c.put(wctx, s, tmp, p, data)
+	})
+	var re *dhcp.RemoteError
+	if err != nil && (!errors.As(err, &re) || re.Kind != dhcp.KindTransfer) {
+		// Aborted: a half-written temporary file is never included by the
+		// service, but should not pile up. Best effort, under its own
+		// deadline; it fails at once if the abort closed the connection.
+		rmCtx, cancel := context.WithTimeout(context.Background(), c.cfg.CommandTimeout)
+		defer cancel()
+		_, _ = c.Run(rmCtx, "rm -f -- "+dhcp.ShellQuote(tmp))
 	}
-	// Abort: closing the SFTP client fails its pending requests (the next
-	// upload starts a new one); the SSH connection stays up for commands.
-	mu.Lock()
-	s := cur
-	mu.Unlock()
-	if s != nil {
-		c.dropSFTP(s)
-	} else {
-		// Still starting the subsystem: closing the connection is the only
-		// way to stop it.
-		_ = c.conn.Close()
-	}
-	<-done
-	// Best effort: a half-written temporary file is never included by the
-	// service, but should not pile up.
-	rmCtx, cancel := context.WithTimeout(context.Background(), c.cfg.CommandTimeout)
-	defer cancel()
-	_, _ = c.Run(rmCtx, "rm -f -- "+dhcp.ShellQuote(tmp))
-	return stopErr
+	return err
 }
 
-func put(s *sftp.Client, tmp, p string, data []byte) (err error) {
+func (c *Client) put(ctx context.Context, s *sftp.Client, tmp, p string, data []byte) (err error) {
 	f, err := s.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL)
 	if err != nil {
 		return err
@@ -548,6 +716,10 @@ func put(s *sftp.Client, tmp, p string, data []byte) (err error) {
 		f.Close()
 		return err
 	}
+	if err := c.fsync(ctx, s, f, tmp); err != nil {
+		f.Close()
+		return err
+	}
 	if err := f.Close(); err != nil {
 		return err
 	}
@@ -555,4 +727,160 @@ func put(s *sftp.Client, tmp, p string, data []byte) (err error) {
 		return err
 	}
 	return s.PosixRename(tmp, p)
+}
+
+// fsync flushes the temporary file to stable storage before it is renamed
+// into place: with the fsync@openssh.com extension (OpenSSH 6.5 and later),
+// or, on a server without it, with coreutils' `sync FILE` (8.24 and later).
+func (c *Client) fsync(ctx context.Context, s *sftp.Client, f *sftp.File, tmp string) error {
+	if v, ok := s.HasExtension("fsync@openssh.com"); ok && v == "1" {
+		if err := f.Sync(); err != nil {
+			return fmt.Errorf("fsync %s: %w", tmp, err)
+		}
+		return nil
+	}
+	out, err := c.Run(ctx, "sync -- "+dhcp.ShellQuote(tmp))
+	if err != nil {
+		return fmt.Errorf("fsync %s with sync(1): %w", tmp, err)
+	}
+	if out.Exit != 0 {
+		return fmt.Errorf("fsync %s: the SFTP server has no fsync@openssh.com and `sync` exited %d: %s", tmp, out.Exit, strings.TrimSpace(string(out.Output)))
+	}
+	return nil
+}
+
+// Read reads the file at p under the transfer deadline.
+func (c *Client) Read(ctx context.Context, p string) ([]byte, bool, error) {
+	var data []byte
+	var exists bool
+	err := c.transfer(ctx, "read", p, func(_ context.Context, s *sftp.Client) error {
+		f, err := s.Open(p)
+		if errors.Is(err, os.ErrNotExist) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		b, err := io.ReadAll(io.LimitReader(f, maxRead+1))
+		if err != nil {
+			return err
+		}
+		if len(b) > maxRead {
+			return fmt.Errorf("%s is larger than %d bytes: not a DHCP host file", p, maxRead)
+		}
+		data, exists = b, true
+		return nil
+	})
+	if err != nil {
+		return nil, false, err
+	}
+	return data, exists, nil
+}
+
+// Remove removes the file at p under the transfer deadline; an absent file
+// is not an error.
+func (c *Client) Remove(ctx context.Context, p string) error {
+	return c.transfer(ctx, "remove", p, func(_ context.Context, s *sftp.Client) error {
+		if err := s.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return err
+		}
+		return nil
+	})
+}
+
+// lockCommand holds flock(2) on p in a shell whose standard input stays
+// open: it opens p (a directory read-only; a file for appending, created
+// when absent, never truncated), waits for the lock, says "locked", and
+// keeps the descriptor open in cat until its input ends — when the client
+// releases the lock, or when the session or connection ends, which releases
+// it too.
+//
+// The wait is bounded on the server too (flock -w, a few seconds past the
+// client's own deadline, which expires first): an abandoned wait — the
+// client gave up, and the server refuses to signal the session — does not
+// linger there.
+func lockCommand(p string, limit time.Duration) string {
+	q := dhcp.ShellQuote(p)
+	w := strconv.Itoa(int(limit.Seconds()) + 5)
+	return "if [ -d " + q + " ]; then exec 9<" + q + "; else exec 9>>" + q + "; fi && flock -x -w " + w + " 9 && echo locked && exec cat >/dev/null"
+}
+
+// Lock takes the server's flock on p. Waiting for it is bounded by the
+// command deadline and ctx; so is the release.
+func (c *Client) Lock(ctx context.Context, p string) (func() error, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	var (
+		x       session
+		stdin   io.WriteCloser
+		errOut  lockedBuffer
+		lockErr error
+	)
+	work := func() {
+		s, err := x.open(c.conn)
+		if err != nil {
+			lockErr = &dhcp.RemoteError{Kind: dhcp.KindTransport, Op: "lock", Target: p, Err: err}
+			return
+		}
+		var stdout io.Reader
+		if stdin, err = s.StdinPipe(); err == nil {
+			stdout, err = s.StdoutPipe()
+		}
+		if err == nil {
+			s.Stderr = &errOut
+			err = s.Start(lockCommand(p, c.cfg.CommandTimeout))
+		}
+		if err != nil {
+			_ = s.Close()
+			lockErr = &dhcp.RemoteError{Kind: dhcp.KindTransport, Op: "lock", Target: p, Err: err}
+			return
+		}
+		line, err := bufio.NewReader(stdout).ReadString('\n')
+		if err == nil && line == "locked\n" {
+			x.mu.Lock()
+			aborted := x.aborted
+			x.mu.Unlock()
+			if aborted {
+				// Granted after the caller gave up: release it at once.
+				_ = stdin.Close()
+				_ = s.Close()
+			}
+			return
+		}
+		// The command ended without the lock.
+		werr := s.Wait()
+		_ = s.Close()
+		why := strings.TrimSpace(string(errOut.Bytes()))
+		var exit *xssh.ExitError
+		if errors.As(werr, &exit) {
+			lockErr = &dhcp.RemoteError{Kind: dhcp.KindLock, Op: "lock", Target: p, Err: fmt.Errorf("exit %d: %s", exit.ExitStatus(), why)}
+			return
+		}
+		lockErr = &dhcp.RemoteError{Kind: dhcp.KindTransport, Op: "lock", Target: p, Err: fmt.Errorf("the lock command ended without the lock: %v %s", werr, why)}
+	}
+	if err := c.bounded(ctx, c.cfg.CommandTimeout, timeoutErr("lock", p, dhcp.DeadlineCommand, c.cfg.CommandTimeout), work, x.abort); err != nil {
+		// If the lock came just as the wait ended, the abort's closing of
+		// the session released it.
+		return nil, err
+	}
+	if lockErr != nil {
+		return nil, lockErr
+	}
+	s := x.s
+	var once sync.Once
+	var uerr error
+	return func() error {
+		once.Do(func() {
+			// End cat's input: the shell exits and flock's descriptor closes.
+			uerr = c.bounded(context.Background(), c.cfg.CommandTimeout, timeoutErr("unlock", p, dhcp.DeadlineCommand, c.cfg.CommandTimeout),
+				func() {
+					_ = stdin.Close()
+					_ = s.Wait()
+				}, x.abort)
+			_ = s.Close()
+		})
+		return uerr
+	}, nil
 }

@@ -80,7 +80,7 @@ func TestIntegrationContractRealSSHD(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		return dhcptest.Target{Remote: rem, Dir: scratch(t, rem, r.dir)}
+		return dhcptest.Target{Remote: rem, Dir: scratch(t, rem, r.dir), Dialer: d, Service: dhcptest.ShellService(t, rem, scratch(t, rem, r.dir))}
 	})
 }
 

@@ -64,7 +64,7 @@ func TestContractInProcessServer(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		return dhcptest.Target{Remote: r, Dir: t.TempDir()}
+		return dhcptest.Target{Remote: r, Dir: t.TempDir(), Dialer: d, Service: dhcptest.ShellService(t, r, t.TempDir())}
 	})
 }
 
@@ -183,6 +183,20 @@ func TestEachDeadlineIsItsOwn(t *testing.T) {
 				return dhcp.Config{Dir: dir, ConfigTest: "true", Restart: "sleep 600", Status: "true"}
 			},
 			"command deadline (300ms) expired during run sleep 600",
+		},
+		{
+			// The server logs us in, then never answers a session open:
+			// the first command (the hash) must end on its deadline.
+			"stall after login", []sshtest.Option{sshtest.StallAfterLogin},
+			func(c *ssh.Config) { c.CommandTimeout = 200 * time.Millisecond },
+			func(dir string) dhcp.Config { return dhcp.Config{Dir: dir} },
+			"command deadline (200ms) expired during hash",
+		},
+		{
+			"stall on session open", []sshtest.Option{sshtest.StallSession},
+			func(c *ssh.Config) { c.CommandTimeout = 200 * time.Millisecond },
+			func(dir string) dhcp.Config { return dhcp.Config{Dir: dir} },
+			"command deadline (200ms) expired during hash",
 		},
 		{
 			"stalled transfer", []sshtest.Option{sshtest.StallSFTP},
@@ -327,5 +341,166 @@ func TestNewRejectsBadConfig(t *testing.T) {
 		if _, err := ssh.New(cfg); err == nil {
 			t.Errorf("%s: New accepted %+v", name, cfg)
 		}
+	}
+}
+
+// Every operation of a Client, on a server that stalls after login or on
+// session open, ends on its own deadline — opening its SSH session
+// included — instead of blocking until TCP gives up.
+func TestEveryOperationIsBoundedOnAStalledServer(t *testing.T) {
+	const limit = 200 * time.Millisecond
+	ops := []struct {
+		name     string
+		deadline string
+		call     func(ctx context.Context, c *ssh.Client, dir string) error
+	}{
+		{"run", dhcp.DeadlineCommand, func(ctx context.Context, c *ssh.Client, _ string) error {
+			_, err := c.Run(ctx, "true")
+			return err
+		}},
+		{"hash", dhcp.DeadlineCommand, func(ctx context.Context, c *ssh.Client, dir string) error {
+			_, err := c.Hash(ctx, filepath.Join(dir, "a.conf"))
+			return err
+		}},
+		{"lock", dhcp.DeadlineCommand, func(ctx context.Context, c *ssh.Client, dir string) error {
+			u, err := c.Lock(ctx, dir)
+			if err == nil {
+				_ = u()
+			}
+			return err
+		}},
+		{"upload", dhcp.DeadlineTransfer, func(ctx context.Context, c *ssh.Client, dir string) error {
+			return c.Upload(ctx, filepath.Join(dir, "a.conf"), []byte("a\n"))
+		}},
+		{"read", dhcp.DeadlineTransfer, func(ctx context.Context, c *ssh.Client, dir string) error {
+			_, _, err := c.Read(ctx, filepath.Join(dir, "a.conf"))
+			return err
+		}},
+		{"remove", dhcp.DeadlineTransfer, func(ctx context.Context, c *ssh.Client, dir string) error {
+			return c.Remove(ctx, filepath.Join(dir, "a.conf"))
+		}},
+	}
+	for _, stall := range []struct {
+		name string
+		opt  sshtest.Option
+	}{{"stall after login", sshtest.StallAfterLogin}, {"stall on session open", sshtest.StallSession}} {
+		for _, op := range ops {
+			t.Run(stall.name+"/"+op.name, func(t *testing.T) {
+				t.Parallel()
+				f := newFixture(t, stall.opt)
+				f.cfg.CommandTimeout, f.cfg.TransferTimeout = limit, limit
+				c, err := f.dialer(t).DialClient(context.Background())
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer c.Close()
+				err = boundedCall(t, func() error { return op.call(context.Background(), c, t.TempDir()) })
+				var re *dhcp.RemoteError
+				if !errors.As(err, &re) || re.Kind != dhcp.KindTimeout || re.Deadline != op.deadline || re.Limit != limit {
+					t.Fatalf("%v, want the %s deadline (%s) to expire", err, op.deadline, limit)
+				}
+				// The adapter's own deadline is not the caller's context:
+				// it must never read as a cancellation.
+				if errors.Is(err, context.DeadlineExceeded) || !errors.Is(err, hostforge.ErrUnavailable) {
+					t.Fatalf("%v: a deadline of the adapter must match ErrUnavailable, not context.DeadlineExceeded", err)
+				}
+			})
+		}
+	}
+}
+
+// On a stalled server the caller's context still ends an operation, as a
+// context error (CANCELLED for the phase), not as a timeout.
+func TestCallerContextEndsAStalledOperation(t *testing.T) {
+	for _, stall := range []sshtest.Option{sshtest.StallAfterLogin, sshtest.StallSession} {
+		f := newFixture(t, stall)
+		c, err := f.dialer(t).DialClient(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+		err = boundedCall(t, func() error {
+			_, err := c.Run(ctx, "true")
+			return err
+		})
+		cancel()
+		var re *dhcp.RemoteError
+		if !errors.Is(err, context.DeadlineExceeded) || errors.As(err, &re) {
+			t.Fatalf("%v, want the caller's context error", err)
+		}
+		c.Close()
+		p := dhcp.New(f.dialer(t), dhcp.Config{Dir: t.TempDir()}, nil)
+		ctx, cancel = context.WithTimeout(context.Background(), 100*time.Millisecond)
+		_, err = p.Configure(ctx, dhcp.Entry{Hostname: "n1", MAC: "0a:00:00:00:00:01", IP: "10.0.0.1"})
+		cancel()
+		if !hostforge.Cancelled.Is(err) {
+			t.Fatalf("Configure: %v, want CANCELLED", err)
+		}
+	}
+}
+
+// boundedCall runs call and fails the test if it has not returned after
+// 20 s: the deadlines under test are a fraction of a second, plus the
+// adapter's abort grace.
+func boundedCall(t *testing.T, call func() error) error {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() { done <- call() }()
+	select {
+	case err := <-done:
+		return err
+	case <-time.After(20 * time.Second):
+		t.Fatal("the operation did not end on its deadline")
+		return nil
+	}
+}
+
+// Waiting for the server's lock is bounded by the command deadline, and the
+// failure says that the lock was being waited for.
+func TestWaitingForTheServerLockIsBounded(t *testing.T) {
+	f := newFixture(t)
+	dir := t.TempDir()
+	holder, err := f.dialer(t).DialClient(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer holder.Close()
+	unlock, err := holder.Lock(context.Background(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unlock()
+	f.cfg.CommandTimeout = 300 * time.Millisecond
+	p := dhcp.New(f.dialer(t), dhcp.Config{Dir: dir, ConfigTest: "true", Restart: "true", Status: "true"}, nil)
+	_, err = p.Configure(context.Background(), dhcp.Entry{Hostname: "n1", MAC: "0a:00:00:00:00:01", IP: "10.0.0.1"})
+	if !dhcp.Timeout.Is(err) || !strings.Contains(err.Error(), "waiting for the DHCP server's configuration lock") {
+		t.Fatalf("%v, want DHCP_SSH_TIMEOUT naming the lock", err)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+		t.Fatalf("%d files written without the lock", len(entries))
+	}
+}
+
+// A server without fsync@openssh.com (this in-process one) has the
+// temporary file flushed with sync(1) before the rename.
+func TestUploadIsFlushedBeforeTheRename(t *testing.T) {
+	f := newFixture(t)
+	c, err := f.dialer(t).DialClient(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	dir := t.TempDir()
+	if err := c.Upload(context.Background(), filepath.Join(dir, "a.conf"), []byte("a\n")); err != nil {
+		t.Fatal(err)
+	}
+	prefix := "sync -- " + dhcp.ShellQuote(filepath.Join(dir, ".a.conf.hostforge-"))
+	prefix = strings.TrimSuffix(prefix, "'")
+	var synced bool
+	for _, cmd := range f.srv.Commands() {
+		synced = synced || strings.HasPrefix(cmd, prefix) && strings.HasSuffix(cmd, ".tmp'")
+	}
+	if !synced {
+		t.Fatalf("no sync of the temporary file among the commands %q", f.srv.Commands())
 	}
 }

@@ -31,4 +31,9 @@
 //     submitter and worker restarts. Workers register [Settlement] beside
 //     [Enrollment] and [SettleSteps] beside the enrollment's steps.
 //     [Submitter.Settle] waits for that settlement's outcome.
+//   - [Submitter.Follow] reports a run's steps, waits, failures and timers
+//     from its history as flow.Events, so a submitter shows the progress an
+//     inline run shows.
+//   - [RegisterWorkflows] registers several workflows (enrollment, firmware,
+//     extensions) on one worker: their step sets merged, names unique.
 package temporal

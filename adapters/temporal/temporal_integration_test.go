@@ -70,6 +70,9 @@ func liveWorld(t *testing.T) (*fakes.Site, *enrollment.Executor) {
 				CleanPollMin: time.Second, CleanPollMax: 2 * time.Second}
 		}
 	}
+	// The BMC phase waits iDRAC jobs and cold resets out as workflow
+	// timers: the fake BMCs take seconds, not minutes, on the wall clock.
+	site.BMCs.SetTiming(fakes.BMCTiming{JobSchedule: time.Second, JobRun: 2 * time.Second, ResetDowntime: 2 * time.Second})
 	// The fake site's clock follows the wall clock.
 	t.Cleanup(site.FollowWallClock(20 * time.Millisecond))
 	return site, exec

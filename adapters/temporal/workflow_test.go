@@ -463,10 +463,14 @@ func TestActivityTimeoutIsRetried(t *testing.T) {
 
 // TestCancellation: a cancelled workflow ends, classified, without hanging.
 func TestCancellation(t *testing.T) {
-	_, exec, req := world(t, "cpu-u10")
+	site, exec, req := world(t, "cpu-u10")
 	var s testsuite.WorkflowTestSuite
 	env := s.NewTestWorkflowEnvironment()
+	env.SetStartTime(site.Clock.Now())
 	env.SetTestTimeout(time.Minute)
+	// The fakes' time follows the workflow's skipped timers (the BMC
+	// phase's iDRAC jobs progress while the workflow waits).
+	env.SetOnTimerScheduledListener(func(_ string, d time.Duration) { site.Clock.Advance(d) })
 	stepper := &stub{exec: exec, step: enrollment.StepActivateDevice, errs: []error{hostforge.RetryAfter(20*time.Minute, "slow", "slow")}}
 	temporal.Register(env, &temporal.Activities{Exec: stepper}, temporal.ActivityOptions{}, temporal.Enrollment)
 	env.RegisterDelayedCallback(env.CancelWorkflow, 10*time.Minute)

@@ -1,6 +1,7 @@
 // Package bmctest is the contract suite every bmc.Connector must pass: the
 // in-memory fake world, the Redfish adapter against the emulator for each
-// vendor tree, and a user's own adapter.
+// vendor tree, and a user's own adapter. [Converge] runs the BMC phase's
+// attempts to an end on virtual time, as a workflow runtime would.
 package bmctest
 
 import (
@@ -10,6 +11,7 @@ import (
 	"net"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/hostforge/hostforge"
 	"github.com/hostforge/hostforge/bmc"
@@ -130,7 +132,8 @@ func Run(t *testing.T, newEnv func(t *testing.T) Env) {
 		if err != nil || id == "" {
 			t.Fatalf("CreateAccount = %q, %v", id, err)
 		}
-		if _, err := e.Connector.Connect(ctx, e.Address, user); err != nil {
+		uc, err := e.Connector.Connect(ctx, e.Address, user)
+		if err != nil {
 			t.Fatalf("new account cannot log in: %v", err)
 		}
 		accts, _ = c.ListAccounts(ctx)
@@ -143,6 +146,11 @@ func Run(t *testing.T, newEnv func(t *testing.T) Env) {
 		}
 		if _, err := e.Connector.Connect(ctx, e.Address, user); !errors.Is(err, hostforge.ErrUnauthorized) {
 			t.Fatalf("old password still accepted: %v", err)
+		}
+		// Every request presents the credential again (basic auth, no
+		// session): the client opened with the old password is refused.
+		if _, err := uc.ManagerNetwork(ctx); !errors.Is(err, hostforge.ErrUnauthorized) {
+			t.Fatalf("a client opened with the old password still reads: %v", err)
 		}
 		user.Password = "Contract-Pass-2"
 		if _, err := e.Connector.Connect(ctx, e.Address, user); err != nil {
@@ -249,4 +257,127 @@ func Run(t *testing.T, newEnv func(t *testing.T) Env) {
 			}
 		}
 	})
+}
+
+// Configurer is one attempt of the BMC phase; *bmc.Configurator is one.
+type Configurer interface {
+	Configure(ctx context.Context, t bmc.Target) (bmc.Result, error)
+}
+
+// Advancer moves virtual time forward; *clock.Fake is one.
+type Advancer interface {
+	Advance(d time.Duration)
+}
+
+// Outcome is a run of attempts of the BMC phase to its end.
+type Outcome struct {
+	// Attempts are each attempt's result, in order.
+	Attempts []bmc.Result
+	// Waits are the waits between them.
+	Waits []*hostforge.Wait
+	// Waited is the virtual time slept.
+	Waited time.Duration
+	// Err is the failure the run ended with (nil when converged).
+	Err error
+}
+
+// Last is the last attempt's result.
+func (o Outcome) Last() bmc.Result {
+	if len(o.Attempts) == 0 {
+		return bmc.Result{}
+	}
+	return o.Attempts[len(o.Attempts)-1]
+}
+
+// Writes is the writes of every attempt.
+func (o Outcome) Writes() int {
+	n := 0
+	for _, a := range o.Attempts {
+		n += a.Writes
+	}
+	return n
+}
+
+// Rotated reports whether an attempt promoted a new admin password.
+func (o Outcome) Rotated() bool {
+	return slices.ContainsFunc(o.Attempts, func(r bmc.Result) bool { return r.Rotated })
+}
+
+// Reset reports whether an attempt requested a cold reset.
+func (o Outcome) Reset() bool {
+	return slices.ContainsFunc(o.Attempts, func(r bmc.Result) bool { return r.Reset })
+}
+
+// Steps lists every attempt's step outcomes, in order.
+func (o Outcome) Steps() []string {
+	var out []string
+	for _, a := range o.Attempts {
+		out = append(out, a.Steps...)
+	}
+	return out
+}
+
+// Reasons lists the reasons of the waits, in order.
+func (o Outcome) Reasons() []string {
+	var out []string
+	for _, w := range o.Waits {
+		out = append(out, w.Reason)
+	}
+	return out
+}
+
+// MaxAttempts bounds the attempts Converge makes before it gives up.
+const MaxAttempts = 5000
+
+// Converge runs the BMC phase the way a workflow runtime does: it calls
+// Configure, sleeps each wait on clk within the reason's budget and pacing
+// from bmc.Waits, and calls again, until an attempt is done or fails (the
+// runtime's reruns of a retryable failure are not made: the caller sees
+// the failure). A wait reason bmc.Waits does not list is a failure of the
+// phase's own contract.
+func Converge(ctx context.Context, cfg Configurer, t bmc.Target, clk Advancer) Outcome {
+	specs := map[string]bmc.WaitSpec{}
+	for _, s := range bmc.Waits() {
+		specs[s.Reason] = s
+	}
+	type meter struct {
+		n      int
+		waited time.Duration
+	}
+	meters := map[string]*meter{}
+	var o Outcome
+	for range MaxAttempts {
+		res, err := cfg.Configure(ctx, t)
+		o.Attempts = append(o.Attempts, res)
+		w, waiting := hostforge.AsWait(err)
+		if _, failed := hostforge.AsFailure(err); failed || !waiting {
+			o.Err = err
+			return o
+		}
+		spec, ok := specs[w.Reason]
+		if !ok {
+			o.Err = fmt.Errorf("bmctest: the phase waited for %q, a reason bmc.Waits does not list", w.Reason)
+			return o
+		}
+		m := meters[w.Reason]
+		if m == nil {
+			m = &meter{}
+			meters[w.Reason] = m
+		}
+		m.n++
+		after := w.After
+		if spec.Backoff.First > 0 {
+			after = spec.Backoff.After(m.n)
+		}
+		if m.waited+after > spec.Budget {
+			o.Err = spec.Exhausted("configure_bmc", w, m.waited, spec.Budget)
+			return o
+		}
+		m.waited += after
+		o.Waits = append(o.Waits, w)
+		o.Waited += after
+		clk.Advance(after)
+	}
+	o.Err = fmt.Errorf("bmctest: the phase neither converged nor failed in %d attempts", MaxAttempts)
+	return o
 }

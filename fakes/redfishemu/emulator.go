@@ -19,9 +19,15 @@
 //     RunDuration; a queued or running job refuses further settings writes
 //     (IDRAC.2.8.LC068 / SYS011); DELETE removes a job that is not running;
 //   - Manager.Reset: the BMC stops answering (connections dropped) for
-//     ResetDowntime; ComputerSystem.Reset boots the host, and an AMI BMC
-//     answers boot writes with 503 while it boots (HostBootTime);
-//   - a busy knob: the next N writes answer 503 with a message.
+//     ResetDowntime (SetResetDowntime while serving); ComputerSystem.Reset
+//     boots the host, and an AMI BMC answers boot writes with 503 while it
+//     boots (HostBootTime);
+//   - every request is authenticated again (basic auth or a session token);
+//     with ApplyPasswordOnReset a password PATCH is staged and only the next
+//     Manager.Reset applies it, as some BMCs do;
+//   - a busy knob: the next N writes answer 503 with a message; a lost-answer
+//     knob: the next N matching requests take effect and their connection
+//     is dropped before the answer.
 //
 // Every request is logged, so a test can assert that a converged run made
 // no PATCH/POST/DELETE. Time comes from an injected clock.
@@ -87,6 +93,14 @@ type Emulator struct {
 	busyMsg       string
 	downUntil     time.Time
 	bootingUntil  time.Time
+	applyOnReset  bool
+	staged        map[string]string // account path → password applied on reset
+	lose          []*loseRule
+}
+
+type loseRule struct {
+	method, suffix string
+	n              int
 }
 
 type job struct {
@@ -200,6 +214,97 @@ func (e *Emulator) SetPassword(user, password string) {
 	}
 }
 
+// SetResetDowntime sets how long a Manager.Reset keeps the BMC from
+// answering; safe while the emulator serves (an integration test lets a
+// worker die inside this window).
+func (e *Emulator) SetResetDowntime(d time.Duration) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.ResetDowntime = d
+}
+
+// ApplyPasswordOnReset gives the BMC the profile of models that apply a
+// change of an existing account's password only on their next cold reset:
+// until then the old password keeps working and the new one is refused. A
+// new account gets its password at once.
+func (e *Emulator) ApplyPasswordOnReset() {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.applyOnReset = true
+}
+
+// LoseAnswers makes the next n requests with this method whose path ends
+// in suffix take effect, then drops their connection before the answer.
+func (e *Emulator) LoseAnswers(method, suffix string, n int) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.lose = append(e.lose, &loseRule{method: method, suffix: suffix, n: n})
+}
+
+// Resets counts the Manager.Reset requests the BMC accepted.
+func (e *Emulator) Resets() int {
+	n := 0
+	for _, r := range e.Requests() {
+		if r.Method == http.MethodPost && strings.HasSuffix(r.Path, "/Actions/Manager.Reset") && r.Status < 300 {
+			n++
+		}
+	}
+	return n
+}
+
+// Pad fills the collection at coll to n members by copying its last
+// member under new ids, so a test can size the BMC like a real one: 16
+// account slots, a long boot menu (each copied NIC option on a MAC of its
+// own, appended to the boot order), a job queue full of completed jobs.
+func (e *Emulator) Pad(coll string, n int) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	coll = clean(coll)
+	ms := e.memberPaths(coll)
+	if len(ms) == 0 || e.docs[ms[len(ms)-1]] == nil {
+		return fmt.Errorf("redfishemu: %s has no member to copy", coll)
+	}
+	tmpl := e.docs[ms[len(ms)-1]]
+	for i := 1; len(ms) < n; i++ {
+		d := deepCopy(tmpl).(map[string]any)
+		id, _ := d["Id"].(string)
+		switch {
+		case strings.HasPrefix(id, "Boot"):
+			id = fmt.Sprintf("Boot%04X", 0x100+i)
+			d["BootOptionReference"] = id
+			if up, ok := d["UefiDevicePath"].(string); ok {
+				if j := strings.Index(up, "MAC("); j >= 0 && len(up) >= j+16 {
+					d["UefiDevicePath"] = up[:j+4] + fmt.Sprintf("02AA%08X", i) + up[j+16:]
+				}
+			}
+		case strings.HasPrefix(id, "JID_"):
+			id = fmt.Sprintf("JID_%012d", 990000000000+i)
+		default:
+			id = fmt.Sprintf("%d", 100+i)
+		}
+		if strings.HasSuffix(coll, "/Accounts") { // an empty slot
+			d["UserName"], d["Enabled"], d["RoleId"] = "", false, "None"
+		}
+		p := coll + "/" + id
+		if e.docs[p] != nil {
+			continue
+		}
+		d["Id"], d["@odata.id"] = id, p
+		e.docs[p] = d
+		ms = append(ms, p)
+		if strings.HasSuffix(coll, "/BootOptions") {
+			if sys := e.docs[path.Dir(coll)]; sys != nil {
+				if b, ok := sys["Boot"].(map[string]any); ok {
+					order, _ := b["BootOrder"].([]any)
+					b["BootOrder"] = append(order, id)
+				}
+			}
+		}
+	}
+	e.setMembers(coll, ms)
+	return nil
+}
+
 // Busy makes the next n writes answer 503 with msg.
 func (e *Emulator) Busy(n int, msg string) {
 	e.mu.Lock()
@@ -292,7 +397,16 @@ func (e *Emulator) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	e.tick()
 	status, hdr, body := e.serve(r, p, now)
 	e.reqs = append(e.reqs, Request{r.Method, p, status})
+	lost := e.loseLocked(r.Method, p)
 	e.mu.Unlock()
+	if lost {
+		if hj, ok := w.(http.Hijacker); ok {
+			if c, _, err := hj.Hijack(); err == nil {
+				_ = c.Close()
+				return
+			}
+		}
+	}
 	for k, v := range hdr {
 		w.Header().Set(k, v)
 	}
@@ -304,6 +418,17 @@ func (e *Emulator) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	w.WriteHeader(status)
+}
+
+// loseLocked consumes a lost-answer rule matching the request.
+func (e *Emulator) loseLocked(method, p string) bool {
+	for _, l := range e.lose {
+		if l.n > 0 && l.method == method && strings.HasSuffix(p, l.suffix) {
+			l.n--
+			return true
+		}
+	}
+	return false
 }
 
 func redfishError(status int, id, msg string) (int, map[string]string, any) {
@@ -524,7 +649,20 @@ func (e *Emulator) patchAccount(p string, d, body map[string]any) (int, map[stri
 		if len(s) < 8 {
 			return redfishError(http.StatusBadRequest, "Base.1.8.PropertyValueFormatError", "The password does not meet the complexity requirements.")
 		}
-		e.pw[p] = s
+		// A new user filling a slot gets its password at once; a change
+		// of an existing user's password waits for the reset.
+		existing, _ := d["UserName"].(string)
+		if u, ok := body["UserName"].(string); ok && u != existing {
+			existing = ""
+		}
+		if e.applyOnReset && existing != "" {
+			if e.staged == nil {
+				e.staged = map[string]string{}
+			}
+			e.staged[p] = s
+		} else {
+			e.pw[p] = s
+		}
 		delete(body, "Password")
 	}
 	if err := checkKnown(d, body, p); err != "" {
@@ -567,6 +705,10 @@ func (e *Emulator) post(p string, body map[string]any, now time.Time) (int, map[
 	case strings.HasSuffix(p, "/Actions/Manager.Reset"):
 		e.downUntil = now.Add(e.ResetDowntime)
 		e.tokens = map[string]string{}
+		for a, pw := range e.staged {
+			e.pw[a] = pw
+		}
+		e.staged = nil
 		return http.StatusNoContent, nil, nil
 	case strings.HasSuffix(p, "/Actions/ComputerSystem.Reset"):
 		e.hostReset(strings.TrimSuffix(p, "/Actions/ComputerSystem.Reset"), now)

@@ -107,3 +107,60 @@ func TestEmulatorIDRACJobLifecycle(t *testing.T) {
 		t.Fatalf("not back after the reset: %d", w.Code)
 	}
 }
+
+// TestResetToApplyAndDowntime: with ApplyPasswordOnReset a password PATCH
+// is staged; the cold reset drops the service for ResetDowntime and applies
+// it; a lost answer takes effect without one.
+func TestResetToApplyAndDowntime(t *testing.T) {
+	clk := clock.NewFake(clock.Epoch)
+	e, err := redfishemu.New("lenovo", redfishemu.Options{Clock: clk, AdminPassword: "Factory-Pass-1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	user := e.AdminUser()
+	acct := ""
+	for _, r := range []string{"1", "2", "3"} {
+		if d := e.Doc("/redfish/v1/AccountService/Accounts/" + r); d != nil && d["UserName"] == user {
+			acct = "/redfish/v1/AccountService/Accounts/" + r
+		}
+	}
+	if acct == "" {
+		t.Fatal("no admin account in the tree")
+	}
+	e.ApplyPasswordOnReset()
+	e.SetResetDowntime(45 * time.Second)
+	if w := do(t, e, "PATCH", acct, user, "Factory-Pass-1", `{"Password":"Rotated-Pass-2"}`); w.Code >= 300 {
+		t.Fatalf("password PATCH: %d", w.Code)
+	}
+	managers := func(pw string) int { return do(t, e, "GET", "/redfish/v1/Managers", user, pw, "").Code }
+	if managers("Factory-Pass-1") != 200 || managers("Rotated-Pass-2") != 401 {
+		t.Fatal("a staged password applied before the reset")
+	}
+	mgr := "/redfish/v1/Managers/1/Actions/Manager.Reset"
+	if w := do(t, e, "POST", mgr, user, "Factory-Pass-1", `{"ResetType":"GracefulRestart"}`); w.Code >= 300 {
+		t.Fatalf("reset: %d %s", w.Code, w.Body)
+	}
+	srv := httptest.NewServer(e)
+	defer srv.Close()
+	if _, err := srv.Client().Get(srv.URL + "/redfish/v1/"); err == nil {
+		t.Fatal("the BMC answered during its reset downtime")
+	}
+	clk.Advance(45 * time.Second)
+	if managers("Rotated-Pass-2") != 200 || managers("Factory-Pass-1") != 401 {
+		t.Fatal("the reset did not apply the staged password")
+	}
+	if e.Resets() != 1 {
+		t.Fatalf("resets = %d", e.Resets())
+	}
+
+	e.LoseAnswers("PATCH", "/NetworkProtocol", 1)
+	req, _ := http.NewRequest("PATCH", srv.URL+"/redfish/v1/Managers/1/NetworkProtocol", strings.NewReader(`{"NTP":{"ProtocolEnabled":true}}`))
+	req.SetBasicAuth(user, "Rotated-Pass-2")
+	if _, err := srv.Client().Do(req); err == nil {
+		t.Fatal("the lost answer arrived")
+	}
+	np := e.Doc("/redfish/v1/Managers/1/NetworkProtocol")
+	if ntp, _ := np["NTP"].(map[string]any); ntp["ProtocolEnabled"] != true {
+		t.Fatalf("the write whose answer was lost did not take effect: %v", np["NTP"])
+	}
+}

@@ -9,11 +9,15 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"go.uber.org/goleak"
+
+	"github.com/hostforge/hostforge/ironic"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files")
@@ -88,10 +92,10 @@ func sampleReport() *Report {
 	run := func(wall time.Duration, reads, writes, locked int) Run {
 		return Run{Wall: wall, Calls: Calls{Reads: reads, Writes: writes, Locked: locked, ByRoute: map[string]int{"GET /v1/nodes/{id}": reads, "POST /v1/ports": writes}}}
 	}
-	r := &Report{Nodes: 2, Rounds: 3, Ironic: "http://127.0.0.1:6385", Sides: []SideResult{
+	r := &Report{Nodes: 2, Rounds: 3, Ironic: "http://127.0.0.1:6385", FakeDelays: "power 3 s, bios 2-5 s", TimingScale: 0.1, Sides: []SideResult{
 		{Side: SideLoop, Label: "limit: loop, poll 20ms", Poll: 20 * time.Millisecond, Runs: []Run{run(4*time.Second, 200, 16, 2), run(2*time.Second, 100, 16, 0), run(3*time.Second, 150, 16, 0)}},
 		{Side: SideLoop, Label: "loop, poll 100ms", Poll: 100 * time.Millisecond, Runs: []Run{run(2500*time.Millisecond, 40, 16, 0), run(2500*time.Millisecond, 40, 16, 0), run(2500*time.Millisecond, 40, 16, 0)}},
-		{Side: SideHostforge, Label: "hostforge, poll 250ms+", Poll: 250 * time.Millisecond, Runs: []Run{run(3300*time.Millisecond, 18, 16, 0), run(3300*time.Millisecond, 18, 16, 0), run(3600*time.Millisecond, 18, 16, 0)}},
+		{Side: SideHostforge, Label: "hostforge, polls 1s doubling", Poll: 250 * time.Millisecond, Runs: []Run{run(3300*time.Millisecond, 18, 16, 0), run(3300*time.Millisecond, 18, 16, 0), run(3600*time.Millisecond, 18, 16, 0)}},
 		{Side: SideSDK, Label: "openstacksdk, wait_for 2s", Poll: 2 * time.Second, Runs: []Run{run(9*time.Second, 14, 16, 0), run(8*time.Second, 14, 16, 0), run(10*time.Second, 14, 16, 0)}},
 	}}
 	r.judge()
@@ -102,7 +106,8 @@ func TestVerdict(t *testing.T) {
 	r := sampleReport()
 	v := r.Verdict
 	near := func(a, b float64) bool { return math.Abs(a-b) < 1e-9 }
-	if v == nil || !near(v.WallVsLimit, 1.1) || !near(v.WallVsBestLoop, 3.3/2.5) || !near(v.ReadsVsLimit, 18.0/150) || !near(v.WallVsSDK, 3.3/9) || !v.Met {
+	if v == nil || !near(v.WallVsLimit, 1.1) || !near(v.WallVsBestLoop, 3.3/2.5) || !near(v.ReadsVsLimit, 18.0/150) || !near(v.WallVsSDK, 3.3/9) ||
+		!v.WallMet || !v.ReadsMet || !v.SDKMet || !v.Met {
 		t.Fatalf("verdict %+v", v)
 	}
 	r.Sides[2].Runs[1].Wall = 4 * time.Second // median 3.6 s: 1.2x, still within 1.25x
@@ -112,8 +117,24 @@ func TestVerdict(t *testing.T) {
 	}
 	r.Sides[2].Runs[0].Wall = 4 * time.Second // median 4 s: 1.33x
 	r.judge()
-	if r.Verdict.Met {
+	if r.Verdict.Met || r.Verdict.WallMet || !r.Verdict.ReadsMet {
 		t.Fatalf("1.33x the limit met: %+v", r.Verdict)
+	}
+	r.Sides[2].Runs[0].Wall, r.Sides[2].Runs[1].Wall = 3300*time.Millisecond, 3300*time.Millisecond
+	for i := range r.Sides[2].Runs {
+		r.Sides[2].Runs[i].Calls.Reads = 31 // 31/150: 20.7 % of the limit's reads
+	}
+	r.judge()
+	if r.Verdict.Met || !r.Verdict.WallMet || r.Verdict.ReadsMet {
+		t.Fatalf("20.7%% of the limit's reads met: %+v", r.Verdict)
+	}
+	for i := range r.Sides[2].Runs {
+		r.Sides[2].Runs[i].Calls.Reads = 18
+	}
+	r.Sides[3].Runs = []Run{{Wall: 3 * time.Second}} // openstacksdk faster
+	r.judge()
+	if r.Verdict.Met || !r.Verdict.WallMet || !r.Verdict.ReadsMet || r.Verdict.SDKMet {
+		t.Fatalf("slower than openstacksdk met: %+v", r.Verdict)
 	}
 	alone := &Report{Nodes: 2, Sides: []SideResult{r.Sides[2]}}
 	alone.judge()
@@ -144,26 +165,86 @@ func TestReportGolden(t *testing.T) {
 
 func TestParse(t *testing.T) {
 	for _, tt := range []struct {
-		args []string
-		bad  string
+		name  string
+		args  []string
+		bad   string
+		check func(options) bool
 	}{
-		{[]string{"-ironic", "http://127.0.0.1:6385"}, ""},
-		{[]string{}, "-ironic is required"},
-		{[]string{"-ironic", "x", "-nodes", "0"}, "at least 1"},
-		{[]string{"-ironic", "x", "-sides", "loop,nova"}, `unknown side "nova"`},
-		{[]string{"-ironic", "x", "-loop-polls", "20ms,fast"}, `"fast" is not a positive duration`},
-		{[]string{"-ironic", "x", "-o", "yaml"}, "want text or json"},
+		{name: "defaults", args: []string{"-ironic", "http://127.0.0.1:6385"}, check: func(o options) bool {
+			return len(o.sides) == 3 && o.nodes == 20 && o.delays == nil && o.timingScale == 1.0/40 &&
+				slices.Equal(o.loopPolls, []time.Duration{20 * time.Millisecond, 100 * time.Millisecond, 250 * time.Millisecond})
+		}},
+		{name: "delays", args: []string{"-ironic", "x", "-delays"}, check: func(o options) bool {
+			return len(o.delays) == len(fakeDelayOptions) && o.delays[0] == (fakeDelay{"power", 3, 3}) && o.timingScale == 1.0/10 &&
+				slices.Equal(o.loopPolls, []time.Duration{20 * time.Millisecond, 250 * time.Millisecond, time.Second})
+		}},
+		{name: "own delays imply -delays", args: []string{"-ironic", "x", "-fake-delays", "bios=2-5,power_delay=1", "-timing-scale", "0.05"}, check: func(o options) bool {
+			return slices.Equal(o.delays, []fakeDelay{{"power", 1, 1}, {"bios", 2, 5}}) && o.timingScale == 0.05
+		}},
+		{name: "ironic-conf needs no Ironic", args: []string{"-ironic-conf", "-delays"}, check: func(o options) bool { return o.ironicConf && len(o.delays) == 10 }},
+		{name: "no Ironic", args: []string{}, bad: "-ironic is required"},
+		{name: "no nodes", args: []string{"-ironic", "x", "-nodes", "0"}, bad: "at least 1"},
+		{name: "unknown side", args: []string{"-ironic", "x", "-sides", "loop,nova"}, bad: `unknown side "nova"`},
+		{name: "bad poll", args: []string{"-ironic", "x", "-loop-polls", "20ms,fast"}, bad: `"fast" is not a positive duration`},
+		{name: "bad output", args: []string{"-ironic", "x", "-o", "yaml"}, bad: "want text or json"},
+		{name: "negative scale", args: []string{"-ironic", "x", "-timing-scale", "-1"}, bad: "want a positive factor"},
+		{name: "unknown delay", args: []string{"-ironic-conf", "-fake-delays", "firmware=3"}, bad: `"firmware=3": want OPTION=SECONDS`},
+		{name: "fractional delay", args: []string{"-ironic-conf", "-fake-delays", "power=1.5"}, bad: "seconds must be whole"},
+		{name: "reversed range", args: []string{"-ironic-conf", "-fake-delays", "power=5-2"}, bad: "A <= B"},
+		{name: "twice", args: []string{"-ironic-conf", "-fake-delays", "power=1,power=2"}, bad: "power given twice"},
+		{name: "empty delays", args: []string{"-ironic-conf", "-fake-delays", ","}, bad: "no delay given"},
 	} {
-		t.Setenv("HOSTFORGE_IRONIC_URL", "")
-		o, err := parse(tt.args, io.Discard)
-		if tt.bad == "" {
-			if err != nil || len(o.sides) != 3 || len(o.loopPolls) != 3 || o.loopPolls[0] != 20*time.Millisecond || o.nodes != 20 {
-				t.Fatalf("%v: %+v, %v", tt.args, o, err)
+		t.Run(tt.name, func(t *testing.T) {
+			t.Setenv("HOSTFORGE_IRONIC_URL", "")
+			o, err := parse(tt.args, io.Discard)
+			if tt.bad == "" {
+				if err != nil || !tt.check(o) {
+					t.Fatalf("%v: %+v, %v", tt.args, o, err)
+				}
+				return
 			}
-			continue
-		}
-		if err == nil || !strings.Contains(err.Error(), tt.bad) {
-			t.Fatalf("%v: error %v, want %q", tt.args, err, tt.bad)
+			if err == nil || !strings.Contains(err.Error(), tt.bad) {
+				t.Fatalf("%v: error %v, want %q", tt.args, err, tt.bad)
+			}
+		})
+	}
+}
+
+// The INI the script appends to ironic.conf: Ironic 2023.1's option names,
+// whole seconds, "A,B" for a triangular range.
+func TestIronicConf(t *testing.T) {
+	if got := ironicConf(nil); got != "" {
+		t.Fatalf("no delays: %q", got)
+	}
+	d, err := parseFakeDelays("rescue=1, bios=2-5,power=3")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "[fake]\npower_delay = 3\nbios_delay = 2,5\nrescue_delay = 1\n"
+	if got := ironicConf(d); got != want {
+		t.Fatalf("ironicConf = %q, want %q", got, want)
+	}
+	if got := describeDelays(d); got != "power 3 s, bios 2-5 s, rescue 1 s" {
+		t.Fatalf("describeDelays = %q", got)
+	}
+	all, err := parseFakeDelays(defaultFakeDelays)
+	if err != nil || len(all) != len(fakeDelayOptions) {
+		t.Fatalf("default delays: %v %v", all, err)
+	}
+}
+
+// hostforge runs its production timing scaled: every duration, none left
+// at its production value.
+func TestScaledTiming(t *testing.T) {
+	got, prod := scaledTiming(0.1), ironic.DefaultTiming()
+	if got.StatePoll != time.Second || got.StatePollMax != 6*time.Second || got.CleanPollMin != 1500*time.Millisecond ||
+		got.CleanPollMax != 30*time.Second || got.PowerOnTimeout != time.Minute || got.InspectionPoll != 2*time.Second {
+		t.Fatalf("scaled timing %+v", got)
+	}
+	g, p := reflect.ValueOf(got), reflect.ValueOf(prod)
+	for i := 0; i < g.NumField(); i++ {
+		if g.Field(i).Type() == reflect.TypeFor[time.Duration]() && (g.Field(i).Int() == p.Field(i).Int() || g.Field(i).Int() <= 0) {
+			t.Errorf("%s not scaled: %v", g.Type().Field(i).Name, g.Field(i))
 		}
 	}
 }

@@ -4,7 +4,8 @@
 //
 //   - the limit: a tight loop issuing the same writes and polling every 20 ms;
 //   - hostforge: the enrollment workflow (flow.Local, real clock) with
-//     only the Ironic phases on, NetBox and the vault from a fake site;
+//     only the Ironic phases on, NetBox and the vault from a fake site, on
+//     its production ironic.Timing scaled by -timing-scale;
 //   - openstacksdk: Debian's python3-openstacksdk issuing the same writes and
 //     waiting with its own wait_for_* helpers.
 //
@@ -12,8 +13,16 @@
 // so their API calls are counted alike. Nodes are deleted between sides
 // (outside the counts). The order of the sides rotates every round.
 //
-// Run it with `make bench-ironic` (scripts/bench-ironic starts the Ironic),
-// or against a running Ironic:
+// Two modes. Without delays, fake-hardware ends most transitions while their
+// write is still in flight: there is almost nothing to poll for. With
+// -delays, the Ironic runs fake-hardware with [fake] delays (3 s per fake
+// interface call: verification and power on take about 6 s, cleaning about
+// 3 s), standing for real hardware's minutes, and hostforge's waits are
+// scaled by 1/10 instead of 1/40; there the tight loop shows what polling
+// costs.
+//
+// Run it with `make bench-ironic` (scripts/bench-ironic starts the Ironic
+// with the delays -ironic-conf prints), or against a running Ironic:
 //
 //	go run ./internal/benchironic -ironic http://127.0.0.1:6385 -nodes 20 -rounds 3
 package main
@@ -31,33 +40,38 @@ import (
 	"time"
 
 	adapter "github.com/hostforge/hostforge/adapters/ironic"
-	"github.com/hostforge/hostforge/ironic"
 )
 
 type options struct {
 	ironic        string
 	nodes, rounds int
 	loopPolls     []time.Duration
-	statePoll     time.Duration
-	cleanPollMax  time.Duration
-	python        string
-	sides         []string
-	output        string
-	detail        bool
-	verbose       bool
+	timingScale   float64
+	// delays are the [fake] delays the Ironic runs with (-delays); nil:
+	// none, transitions end while their write is in flight.
+	delays     []fakeDelay
+	ironicConf bool
+	python     string
+	sides      []string
+	output     string
+	detail     bool
+	verbose    bool
 }
 
 func parse(args []string, stderr io.Writer) (options, error) {
 	fs := flag.NewFlagSet("benchironic", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var o options
-	var sides, loopPolls string
+	var sides, loopPolls, fakeDelays string
+	var delays bool
 	fs.StringVar(&o.ironic, "ironic", os.Getenv("HOSTFORGE_IRONIC_URL"), "Ironic API root (default $HOSTFORGE_IRONIC_URL)")
 	fs.IntVar(&o.nodes, "nodes", 20, "nodes per side and round")
 	fs.IntVar(&o.rounds, "rounds", 3, "rounds; the report gives the median wall time")
-	fs.StringVar(&loopPolls, "loop-polls", "20ms,100ms,250ms", "poll (and NodeLocked retry) intervals of the loop; the first is the limit, the others show what a slower loop costs")
-	fs.DurationVar(&o.statePoll, "state-poll", 250*time.Millisecond, "hostforge's ironic.Timing StatePoll and CleanPollMin (production default 10 s / 15 s, for real hardware)")
-	fs.DurationVar(&o.cleanPollMax, "clean-poll-max", 4*time.Second, "hostforge's ironic.Timing CleanPollMax")
+	fs.StringVar(&loopPolls, "loop-polls", "", "poll (and NodeLocked retry) intervals of the loop; the first is the limit, the others show what a slower loop costs (default 20ms,100ms,250ms; with -delays 20ms,250ms,1s)")
+	fs.BoolVar(&delays, "delays", false, "realistic transition times: the Ironic runs fake-hardware with [fake] delays ("+defaultFakeDelays+"); scripts/bench-ironic starts it so")
+	fs.StringVar(&fakeDelays, "fake-delays", "", "the [fake] delays in seconds, e.g. power=3,bios=2-5 (A-B: triangular random); implies -delays")
+	fs.Float64Var(&o.timingScale, "timing-scale", 0, "hostforge runs its production ironic.Timing (StatePoll 10 s, CleanPollMin 15 s, …) times this (default 1/40: StatePoll 250 ms; with -delays 1/10: StatePoll 1 s)")
+	fs.BoolVar(&o.ironicConf, "ironic-conf", false, "print the INI text these flags need appended to ironic.conf (empty without delays) and exit")
 	fs.StringVar(&o.python, "python", "/usr/bin/python3", "the Python with python3-openstacksdk")
 	fs.StringVar(&sides, "sides", strings.Join([]string{SideLoop, SideHostforge, SideSDK}, ","), "sides to run, comma-separated")
 	fs.StringVar(&o.output, "o", "text", "output: text or json")
@@ -66,8 +80,40 @@ func parse(args []string, stderr io.Writer) (options, error) {
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
+	if fakeDelays != "" {
+		delays = true
+	} else if delays {
+		fakeDelays = defaultFakeDelays
+	}
+	if delays {
+		d, err := parseFakeDelays(fakeDelays)
+		if err != nil {
+			return o, fmt.Errorf("-fake-delays: %w", err)
+		}
+		if len(d) == 0 {
+			return o, errors.New("-fake-delays: no delay given")
+		}
+		o.delays = d
+	}
+	if o.ironicConf {
+		return o, nil
+	}
 	if o.ironic == "" {
 		return o, errors.New("-ironic is required (or HOSTFORGE_IRONIC_URL)")
+	}
+	switch {
+	case o.timingScale < 0:
+		return o, fmt.Errorf("-timing-scale %v: want a positive factor", o.timingScale)
+	case o.timingScale == 0 && delays:
+		o.timingScale = 1.0 / 10
+	case o.timingScale == 0:
+		o.timingScale = 1.0 / 40
+	}
+	if loopPolls == "" {
+		loopPolls = "20ms,100ms,250ms"
+		if delays {
+			loopPolls = "20ms,250ms,1s"
+		}
 	}
 	if o.nodes < 1 || o.rounds < 1 {
 		return o, errors.New("-nodes and -rounds must be at least 1")
@@ -101,6 +147,10 @@ func main() {
 		}
 		os.Exit(2)
 	}
+	if o.ironicConf {
+		fmt.Print(ironicConf(o.delays))
+		return
+	}
 	if err := run(context.Background(), o, os.Stdout, os.Stderr); err != nil {
 		fmt.Fprintln(os.Stderr, "benchironic:", err)
 		os.Exit(1)
@@ -121,11 +171,8 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer px.Close()
-	timing := ironic.Timing{
-		StatePoll: o.statePoll, LockRetry: o.statePoll, InspectionPoll: o.statePoll,
-		CleanPollMin: o.statePoll, CleanPollMax: o.cleanPollMax,
-	}
-	rep := &Report{Nodes: o.nodes, Rounds: o.rounds, Ironic: o.ironic}
+	timing := scaledTiming(o.timingScale)
+	rep := &Report{Nodes: o.nodes, Rounds: o.rounds, Ironic: o.ironic, FakeDelays: describeDelays(o.delays), TimingScale: o.timingScale}
 	for _, s := range o.sides {
 		switch s {
 		case SideLoop:
@@ -137,7 +184,7 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) error {
 				rep.Sides = append(rep.Sides, SideResult{Side: SideLoop, Label: label, Poll: p})
 			}
 		case SideHostforge:
-			rep.Sides = append(rep.Sides, SideResult{Side: s, Label: fmt.Sprintf("hostforge, poll %s+", o.statePoll), Poll: o.statePoll})
+			rep.Sides = append(rep.Sides, SideResult{Side: s, Label: fmt.Sprintf("hostforge, polls %s doubling", timing.StatePoll), Poll: timing.StatePoll})
 		case SideSDK:
 			rep.Sides = append(rep.Sides, SideResult{Side: s, Label: "openstacksdk, wait_for 2s", Poll: 2 * time.Second})
 		}

@@ -90,10 +90,10 @@ func (f *Fleet) Prepare(o Options) Options {
 	return o
 }
 
-// Executor is enrolltest's executor for the fleet's site, with every phase
-// that sleeps inside a step (the BMC phase waits out a cold reset or an
-// iDRAC job on its clock) sleeping on the fleet's SimClock, so that
-// concurrent hosts share virtual time instead of each pushing it forward.
+// Executor is enrolltest's executor for the fleet's site, with the BMC
+// phase reading the fleet's SimClock: it stamps and measures the times it
+// persists (a cold reset requested, an iDRAC job staged) on the same
+// virtual time the runtime sleeps its waits on, shared by concurrent hosts.
 func (f *Fleet) Executor(log *slog.Logger) *enrollment.Executor {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)

@@ -42,19 +42,28 @@ type Key struct {
 // NewKey generates a fresh key.
 func NewKey(t testing.TB) Key {
 	t.Helper()
-	_, priv, err := ed25519.GenerateKey(rand.Reader)
+	k, err := GenerateKey()
 	if err != nil {
 		t.Fatal(err)
+	}
+	return k
+}
+
+// GenerateKey generates a fresh key outside a test (a lab).
+func GenerateKey() (Key, error) {
+	_, priv, err := ed25519.GenerateKey(rand.Reader)
+	if err != nil {
+		return Key{}, err
 	}
 	block, err := xssh.MarshalPrivateKey(priv, "")
 	if err != nil {
-		t.Fatal(err)
+		return Key{}, err
 	}
 	s, err := xssh.NewSignerFromKey(priv)
 	if err != nil {
-		t.Fatal(err)
+		return Key{}, err
 	}
-	return Key{Signer: s, PEM: string(pem.EncodeToMemory(block))}
+	return Key{Signer: s, PEM: string(pem.EncodeToMemory(block))}, nil
 }
 
 // PublicKey is the key's public half.
@@ -75,6 +84,13 @@ type Server struct {
 	stallLogin bool
 	// stallSFTP accepts the sftp subsystem and never answers.
 	stallSFTP bool
+	// stallAfterLogin logs the client in, then never answers a channel open.
+	stallAfterLogin bool
+	// stallSession opens sessions but never answers their requests.
+	stallSession bool
+
+	cmdMu    sync.Mutex
+	commands []string
 
 	wg    sync.WaitGroup
 	mu    sync.Mutex
@@ -94,18 +110,49 @@ func StallLogin(s *Server) { s.stallLogin = true }
 // a client's transfer deadline expires.
 func StallSFTP(s *Server) { s.stallSFTP = true }
 
+// StallAfterLogin makes the server complete the handshake and log the
+// client in, then never answer a request to open a session (a hung sshd
+// child, or one out of sessions): a client's NewSession blocks.
+func StallAfterLogin(s *Server) { s.stallAfterLogin = true }
+
+// StallSession makes the server open sessions but never answer their
+// requests (exec, subsystem): a client blocks starting the command.
+func StallSession(s *Server) { s.stallSession = true }
+
+// Commands lists the commands the server ran, in order.
+func (s *Server) Commands() []string {
+	s.cmdMu.Lock()
+	defer s.cmdMu.Unlock()
+	return append([]string(nil), s.commands...)
+}
+
 // Start starts a server that accepts public-key logins by client (any user
 // name) and refuses every other key; a nil client is refused too. The server
 // stops, and its goroutines end, in t's cleanup.
 func Start(t testing.TB, client xssh.PublicKey, opts ...Option) *Server {
 	t.Helper()
-	s := &Server{HostKey: NewKey(t), conns: map[net.Conn]bool{}, done: make(chan struct{})}
+	s, err := Listen(client, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Close)
+	return s
+}
+
+// Listen starts a server as Start does, outside a test (a lab): the caller
+// stops it with Close.
+func Listen(client xssh.PublicKey, opts ...Option) (*Server, error) {
+	hostKey, err := GenerateKey()
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{HostKey: hostKey, conns: map[net.Conn]bool{}, done: make(chan struct{})}
 	for _, o := range opts {
 		o(s)
 	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
 	s.ln, s.Addr = ln, ln.Addr().String()
 	cfg := &xssh.ServerConfig{
@@ -140,8 +187,7 @@ func Start(t testing.TB, client xssh.PublicKey, opts ...Option) *Server {
 			}()
 		}
 	}()
-	t.Cleanup(s.Close)
-	return s
+	return s, nil
 }
 
 // KnownHosts is a known_hosts line for this server's address with key k
@@ -184,6 +230,15 @@ func (s *Server) serve(c net.Conn, cfg *xssh.ServerConfig) {
 	defer sc.Close()
 	s.wg.Add(1)
 	go func() { defer s.wg.Done(); xssh.DiscardRequests(reqs) }()
+	if s.stallAfterLogin {
+		// Hold every channel open request unanswered until the client goes.
+		var held []xssh.NewChannel
+		for nc := range chans {
+			held = append(held, nc)
+		}
+		_ = held
+		return
+	}
 	for nc := range chans {
 		if nc.ChannelType() != "session" {
 			_ = nc.Reject(xssh.UnknownChannelType, "only sessions")
@@ -191,6 +246,16 @@ func (s *Server) serve(c net.Conn, cfg *xssh.ServerConfig) {
 		}
 		ch, creqs, err := nc.Accept()
 		if err != nil {
+			continue
+		}
+		if s.stallSession {
+			s.wg.Add(1)
+			go func() {
+				defer s.wg.Done()
+				defer ch.Close()
+				for range creqs { // never answered
+				}
+			}()
 			continue
 		}
 		s.wg.Add(1)
@@ -215,10 +280,13 @@ func (s *Server) session(ch xssh.Channel, reqs <-chan *xssh.Request) {
 				return
 			}
 			_ = req.Reply(true, nil)
+			s.cmdMu.Lock()
+			s.commands = append(s.commands, p.Command)
+			s.cmdMu.Unlock()
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				code := run(ctx, p.Command, ch)
+				code := run(ctx, p.Command, ch, &wg)
 				_, _ = ch.SendRequest("exit-status", false, binary.BigEndian.AppendUint32(nil, uint32(code)))
 				ch.Close()
 			}()
@@ -258,11 +326,24 @@ func (s *Server) session(ch xssh.Channel, reqs <-chan *xssh.Request) {
 }
 
 // run runs command with /bin/sh in its own process group, killed with the
-// group when ctx ends.
-func run(ctx context.Context, command string, ch xssh.Channel) int {
+// group when ctx ends. Its standard input is the channel's, so a command
+// reading it (the client's lock) runs until the client closes its input or
+// the channel. The goroutine copying that input is added to wg: it ends
+// when the channel does, which may be after the command.
+func run(ctx context.Context, command string, ch xssh.Channel, wg *sync.WaitGroup) int {
 	cmd := exec.Command("/bin/sh", "-c", command)
 	cmd.Stdout, cmd.Stderr = ch, ch.Stderr()
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return 127
+	}
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		_, _ = io.Copy(stdin, ch)
+		_ = stdin.Close()
+	}()
 	if err := cmd.Start(); err != nil {
 		return 127
 	}
@@ -274,7 +355,7 @@ func run(ctx context.Context, command string, ch xssh.Channel) int {
 		case <-waited:
 		}
 	}()
-	err := cmd.Wait()
+	err = cmd.Wait()
 	close(waited)
 	var ee *exec.ExitError
 	if errors.As(err, &ee) {

@@ -1,0 +1,104 @@
+package cli
+
+import (
+	"context"
+	"sync"
+
+	"github.com/spf13/cobra"
+
+	"github.com/hostforge/hostforge"
+	"github.com/hostforge/hostforge/adapters/temporal"
+	"github.com/hostforge/hostforge/adapters/wiring"
+	"github.com/hostforge/hostforge/clock"
+	"github.com/hostforge/hostforge/enrollment"
+)
+
+// enrollTemporal submits every device to Temporal and follows each run.
+func (a *app) enrollTemporal(cmd *cobra.Command, o enrollOpts, devices []string) error {
+	log, err := a.logger(cmd)
+	if err != nil {
+		return err
+	}
+	cfg, err := loadConfigFile(o.config)
+	if err != nil {
+		return err
+	}
+	ctx := cmd.Context()
+	// The submitter reads NetBox and the site's gates; the phases run on
+	// the workers, so nothing else is connected here.
+	ws, err := wiring.Open(ctx, cfg, wiring.Options{Log: log, Getenv: a.getenv, SubmitOnly: true})
+	if err != nil {
+		if ConfigInvalid.Is(err) {
+			return usageErr(err)
+		}
+		return err
+	}
+	defer ws.Close()
+	c, err := temporal.Dial(ctx, o.temporal.address, o.temporal.namespace, log)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	sub := &temporal.Submitter{Client: c, TaskQueue: o.temporal.queue, NetBox: ws.NetBox, Proofs: ws.Proofs, Log: log}
+	var prog *progress
+	if *o.output == formatText {
+		prog = newProgress(cmd.OutOrStdout(), a.streams.Terminal, devices)
+	}
+	results := make([]hostResult, len(devices))
+	var wg sync.WaitGroup
+	for i, d := range devices {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			results[i] = followOne(ctx, sub, ws, d, o.params(), prog)
+		}()
+	}
+	wg.Wait()
+	return printEnroll(cmd.OutOrStdout(), *o.output, devices, results)
+}
+
+// followOne submits one device, reports its run's events as they are
+// recorded, and returns its outcome once the run closes. With a proof
+// store configured, the completion proof is settled too.
+func followOne(ctx context.Context, sub *temporal.Submitter, ws *wiring.Systems, device string, p enrollment.Params, prog *progress) hostResult {
+	clk := clock.Real{}
+	start := clk.Now()
+	if prog != nil {
+		prog.begin(device, start)
+	}
+	r := hostResult{Result: enrollment.Result{Device: device}}
+	defer func() {
+		r.Elapsed = clk.Now().Sub(start)
+		if prog != nil {
+			prog.finish(device, r)
+		}
+	}()
+	run, err := sub.Submit(ctx, temporal.Submission{Device: device, Site: ws.Site, Config: ws.SiteConfig, PlatformClassReady: ws.PlatformClassReady, Params: p})
+	if err != nil {
+		_, r.Failure, _ = hostforge.Classify(err)
+		r.Result.Failure = r.Failure
+		return r
+	}
+	r.WorkflowID = run.WorkflowID
+	if prog != nil {
+		// The history shows what the worker did; a failure to read it only
+		// costs the progress lines, Wait still gives the outcome.
+		_ = sub.Follow(ctx, run, prog.event)
+	}
+	if ctx.Err() != nil {
+		r.Failure = hostforge.Cancelled.Wrap(ctx.Err(), "stopped following %s; the enrollment keeps running on Temporal", run.WorkflowID)
+		r.Result.Failure = r.Failure
+		return r
+	}
+	r.Result, r.Failure = sub.Wait(ctx, run)
+	if r.Failure != nil && ctx.Err() != nil {
+		r.Failure = hostforge.Cancelled.Wrap(ctx.Err(), "stopped following %s; the enrollment keeps running on Temporal", run.WorkflowID)
+		r.Result.Failure = r.Failure
+	}
+	if ws.Proofs != nil && ctx.Err() == nil {
+		if _, err := sub.Settle(ctx, run); err != nil {
+			ws.Log.Warn("settling the completion proof failed", "device", device, "workflow_id", run.WorkflowID, "code", hostforge.CodeOf(err))
+		}
+	}
+	return r
+}

@@ -1,0 +1,135 @@
+package cli
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"go.temporal.io/sdk/worker"
+
+	"github.com/hostforge/hostforge/adapters/temporal"
+	"github.com/hostforge/hostforge/adapters/wiring"
+)
+
+// workerWorkflow binds one workflow to the wired systems for the worker.
+type workerWorkflow func(*wiring.Systems) (temporal.Workflow, error)
+
+// workerWorkflows are the workflows 'hostforge worker' runs, each bound to
+// the systems the config names. A new workflow adds one entry.
+var workerWorkflows = []workerWorkflow{
+	enrollmentWorkflow,
+}
+
+// enrollmentWorkflow is the enrollment on the wired systems.
+func enrollmentWorkflow(s *wiring.Systems) (temporal.Workflow, error) {
+	return temporal.Workflow{Name: "enrollment", Steps: s.Enrollment, Definitions: []temporal.Definition{temporal.Enrollment}}, nil
+}
+
+// temporalFlags are the flags that reach a Temporal frontend.
+type temporalFlags struct {
+	address, namespace, queue string
+}
+
+func (t *temporalFlags) add(cmd *cobra.Command, addressUsage string) {
+	f := cmd.Flags()
+	f.StringVar(&t.address, "temporal", "", addressUsage)
+	f.StringVar(&t.namespace, "namespace", "default", "Temporal namespace")
+	f.StringVar(&t.queue, "task-queue", temporal.DefaultTaskQueue, "Temporal task queue the worker polls and enrollments are submitted to")
+}
+
+func (a *app) workerCmd() *cobra.Command {
+	var config string
+	var tf temporalFlags
+	var stopTimeout time.Duration
+	var maxSteps int
+	cmd := &cobra.Command{
+		Use:   "worker --config FILE --temporal ADDRESS",
+		Short: "Run a Temporal worker that enrols devices on the real systems a config file names",
+		Long: `Run a Temporal worker on the real systems the config file names (the same
+wiring as 'hostforge enroll --config'): it polls the task queue for the
+enrollment workflow and runs each of its steps as an activity, with NetBox,
+the vault, the DHCP server, the BMCs (the link guard reads them too) and
+every Ironic instance of the config. Submit work to it with
+'hostforge enroll --config FILE --temporal ADDRESS DEVICE...'.
+
+Workflows survive the worker: waits are durable timers, and a step a dead
+worker left is rerun (every step is idempotent) when a worker polls again.
+Several workers may poll one queue; the file vault is safe to share between
+processes on one host.
+
+Ctrl-C (or SIGTERM) stops polling and lets running steps finish for up to
+--stop-timeout, then cancels them; their workflows carry on with the next
+worker.
+
+` + wiring.ConfigHelp + `
+` + exitCodeHelp,
+		Example: `  hostforge worker --config /etc/hostforge/lab1.yaml --temporal temporal.example.net:7233
+  hostforge worker --config lab/lab.yaml --temporal 127.0.0.1:7233 --task-queue lab1`,
+		Args: cobra.NoArgs,
+	}
+	f := cmd.Flags()
+	f.StringVar(&config, "config", "", "config file naming the real systems (format below)")
+	tf.add(cmd, "Temporal frontend host:port, e.g. 127.0.0.1:7233")
+	f.DurationVar(&stopTimeout, "stop-timeout", 30*time.Second, "on Ctrl-C, how long running steps may finish before they are cancelled")
+	f.IntVar(&maxSteps, "max-concurrent-steps", 0, "steps run at once by this worker (0: the Temporal SDK's default)")
+	_ = cmd.MarkFlagFilename("config", "yaml", "yml")
+	logLevelFlag(cmd)
+	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
+		switch {
+		case config == "":
+			return inputErr("--config is required: the worker runs on the systems a config file names")
+		case tf.address == "":
+			return inputErr("--temporal is required: the Temporal frontend's host:port")
+		case stopTimeout < 0:
+			return inputErr("--stop-timeout %s: want 0 or more", stopTimeout)
+		case maxSteps < 0:
+			return inputErr("--max-concurrent-steps %d: want 0 or more", maxSteps)
+		}
+		log, err := a.logger(cmd)
+		if err != nil {
+			return err
+		}
+		cfg, err := loadConfigFile(config)
+		if err != nil {
+			return err
+		}
+		ctx := cmd.Context()
+		sys, err := a.openWiring(ctx, cfg, log)
+		if err != nil {
+			return err
+		}
+		defer sys.Close()
+		var wfs []temporal.Workflow
+		var names []string
+		for _, bind := range workerWorkflows {
+			wf, err := bind(sys)
+			if err != nil {
+				return err
+			}
+			wfs = append(wfs, wf)
+			names = append(names, wf.Name)
+		}
+		c, err := temporal.Dial(ctx, tf.address, tf.namespace, log)
+		if err != nil {
+			return err
+		}
+		defer c.Close()
+		w := worker.New(c, tf.queue, worker.Options{WorkerStopTimeout: stopTimeout, MaxConcurrentActivityExecutionSize: maxSteps})
+		if err := temporal.RegisterWorkflows(w, temporal.Activities{}, temporal.ActivityOptions{}, wfs...); err != nil {
+			return err
+		}
+		if err := w.Start(); err != nil {
+			return temporal.TemporalUnavailable.At("worker").Wrap(err, "starting the worker on task queue %s at %s", tf.queue, tf.address)
+		}
+		out := cmd.OutOrStdout()
+		fmt.Fprintf(out, "worker polling task queue %s at %s (namespace %s) for %s on site %s; interrupt to stop\n",
+			tf.queue, tf.address, tf.namespace, strings.Join(names, ", "), sys.Site)
+		<-ctx.Done()
+		fmt.Fprintf(out, "stopping: running steps have %s to finish\n", stopTimeout)
+		w.Stop()
+		fmt.Fprintln(out, "worker stopped")
+		return nil
+	}
+	return cmd
+}

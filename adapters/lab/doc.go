@@ -1,0 +1,26 @@
+// Package lab serves a rack without a data centre, on loopback, for
+// 'hostforge lab', the integration tests and anyone trying hostforge:
+//
+//   - the NetBox emulator (fakes/netboxhttp) loaded with the demo rack
+//     (enrolltest.DemoRack), over TLS behind a token;
+//   - one Redfish emulator (fakes/redfishemu) per host, in its vendor's
+//     flavour (Dell iDRAC, Lenovo XCC, AMI MegaRAC, Supermicro), over TLS,
+//     reporting the host's frontend NICs and their link states — the host
+//     with dead optics reports every link DOWN;
+//   - an SSH server standing in for the DHCP server (adapters/ssh/sshtest;
+//     its commands run on this machine, its files land in the lab
+//     directory);
+//   - with a real Ironic and ironic-inspector (scripts/ironic/ironic-up
+//     starts them), the agent's side of inspection ([Ramdisk]): the hosts
+//     enrol on Ironic's fake-hardware driver, their inspection data says
+//     where their cables really go, so the miscabled host fails
+//     verification, and the host with dead optics hits the link guard.
+//
+// [Start] writes lab.yaml (the config every hostforge command and the
+// worker read), the vault file it names (mode 0600: the factory and
+// monitoring BMC credentials and the SSH key; the BMC phase adds each
+// host's rotated admin credential), the NetBox token, the lab CA that
+// signed every server's certificate (TLS is verified as in production), and
+// a file listing the rack's hosts. Everything is on 127.0.0.1; nothing is
+// installed. Ironic is used when it runs, never installed from here.
+package lab

@@ -1,0 +1,92 @@
+package extensions
+
+import "github.com/hostforge/hostforge"
+
+// Phase is the phase extension failures are raised in.
+const Phase = "extensions"
+
+// Failure codes of extensions.
+var (
+	// DefinitionInvalid: a definition does not parse or validate; the
+	// message lists every problem with its JSON path.
+	DefinitionInvalid = hostforge.Declare(hostforge.Spec{
+		Code:      "EXTENSION_DEFINITION_INVALID",
+		Phase:     "extensions",
+		Owner:     hostforge.OwnerInfraEng,
+		Retryable: false,
+		Action:    "Fix the extension definition at each JSON path the message lists (run 'hostforge extensions validate FILE' to see them all), then load it again. The definition was not loaded.",
+	})
+	// PayloadInvalid: an event payload is not a JSON object.
+	PayloadInvalid = hostforge.Declare(hostforge.Spec{
+		Code:      "EXTENSION_PAYLOAD_INVALID",
+		Phase:     "extensions",
+		Owner:     hostforge.OwnerInfraEng,
+		Retryable: false,
+		Action:    "Fix the event payload the message names: it must be a JSON object whose key is the stage's object (server, networkDevice, ...). Nothing was run.",
+	})
+	// EventInvalid: an event lacks an ID or names an unknown stage.
+	EventInvalid = hostforge.Declare(hostforge.Spec{
+		Code:      "EXTENSION_EVENT_INVALID",
+		Phase:     "extensions",
+		Owner:     hostforge.OwnerSDK,
+		Retryable: false,
+		Action:    "The event handed to extension dispatch has no ID or an unknown stage (the message says which): fix the caller that built it. Nothing was run.",
+	})
+	// TemplateFailed: a task's template did not render against the payload.
+	TemplateFailed = hostforge.Declare(hostforge.Spec{
+		Code:      "EXTENSION_TEMPLATE_FAILED",
+		Phase:     "extensions",
+		Owner:     hostforge.OwnerInfraEng,
+		Retryable: false,
+		Action:    "The task's template failed on this payload (the message gives the line, column and expression): fix the template or the payload, check it with 'hostforge extensions render', then fire the event again.",
+	})
+	// RunnerMissing: no runner is configured for a task type.
+	RunnerMissing = hostforge.Declare(hostforge.Spec{
+		Code:      "EXTENSION_RUNNER_MISSING",
+		Phase:     "extensions",
+		Owner:     hostforge.OwnerInfraEng,
+		Retryable: false,
+		Action:    "No runner for this task type is configured in this process (the message names the type): configure it, or remove the task from the definition, then fire the event again.",
+	})
+	// TaskFailed: a runner failed without a failure code of its own.
+	TaskFailed = hostforge.Declare(hostforge.Spec{
+		Code:      "EXTENSION_TASK_FAILED",
+		Phase:     "extensions",
+		Owner:     hostforge.OwnerInfraEng,
+		Retryable: false,
+		Action:    "The extension task failed (the message gives the runner's reason): check the system the task talks to, then fire the event again; the delivery ID stays the same, so receivers can deduplicate.",
+	})
+	// DefinitionChanged: the definition a planned task came from was
+	// replaced or removed before the task ran.
+	DefinitionChanged = hostforge.Declare(hostforge.Spec{
+		Code:      "EXTENSION_DEFINITION_CHANGED",
+		Phase:     "extensions",
+		Owner:     hostforge.OwnerInfraEng,
+		Retryable: false,
+		Action:    "The extension was reloaded, changed or removed while the event was being dispatched: fire the event again to run the current definition.",
+	})
+	// StageDeadline: the stage deadline passed before the task could start.
+	StageDeadline = hostforge.Declare(hostforge.Spec{
+		Code:      "EXTENSION_STAGE_DEADLINE",
+		Phase:     "extensions",
+		Owner:     hostforge.OwnerInfraEng,
+		Retryable: true,
+		Action:    "The event's stage deadline passed before this task could start (earlier tasks took the time): raise the stage deadline or shorten the tasks' timeouts, then fire the event again.",
+	})
+	// RegistryUnreadable: the definitions directory cannot be read.
+	RegistryUnreadable = hostforge.Declare(hostforge.Spec{
+		Code:      "EXTENSION_REGISTRY_UNREADABLE",
+		Phase:     "extensions",
+		Owner:     hostforge.OwnerInfraEng,
+		Retryable: true,
+		Action:    "The extension definitions directory cannot be read (the message names it): check the path and its permissions, then reload.",
+	})
+	// RecordInvalid: an execution record handed to the store is incomplete.
+	RecordInvalid = hostforge.Declare(hostforge.Spec{
+		Code:      "EXTENSION_RECORD_INVALID",
+		Phase:     "extensions",
+		Owner:     hostforge.OwnerSDK,
+		Retryable: false,
+		Action:    "An extension execution record without a delivery ID, extension or status reached the store: this is a defect in the caller; file a bug. Nothing was written.",
+	})
+)

@@ -1,0 +1,118 @@
+package extensionsfake
+
+import (
+	"context"
+	"encoding/json"
+	"sort"
+	"sync"
+
+	"github.com/hostforge/hostforge/extensions"
+)
+
+// Store is an in-memory extensions.Store.
+type Store struct {
+	mu      sync.Mutex
+	execs   map[string]extensions.Execution
+	outputs map[string]extensions.Outputs
+	// Writes counts successful writes.
+	Writes int
+	// Fail, when set, is returned by every call (an unavailable database).
+	Fail error
+}
+
+// NewStore returns an empty store.
+func NewStore() *Store {
+	return &Store{execs: map[string]extensions.Execution{}, outputs: map[string]extensions.Outputs{}}
+}
+
+var _ extensions.Store = (*Store)(nil)
+
+func clone(b json.RawMessage) json.RawMessage {
+	if b == nil {
+		return nil
+	}
+	return append(json.RawMessage(nil), b...)
+}
+
+// PutExecution stores a copy of the record.
+func (s *Store) PutExecution(_ context.Context, e extensions.Execution) error {
+	if err := e.Validate(); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.Fail != nil {
+		return s.Fail
+	}
+	e.StartedAt, e.FinishedAt = e.StartedAt.UTC(), e.FinishedAt.UTC()
+	e.Outputs = clone(e.Outputs)
+	s.execs[e.DeliveryID] = e
+	s.Writes++
+	return nil
+}
+
+// Execution returns a copy of a record.
+func (s *Store) Execution(_ context.Context, id string) (extensions.Execution, bool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.Fail != nil {
+		return extensions.Execution{}, false, s.Fail
+	}
+	e, ok := s.execs[id]
+	e.Outputs = clone(e.Outputs)
+	return e, ok, nil
+}
+
+// Executions returns the matching records, oldest first.
+func (s *Store) Executions(_ context.Context, q extensions.Query) ([]extensions.Execution, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.Fail != nil {
+		return nil, s.Fail
+	}
+	out := []extensions.Execution{}
+	for _, e := range s.execs {
+		if (q.EventID == "" || e.EventID == q.EventID) && (q.Extension == "" || e.Extension == q.Extension) && (q.Stage == "" || e.Stage == q.Stage) {
+			e.Outputs = clone(e.Outputs)
+			out = append(out, e)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if !out[i].StartedAt.Equal(out[j].StartedAt) {
+			return out[i].StartedAt.Before(out[j].StartedAt)
+		}
+		return out[i].DeliveryID < out[j].DeliveryID
+	})
+	if q.Limit > 0 && len(out) > q.Limit {
+		out = out[:q.Limit]
+	}
+	return out, nil
+}
+
+// PutOutputs replaces an extension's outputs.
+func (s *Store) PutOutputs(_ context.Context, o extensions.Outputs) error {
+	if err := o.Validate(); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.Fail != nil {
+		return s.Fail
+	}
+	o.Values, o.UpdatedAt = clone(o.Values), o.UpdatedAt.UTC()
+	s.outputs[o.Extension] = o
+	s.Writes++
+	return nil
+}
+
+// Outputs returns an extension's outputs.
+func (s *Store) Outputs(_ context.Context, ext string) (extensions.Outputs, bool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.Fail != nil {
+		return extensions.Outputs{}, false, s.Fail
+	}
+	o, ok := s.outputs[ext]
+	o.Values = clone(o.Values)
+	return o, ok, nil
+}

@@ -1,0 +1,270 @@
+// Package extensionstest is the contract suite every extensions.Store
+// passes: the in-memory fake, the SQL store on SQLite and PostgreSQL, and a
+// user's own store. It checks what dispatch relies on: records keyed by
+// delivery ID and replaced in place, queries and their order, outputs
+// replaced whole, refusal of incomplete records with nothing written, and
+// concurrent writers.
+package extensionstest
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/hostforge/hostforge"
+	"github.com/hostforge/hostforge/extensions"
+)
+
+// Run runs the suite; newStore returns an empty store per subtest.
+func Run(t *testing.T, newStore func(t *testing.T) extensions.Store) {
+	t.Run("put and get", func(t *testing.T) { testPutGet(t, newStore(t)) })
+	t.Run("replace by delivery ID", func(t *testing.T) { testReplace(t, newStore(t)) })
+	t.Run("query and order", func(t *testing.T) { testQuery(t, newStore(t)) })
+	t.Run("outputs replaced whole", func(t *testing.T) { testOutputs(t, newStore(t)) })
+	t.Run("invalid records change nothing", func(t *testing.T) { testInvalid(t, newStore(t)) })
+	t.Run("concurrent writers", func(t *testing.T) { testConcurrent(t, newStore(t)) })
+}
+
+var t0 = time.Date(2026, 3, 1, 12, 0, 0, 123456789, time.UTC)
+
+func record(id string, at time.Time) extensions.Execution {
+	return extensions.Execution{DeliveryID: id, EventID: "evt-1", Stage: extensions.ServerRegisteredStage,
+		Extension: "ext-a", Task: "notify", TaskType: extensions.TaskWebhook, Status: extensions.StatusRunning, StartedAt: at}
+}
+
+func same(t *testing.T, got, want extensions.Execution) {
+	t.Helper()
+	gj, _ := json.Marshal(got)
+	wj, _ := json.Marshal(want)
+	if !got.StartedAt.Equal(want.StartedAt) || !got.FinishedAt.Equal(want.FinishedAt) || string(normal(got)) != string(normal(want)) {
+		t.Fatalf("record differs:\n got %s\nwant %s", gj, wj)
+	}
+}
+
+// normal encodes a record with times as instants and outputs as values.
+func normal(e extensions.Execution) []byte {
+	var outputs any
+	if len(e.Outputs) > 0 {
+		_ = json.Unmarshal(e.Outputs, &outputs)
+	}
+	e.Outputs = nil
+	st, fi := e.StartedAt.UnixNano(), int64(0)
+	if !e.FinishedAt.IsZero() {
+		fi = e.FinishedAt.UnixNano()
+	}
+	e.StartedAt, e.FinishedAt = time.Time{}, time.Time{}
+	b, _ := json.Marshal(struct {
+		E       extensions.Execution
+		S, F    int64
+		Outputs any
+	}{e, st, fi, outputs})
+	return b
+}
+
+func testPutGet(t *testing.T, s extensions.Store) {
+	ctx := context.Background()
+	if _, ok, err := s.Execution(ctx, "missing"); err != nil || ok {
+		t.Fatalf("Execution(missing) = %v, %v; want not found", ok, err)
+	}
+	r := record("d-1", t0)
+	r.Status, r.Message, r.FinishedAt = extensions.StatusSucceeded, "HTTP 204 — ünïcode ✓", t0.Add(1500*time.Millisecond)
+	r.Outputs = json.RawMessage(`{"ip":"10.0.0.4","n":[1,2]}`)
+	if err := s.PutExecution(ctx, r); err != nil {
+		t.Fatal(err)
+	}
+	got, ok, err := s.Execution(ctx, "d-1")
+	if err != nil || !ok {
+		t.Fatalf("Execution(d-1) = %v, %v", ok, err)
+	}
+	same(t, got, r)
+	if got.StartedAt.Location() != time.UTC {
+		t.Errorf("times come back in %v, want UTC", got.StartedAt.Location())
+	}
+	running := record("d-2", t0)
+	if err := s.PutExecution(ctx, running); err != nil {
+		t.Fatal(err)
+	}
+	got, _, _ = s.Execution(ctx, "d-2")
+	if !got.FinishedAt.IsZero() || got.Outputs != nil {
+		t.Fatalf("a running record came back finished %v with outputs %s", got.FinishedAt, got.Outputs)
+	}
+}
+
+func testReplace(t *testing.T, s extensions.Store) {
+	ctx := context.Background()
+	r := record("d-1", t0)
+	if err := s.PutExecution(ctx, r); err != nil {
+		t.Fatal(err)
+	}
+	r.Status, r.Message, r.FinishedAt = extensions.StatusFailed, "EXTENSION_TASK_FAILED: 500", t0.Add(time.Second)
+	if err := s.PutExecution(ctx, r); err != nil {
+		t.Fatal(err)
+	}
+	all, err := s.Executions(ctx, extensions.Query{})
+	if err != nil || len(all) != 1 {
+		t.Fatalf("after replacing, %d records (%v), want 1", len(all), err)
+	}
+	same(t, all[0], r)
+}
+
+func testQuery(t *testing.T, s extensions.Store) {
+	ctx := context.Background()
+	for i, spec := range []struct {
+		id, event, ext string
+		stage          extensions.Stage
+		at             time.Duration
+	}{
+		{"c", "evt-1", "ext-a", extensions.ServerRegisteredStage, 2},
+		{"a", "evt-1", "ext-b", extensions.ServerRegisteredStage, 1},
+		{"b", "evt-1", "ext-a", extensions.ServerRegisteredStage, 1},
+		{"d", "evt-2", "ext-a", extensions.ServerCreateDNS, 0},
+	} {
+		r := record(spec.id, t0.Add(spec.at*time.Second))
+		r.EventID, r.Extension, r.Stage, r.Task = spec.event, spec.ext, spec.stage, fmt.Sprintf("task-%d", i)
+		if err := s.PutExecution(ctx, r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ids := func(q extensions.Query) string {
+		t.Helper()
+		rs, err := s.Executions(ctx, q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := ""
+		for _, r := range rs {
+			out += r.DeliveryID
+		}
+		return out
+	}
+	cases := map[string]struct {
+		q    extensions.Query
+		want string
+	}{
+		"all, oldest first then by delivery ID": {extensions.Query{}, "dabc"},
+		"by event":                              {extensions.Query{EventID: "evt-1"}, "abc"},
+		"by extension":                          {extensions.Query{Extension: "ext-a"}, "dbc"},
+		"by stage":                              {extensions.Query{Stage: extensions.ServerCreateDNS}, "d"},
+		"combined":                              {extensions.Query{EventID: "evt-1", Extension: "ext-a"}, "bc"},
+		"limit":                                 {extensions.Query{Limit: 2}, "da"},
+		"no match":                              {extensions.Query{EventID: "nope"}, ""},
+	}
+	for name, c := range cases {
+		if got := ids(c.q); got != c.want {
+			t.Errorf("%s: %q, want %q", name, got, c.want)
+		}
+	}
+}
+
+func testOutputs(t *testing.T, s extensions.Store) {
+	ctx := context.Background()
+	if _, ok, err := s.Outputs(ctx, "ext-a"); err != nil || ok {
+		t.Fatalf("Outputs before any = %v, %v", ok, err)
+	}
+	first := extensions.Outputs{Extension: "ext-a", Values: json.RawMessage(`{"a":1,"b":2}`), DeliveryID: "d-1", UpdatedAt: t0}
+	if err := s.PutOutputs(ctx, first); err != nil {
+		t.Fatal(err)
+	}
+	second := extensions.Outputs{Extension: "ext-a", Values: json.RawMessage(`{}`), DeliveryID: "d-2", UpdatedAt: t0.Add(time.Minute)}
+	if err := s.PutOutputs(ctx, second); err != nil {
+		t.Fatal(err)
+	}
+	got, ok, err := s.Outputs(ctx, "ext-a")
+	if err != nil || !ok {
+		t.Fatalf("Outputs = %v, %v", ok, err)
+	}
+	var v map[string]any
+	if err := json.Unmarshal(got.Values, &v); err != nil || len(v) != 0 || got.DeliveryID != "d-2" || !got.UpdatedAt.Equal(second.UpdatedAt) {
+		t.Fatalf("outputs %s from %s at %v: a run writing none must wipe the previous ones", got.Values, got.DeliveryID, got.UpdatedAt)
+	}
+	if _, ok, _ := s.Outputs(ctx, "ext-b"); ok {
+		t.Fatal("outputs of one extension leaked to another")
+	}
+}
+
+func testInvalid(t *testing.T, s extensions.Store) {
+	ctx := context.Background()
+	bad := map[string]extensions.Execution{
+		"no delivery ID": func() extensions.Execution { r := record("", t0); return r }(),
+		"no extension":   func() extensions.Execution { r := record("x1", t0); r.Extension = ""; return r }(),
+		"no task":        func() extensions.Execution { r := record("x2", t0); r.Task = ""; return r }(),
+		"unknown status": func() extensions.Execution { r := record("x3", t0); r.Status = "done"; return r }(),
+		"no start time":  func() extensions.Execution { r := record("x4", time.Time{}); return r }(),
+		"outputs not JSON": func() extensions.Execution {
+			r := record("x5", t0)
+			r.Outputs = json.RawMessage(`{"a":`)
+			return r
+		}(),
+	}
+	for name, r := range bad {
+		err := s.PutExecution(ctx, r)
+		if !extensions.RecordInvalid.Is(err) {
+			t.Errorf("%s: PutExecution = %v, want %s", name, err, extensions.RecordInvalid.Code)
+		}
+	}
+	for name, o := range map[string]extensions.Outputs{
+		"no extension": {Values: json.RawMessage(`{}`), DeliveryID: "d", UpdatedAt: t0},
+		"not JSON":     {Extension: "e", Values: json.RawMessage(`{`), DeliveryID: "d", UpdatedAt: t0},
+		"no delivery":  {Extension: "e", Values: json.RawMessage(`{}`), UpdatedAt: t0},
+	} {
+		if err := s.PutOutputs(ctx, o); !extensions.RecordInvalid.Is(err) {
+			t.Errorf("outputs %s: %v, want %s", name, err, extensions.RecordInvalid.Code)
+		}
+	}
+	all, err := s.Executions(ctx, extensions.Query{})
+	if err != nil || len(all) != 0 {
+		t.Fatalf("after refused writes, %d records (%v), want none", len(all), err)
+	}
+	if _, ok, _ := s.Outputs(ctx, "e"); ok {
+		t.Fatal("refused outputs were stored")
+	}
+	var f *hostforge.Failure
+	if err := s.PutExecution(ctx, bad["no delivery ID"]); err != nil {
+		var ok bool
+		if f, ok = hostforge.AsFailure(err); !ok || f.Retryable {
+			t.Fatalf("refusal %v must be a non-retryable failure", err)
+		}
+	}
+}
+
+func testConcurrent(t *testing.T, s extensions.Store) {
+	ctx := context.Background()
+	const writers, each = 8, 10
+	var wg sync.WaitGroup
+	errs := make(chan error, writers*each)
+	for w := 0; w < writers; w++ {
+		wg.Add(1)
+		go func(w int) {
+			defer wg.Done()
+			for i := 0; i < each; i++ {
+				r := record(fmt.Sprintf("w%d-%d", w, i), t0.Add(time.Duration(i)*time.Millisecond))
+				if err := s.PutExecution(ctx, r); err != nil {
+					errs <- err
+					return
+				}
+				r.Status, r.FinishedAt = extensions.StatusSucceeded, r.StartedAt.Add(time.Second)
+				if err := s.PutExecution(ctx, r); err != nil {
+					errs <- err
+					return
+				}
+			}
+		}(w)
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	all, err := s.Executions(ctx, extensions.Query{})
+	if err != nil || len(all) != writers*each {
+		t.Fatalf("%d records (%v), want %d", len(all), err, writers*each)
+	}
+	for _, r := range all {
+		if r.Status != extensions.StatusSucceeded {
+			t.Fatalf("record %s is %s after its final write", r.DeliveryID, r.Status)
+		}
+	}
+}

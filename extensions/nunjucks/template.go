@@ -1,0 +1,225 @@
+package nunjucks
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"regexp"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/nikolalohinski/gonja/v2/config"
+	"github.com/nikolalohinski/gonja/v2/loaders"
+	"github.com/nikolalohinski/gonja/v2/parser"
+	"github.com/nikolalohinski/gonja/v2/tokens"
+)
+
+// Error is a template that does not parse or does not render, with the
+// 1-based position of the offending expression when known.
+type Error struct {
+	Line, Col int
+	Msg       string
+}
+
+// Error renders "line L, column C: message".
+func (e *Error) Error() string {
+	if e.Line > 0 {
+		return fmt.Sprintf("line %d, column %d: %s", e.Line, e.Col, e.Msg)
+	}
+	return e.Msg
+}
+
+// Template is a parsed template. It is immutable and safe for concurrent
+// use.
+type Template struct {
+	body []stmt
+}
+
+// Options change how a template renders.
+type Options struct {
+	// Strict refuses undefined values: printing one, reading a member of
+	// one (or of null), concatenating or computing with one, or piping one
+	// into a filter other than default. Tests (is defined), default(),
+	// if/and/or/not still accept them. Nunjucks' own throwOnUndefined
+	// only catches printing.
+	Strict bool
+}
+
+// Parse parses a template. A template that does not parse, uses an unknown
+// filter or test, or a tag an extension template cannot use (include,
+// import, extends) is an *Error with the line and column.
+func Parse(src string) (t *Template, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			t, err = nil, &Error{Msg: fmt.Sprintf("the template cannot be parsed: %v", p)}
+		}
+	}()
+	prepared, strictOps := prepare(src)
+	cfg := config.New()
+	cfg.KeepTrailingNewline = true
+	stream := tokens.LexAll(prepared, cfg)
+	var toks []*tokens.Token
+	for !stream.End() {
+		toks = append(toks, stream.Current())
+		stream.Next()
+	}
+	if tk := stream.Current(); tk != nil && tk.Type == tokens.Error {
+		line, col := position(prepared, tk.Pos-len(tk.Val)-1) // where the string or tag began
+		return nil, &Error{Line: line, Col: col, Msg: "unterminated string or tag: " + quote(ellipsis(restoreCR(tk.Val)))}
+	}
+	p := parser.NewParser("template", tokens.LexAll(prepared, cfg), cfg, noLoader{}, controlStructures)
+	root, err := p.Parse()
+	if err != nil {
+		return nil, syntaxError(err)
+	}
+	body, err := newCompiler(toks, strictOps).stmts(root.Nodes)
+	if err != nil {
+		return nil, err
+	}
+	return &Template{body: body}, nil
+}
+
+// syntaxError turns gonja's error into an *Error with its position.
+func syntaxError(err error) error {
+	var se *parser.SyntaxError
+	if errors.As(err, &se) {
+		msg := se.Message
+		if se.Raw != "" {
+			msg += " (near " + quote(ellipsis(restoreCR(se.Raw))) + ")"
+		}
+		return &Error{Line: se.Line, Col: se.Column, Msg: msg}
+	}
+	var te *Error
+	if errors.As(err, &te) {
+		return te
+	}
+	// gonja prefixes "Unable to parse controlStructure "x": "; keep the cause.
+	return &Error{Msg: restoreCR(tagPrefix.ReplaceAllString(err.Error(), ""))}
+}
+
+var tagPrefix = regexp.MustCompile(`^(Unable to parse controlStructure "[^"]*": )+`)
+
+// position converts a byte offset of the source into a 1-based line and
+// column (in characters).
+func position(src string, off int) (int, int) {
+	off = min(max(off, 0), len(src))
+	line := 1 + strings.Count(src[:off], "\n")
+	start := strings.LastIndexByte(src[:off], '\n') + 1
+	return line, 1 + utf8.RuneCountInString(src[start:off])
+}
+
+// prepare adapts the source to gonja's lexer: carriage returns are kept
+// as a marker (gonja folds CR LF), and the strict operators === and !==,
+// which gonja's lexer does not know, become == and != plus a space; their
+// positions are returned so that they still compare strictly.
+func prepare(src string) (string, map[int]bool) {
+	src = strings.ReplaceAll(src, "\r", string(crMark))
+	if !strings.Contains(src, "==") {
+		return src, nil
+	}
+	b := []byte(src)
+	strict := map[int]bool{}
+	i := 0
+	inCode := func(open string) (string, bool) {
+		switch open {
+		case "{{":
+			return "}}", true
+		case "{%":
+			return "%}", true
+		}
+		return "", false
+	}
+	for i < len(b)-1 {
+		two := string(b[i : i+2])
+		if two == "{#" {
+			end := strings.Index(string(b[i+2:]), "#}")
+			if end < 0 {
+				break
+			}
+			i += end + 4
+			continue
+		}
+		closer, ok := inCode(two)
+		if !ok {
+			i++
+			continue
+		}
+		j := i + 2
+		if two == "{%" && isRawTag(b[j:]) {
+			k := rawEnd(b[j:])
+			if k < 0 {
+				break
+			}
+			i = j + k
+			continue
+		}
+		for j < len(b)-1 && string(b[j:j+2]) != closer {
+			switch c := b[j]; c {
+			case '"', '\'':
+				j++
+				for j < len(b) && b[j] != c {
+					if b[j] == '\\' {
+						j++
+					}
+					j++
+				}
+			case '=', '!':
+				if j+2 < len(b) && b[j+1] == '=' && b[j+2] == '=' {
+					strict[j] = true
+					b[j+2] = ' '
+					j += 2
+				}
+			}
+			j++
+		}
+		i = j + 2
+	}
+	return string(b), strict
+}
+
+func isRawTag(b []byte) bool {
+	s := strings.TrimLeft(strings.TrimPrefix(string(b[:min(len(b), 40)]), "-"), " \t\n")
+	return strings.HasPrefix(s, "raw") && (len(s) == 3 || strings.ContainsAny(s[3:4], " \t\n-%"))
+}
+
+func rawEnd(b []byte) int {
+	s := string(b)
+	for off := 0; ; {
+		k := strings.Index(s[off:], "{%")
+		if k < 0 {
+			return -1
+		}
+		rest := strings.TrimLeft(strings.TrimPrefix(s[off+k+2:], "-"), " \t\n")
+		if strings.HasPrefix(rest, "endraw") {
+			return off + k
+		}
+		off += k + 2
+	}
+}
+
+// Render renders the template with data: the object's keys are the
+// template's variables (FromJSON or FromGo builds it; nil renders with
+// none).
+func (t *Template) Render(data *Object, opts Options) (string, error) {
+	var b strings.Builder
+	root := &frame{}
+	r := &renderer{out: &b, frame: root, root: root, data: data, strict: opts.Strict}
+	if err := r.run(t.body); err != nil {
+		return "", err
+	}
+	return b.String(), nil
+}
+
+// noLoader refuses every template reference: extension templates are
+// self-contained strings.
+type noLoader struct{}
+
+func (noLoader) Read(path string) (io.Reader, error) {
+	return nil, fmt.Errorf("templates cannot load %q", path)
+}
+func (noLoader) Resolve(path string) (string, error) {
+	return "", fmt.Errorf("templates cannot load %q", path)
+}
+func (noLoader) Inherit(string) (loaders.Loader, error) {
+	return nil, fmt.Errorf("templates cannot load other templates")
+}

@@ -1,0 +1,200 @@
+package extensions
+
+import (
+	"bytes"
+	"encoding/json"
+	"sync"
+
+	"github.com/hostforge/hostforge/extensions/nunjucks"
+)
+
+// RenderOptions change how templates render.
+type RenderOptions struct {
+	// Strict refuses undefined values in templates (a misspelt field is an
+	// error naming it instead of an empty string).
+	Strict bool
+}
+
+// Rendered is one task of a stage, rendered without running anything: the
+// dry run of `hostforge extensions render`.
+type Rendered struct {
+	Extension string   `json:"extension"`
+	Stage     Stage    `json:"stage"`
+	Task      string   `json:"task"`
+	TaskType  TaskType `json:"taskType"`
+	// Rendered is the rendered requestTemplate (webhook) or commandTemplate
+	// (SSH) as a JSON string, or for Ansible the extra-vars object the
+	// playbook receives.
+	Rendered json.RawMessage `json:"rendered"`
+}
+
+// payloadData is an event payload parsed for templates, once per event.
+type payloadData struct {
+	clean *nunjucks.Object // without secret fields
+	full  *nunjucks.Object // with them (nil when there are none, or unknown)
+
+	mu        sync.Mutex
+	cleanJSON json.RawMessage // clean, encoded, once
+	fullJSON  json.RawMessage
+}
+
+// encoded returns obj (d.clean or d.full) as JSON, encoding it once.
+func (d *payloadData) encoded(obj *nunjucks.Object) (json.RawMessage, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	slot := &d.cleanJSON
+	if obj == d.full {
+		slot = &d.fullJSON
+	}
+	if *slot == nil {
+		s, _, err := nunjucks.Dump(obj, "")
+		if err != nil {
+			return nil, err
+		}
+		*slot = json.RawMessage(s)
+	}
+	return *slot, nil
+}
+
+func parsePayload(stage Stage, payload []byte) (*nunjucks.Object, error) {
+	v, err := nunjucks.FromJSON(payload)
+	if err != nil {
+		return nil, PayloadInvalid.Wrap(err, "the %s payload is not JSON", stage)
+	}
+	obj, ok := v.(*nunjucks.Object)
+	if !ok {
+		return nil, PayloadInvalid.New("the %s payload must be a JSON object with the key %q", stage, stage.PayloadKey())
+	}
+	return obj, nil
+}
+
+// newPayloadData parses a payload that may hold secrets.
+func newPayloadData(stage Stage, payload []byte) (*payloadData, error) {
+	obj, err := parsePayload(stage, payload)
+	if err != nil {
+		return nil, err
+	}
+	red, removed := redact(obj)
+	d := &payloadData{clean: red.(*nunjucks.Object)}
+	if removed {
+		d.full = obj
+	}
+	return d, nil
+}
+
+// context builds a task's template variables: the payload's keys, plus
+// configVars (name → default value) when the definition declares any, and
+// for Ansible the inputs' defaults as extensionInstanceVariables. Inputs
+// and configVars marked isPassword are secrets like the payload's.
+func (x *Extension) context(t *BoundTask, d *payloadData) *nunjucks.Object {
+	src := d.clean
+	if t.IncludeSecrets && d.full != nil {
+		src = d.full
+	}
+	extra := 0
+	if len(x.Definition.ConfigVars) > 0 {
+		extra++
+	}
+	withInputs := t.TaskType == TaskAnsible && len(x.Definition.Inputs) > 0
+	if withInputs {
+		extra++
+	}
+	if extra == 0 {
+		return src
+	}
+	ctx := nunjucks.NewObject(src.Len() + extra)
+	for _, k := range src.Keys() {
+		v, _ := src.Get(k)
+		ctx.Set(k, v)
+	}
+	if len(x.Definition.ConfigVars) > 0 {
+		ctx.Set("configVars", defaults(x.Definition.ConfigVars, t.IncludeSecrets))
+	}
+	if withInputs {
+		ctx.Set("extensionInstanceVariables", defaults(x.Definition.Inputs, t.IncludeSecrets))
+	}
+	return ctx
+}
+
+// defaults maps inputs to their default values (inputs without one are
+// left out; password inputs unless secrets are included).
+func defaults(ins []Input, secrets bool) *nunjucks.Object {
+	o := nunjucks.NewObject(len(ins))
+	for _, in := range ins {
+		if len(in.DefaultValue) == 0 || (in.IsPassword && !secrets) {
+			continue
+		}
+		if v, err := nunjucks.FromJSON(in.DefaultValue); err == nil {
+			o.Set(in.Name, v)
+		}
+	}
+	return o
+}
+
+// render renders one task: the body of a webhook or SSH task, the
+// extra-vars of an Ansible task.
+func (x *Extension) render(t *BoundTask, d *payloadData, opts RenderOptions) (body string, vars json.RawMessage, err error) {
+	ctx := x.context(t, d)
+	switch t.TaskType {
+	case TaskAnsible:
+		var b json.RawMessage
+		if ctx == d.clean || ctx == d.full {
+			b, err = d.encoded(ctx)
+		} else {
+			var s string
+			s, _, err = nunjucks.Dump(ctx, "")
+			b = json.RawMessage(s)
+		}
+		if err != nil {
+			return "", nil, TemplateFailed.Wrap(err, "extension %s task %s: extra-vars cannot be encoded", x.Name, t.Label)
+		}
+		return "", b, nil
+	}
+	if t.template == nil {
+		return "", nil, TemplateFailed.New("extension %s task %s has no template", x.Name, t.Label)
+	}
+	out, err := t.template.Render(ctx, nunjucks.Options{Strict: opts.Strict})
+	if err != nil {
+		field := "requestTemplate"
+		if t.TaskType == TaskSSH {
+			field = "commandTemplate"
+		}
+		return "", nil, TemplateFailed.Wrap(err, "extension %s, stage task %s (%s.options.%s)", x.Name, t.Label, t.Path, field)
+	}
+	return out, nil, nil
+}
+
+// Render renders every task bound to stage for the payload, in execution
+// order, without running anything.
+func (x *Extension) Render(stage Stage, payload []byte, opts RenderOptions) ([]Rendered, error) {
+	if !stage.Known() {
+		return nil, EventInvalid.New("%s", stageProblem(string(stage)))
+	}
+	d, err := newPayloadData(stage, payload)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Rendered, 0, len(x.stages[stage]))
+	for _, t := range x.stages[stage] {
+		body, vars, err := x.render(t, d, opts)
+		if err != nil {
+			return nil, err
+		}
+		r := Rendered{Extension: x.Name, Stage: stage, Task: t.Label, TaskType: t.TaskType, Rendered: vars}
+		if vars == nil {
+			r.Rendered = jsonString(body)
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+// jsonString encodes s as a JSON string without HTML escaping, so a
+// rendered body reads as it was rendered.
+func jsonString(s string) json.RawMessage {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(s)
+	return bytes.TrimRight(b.Bytes(), "\n")
+}

@@ -1,0 +1,151 @@
+package extensions
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+func TestRenderStage(t *testing.T) {
+	x := mustParse(t, definition(strings.Join([]string{
+		stage("serverRegistered",
+			webhookTask("notify", `{"serial": {{ server.serialNumber | dump }}, "ghz": {{ server.processorCoreMhz / 1000 }}, "rack": "{{ server.rackName }}", "pw": "{{ server.passwordEncrypted }}"}`),
+			sshTask("log", "logger -t hostforge {{ server.model | shellquote }} {{ server.vendorInfo.management }}"),
+			ansibleTask("playbook"),
+		),
+		stage("serverDecommissioned", webhookTask("bye", "{{ server.serverId }}")),
+	}, ",")))
+	got, err := x.Render(ServerRegisteredStage, specPayload(t, "server"), RenderOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 3 {
+		t.Fatalf("%d tasks rendered, want 3 (the serverRegistered ones, in order)", len(got))
+	}
+	want := []struct {
+		task     string
+		typ      TaskType
+		rendered string
+	}{
+		{"notify", TaskWebhook, `"{\"serial\": \"6SBT0R3\", \"ghz\": 4, \"rack\": \"\", \"pw\": \"\"}"`},
+		{"log", TaskSSH, `"logger -t hostforge 'PowerEdge R450' iDRAC"`},
+	}
+	for i, w := range want {
+		r := got[i]
+		if r.Extension != "test-ext" || r.Stage != ServerRegisteredStage || r.Task != w.task || r.TaskType != w.typ || string(r.Rendered) != w.rendered {
+			t.Errorf("task %d = %+v %s\nwant %s %s %s", i, r, r.Rendered, w.task, w.typ, w.rendered)
+		}
+	}
+	var vars map[string]map[string]any
+	if err := json.Unmarshal(got[2].Rendered, &vars); err != nil {
+		t.Fatalf("Ansible extra-vars are not an object: %s", got[2].Rendered)
+	}
+	if vars["server"]["serialNumber"] != "6SBT0R3" || len(vars) != 1 {
+		t.Errorf("extra-vars %v: want the payload's keys at top level", vars)
+	}
+	for k := range vars["server"] {
+		if IsSecretKey(k) {
+			t.Errorf("extra-vars carry the secret %s without includeSecrets", k)
+		}
+	}
+}
+
+func TestSecretsReachOnlyTasksThatOptIn(t *testing.T) {
+	optIn := `{"label": "with", "taskType": "ExtensionTaskWebhook", "includeSecrets": true, "options": {"endpoint": "https://x.example/", "method": "POST", "requestTemplate": "{{ networkDevice.managementPassword }}|{{ networkDevice.secretsMaterializedForOSAssets.apiKey }}"}}`
+	x := mustParse(t, definition(stage("switchRegistered", optIn, webhookTask("without", "[{{ networkDevice.managementPassword }}]{{ networkDevice.secretsMaterializedForOSAssets | dump }}"))))
+	got, err := x.Render(SwitchRegistered, specPayload(t, "networkDevice"), RenderOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(got[0].Rendered) != `"password|secret-key"` {
+		t.Errorf("opted-in task rendered %s, want the secrets", got[0].Rendered)
+	}
+	if string(got[1].Rendered) != `"[]"` {
+		t.Errorf("other task rendered %s, want no secrets", got[1].Rendered)
+	}
+}
+
+func TestConfigVarsAndInputsReachTemplates(t *testing.T) {
+	b := strings.Replace(string(definition(stage("serverRegistered", webhookTask("w", "{{ configVars.DNSResolvers }}|{{ configVars.token }}"), ansibleTask("a")))),
+		`"inputs": [],`, `"inputs": [{"label": "size", "name": "size", "inputType": "ExtensionInputInteger", "defaultValue": 3}],
+  "configVars": [{"label": "DNSResolvers", "name": "DNSResolvers", "inputType": "ExtensionInputString", "defaultValue": "1.1.1.1"},
+                 {"label": "token", "name": "token", "inputType": "ExtensionInputString", "isPassword": true, "defaultValue": "s3cret"}],`, 1)
+	x := mustParse(t, []byte(b))
+	got, err := x.Render(ServerRegisteredStage, specPayload(t, "server"), RenderOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(got[0].Rendered) != `"1.1.1.1|"` {
+		t.Errorf("webhook rendered %s, want the configVar and no password configVar", got[0].Rendered)
+	}
+	var vars map[string]any
+	_ = json.Unmarshal(got[1].Rendered, &vars)
+	cv, _ := vars["configVars"].(map[string]any)
+	iv, _ := vars["extensionInstanceVariables"].(map[string]any)
+	if cv["DNSResolvers"] != "1.1.1.1" || cv["token"] != nil || iv["size"] != 3.0 || vars["server"] == nil {
+		t.Errorf("extra-vars %v: want payload keys, configVars without passwords, inputs", vars)
+	}
+}
+
+func TestRenderRefusesBadInput(t *testing.T) {
+	x := mustParse(t, definition(stage("serverRegistered", webhookTask("w", "{{ server.modle }}"))))
+	cases := map[string]struct {
+		stage   Stage
+		payload string
+		opts    RenderOptions
+		code    string
+		msg     string
+	}{
+		"unknown stage":         {"serverRegistred", `{}`, RenderOptions{}, EventInvalid.Code, `did you mean "serverRegistered"`},
+		"payload not JSON":      {ServerRegisteredStage, `{"server":`, RenderOptions{}, PayloadInvalid.Code, "not JSON"},
+		"payload not an object": {ServerRegisteredStage, `[1]`, RenderOptions{}, PayloadInvalid.Code, "JSON object"},
+		"strict mode, misspelt": {ServerRegisteredStage, `{"server": {"model": "R450"}}`, RenderOptions{Strict: true}, TemplateFailed.Code, "server.modle is undefined"},
+	}
+	for name, c := range cases {
+		t.Run(name, func(t *testing.T) {
+			_, err := x.Render(c.stage, []byte(c.payload), c.opts)
+			if err == nil || !strings.Contains(err.Error(), c.code) || !strings.Contains(err.Error(), c.msg) {
+				t.Fatalf("err = %v, want %s mentioning %q", err, c.code, c.msg)
+			}
+		})
+	}
+	if out, err := x.Render(ServerRegisteredStage, []byte(`{"server": {"model": "R450"}}`), RenderOptions{}); err != nil || string(out[0].Rendered) != `""` {
+		t.Fatalf("lenient render = %s, %v; want an empty string", out[0].Rendered, err)
+	}
+}
+
+func TestNewEventRemovesSecretsAndDerivesIDs(t *testing.T) {
+	ev, original, err := NewEvent("", SwitchRegistered, specPayload(t, "networkDevice"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !ev.HasSecrets || original == nil {
+		t.Fatal("the networkDevice example carries secrets; the event must say so and hand back the original")
+	}
+	for _, s := range []string{"managementPassword", "secret-key", "secretsMaterializedForOSAssets"} {
+		if strings.Contains(string(ev.Payload), s) {
+			t.Errorf("event payload still holds %q", s)
+		}
+	}
+	if !strings.Contains(string(ev.Payload), `"variablesMaterializedForOSAssets":{"osVersion":"1.2.3"}`) {
+		t.Errorf("non-secret fields must stay: %s", ev.Payload)
+	}
+	again, _, _ := NewEvent("", SwitchRegistered, specPayload(t, "networkDevice"))
+	if again.ID != ev.ID || !strings.HasPrefix(ev.ID, "payload-") {
+		t.Errorf("event IDs %q and %q: the same payload must be the same event", ev.ID, again.ID)
+	}
+	clean, original2, _ := NewEvent("id-1", ServerCreateDNS, specPayload(t, "serverDNSRecordSet"))
+	if clean.HasSecrets || original2 != nil || clean.ID != "id-1" {
+		t.Errorf("a payload without secrets: %+v", clean)
+	}
+	d1 := DeliveryID("e", "ext", "task")
+	if d1 != DeliveryID("e", "ext", "task") || d1 == DeliveryID("e", "ext", "task2") || d1 == DeliveryID("e2", "ext", "task") || d1 == DeliveryID("e", "ext2", "task") {
+		t.Error("delivery IDs must be stable per (event, extension, task) and differ otherwise")
+	}
+	if len(d1) != 36 || d1[14] != '8' {
+		t.Errorf("delivery ID %q is not a version-8 UUID", d1)
+	}
+	if DeliveryID("a\x00b", "c", "d") == DeliveryID("a", "b\x00c", "d") {
+		t.Error("delivery ID fields must not run into each other")
+	}
+}

@@ -1,0 +1,480 @@
+// Package firmwaretest is the contract suite of firmware.Store: every
+// implementation — the in-memory fake, the SQL store on SQLite and on
+// PostgreSQL, a user's own — runs Run and must pass it.
+package firmwaretest
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/hostforge/hostforge/firmware"
+)
+
+// t0 is in a non-UTC zone: stores keep instants, not zones.
+var t0 = time.Date(2026, 3, 1, 10, 0, 0, 123456789, time.FixedZone("CET", 3600))
+
+var sameInstant = cmp.Comparer(func(a, b time.Time) bool { return a.Equal(b) })
+
+// Run runs the contract suite; newStore returns a new, empty store.
+func Run(t *testing.T, newStore func(t *testing.T) firmware.Store) {
+	t.Run("Requests", func(t *testing.T) { testRequests(t, newStore(t)) })
+	t.Run("Complete", func(t *testing.T) { testComplete(t, newStore(t)) })
+	t.Run("UpdateRecords", func(t *testing.T) { testUpdates(t, newStore(t)) })
+	t.Run("ConcurrentCompareAndSet", func(t *testing.T) { testConcurrentCAS(t, newStore(t)) })
+	t.Run("Policies", func(t *testing.T) { testPolicies(t, newStore(t)) })
+	t.Run("Observations", func(t *testing.T) { testObserved(t, newStore(t)) })
+	t.Run("Overrides", func(t *testing.T) { testOverrides(t, newStore(t)) })
+	t.Run("Results", func(t *testing.T) { testResults(t, newStore(t)) })
+	t.Run("UploadSlots", func(t *testing.T) { testSlots(t, newStore(t)) })
+	t.Run("ConcurrentUploadSlots", func(t *testing.T) { testConcurrentSlots(t, newStore(t)) })
+	t.Run("PassLock", func(t *testing.T) { testPassLock(t, newStore(t)) })
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func testRequests(t *testing.T, s firmware.Store) {
+	ctx := context.Background()
+	a := firmware.Request{MachineID: "m-b", Initiator: firmware.InitiatorAutomated, CreatedAt: t0}
+	b := firmware.Request{MachineID: "m-a", Initiator: "operator jdoe", Message: "CHG-1", CreatedAt: t0.Add(time.Minute)}
+	for _, r := range []firmware.Request{a, b} {
+		created, err := s.CreateRequest(ctx, r)
+		if err != nil || !created {
+			t.Fatalf("CreateRequest(%s) = %v, %v", r.MachineID, created, err)
+		}
+	}
+	if created, err := s.CreateRequest(ctx, firmware.Request{MachineID: "m-b", Initiator: "someone", CreatedAt: t0.Add(time.Hour)}); err != nil || created {
+		t.Fatalf("second CreateRequest = %v, %v; want false", created, err)
+	}
+	got, ok, err := s.Request(ctx, "m-b")
+	if err != nil || !ok || !cmp.Equal(got, a, sameInstant) {
+		t.Fatalf("Request = %+v, %v, %v; want the first request unchanged", got, ok, err)
+	}
+	if _, ok, err := s.Request(ctx, "nope"); err != nil || ok {
+		t.Fatalf("Request(nope) = %v, %v", ok, err)
+	}
+	all, err := s.Requests(ctx)
+	must(t, err)
+	if len(all) != 2 || all[0].MachineID != "m-a" || all[1].MachineID != "m-b" || !cmp.Equal(all[0], b, sameInstant) {
+		t.Fatalf("Requests = %+v", all)
+	}
+
+	// Patch: first write wins per field.
+	r, err := s.PatchRequest(ctx, "m-a", firmware.RequestPatch{ApprovedAt: t0.Add(2 * time.Minute)})
+	must(t, err)
+	if !r.ApprovedAt.Equal(t0.Add(2*time.Minute)) || r.Started() {
+		t.Fatalf("after approval %+v", r)
+	}
+	r, err = s.PatchRequest(ctx, "m-a", firmware.RequestPatch{ApprovedAt: t0.Add(time.Hour), StartedAt: t0.Add(3 * time.Minute)})
+	must(t, err)
+	if !r.ApprovedAt.Equal(t0.Add(2*time.Minute)) || !r.StartedAt.Equal(t0.Add(3*time.Minute)) {
+		t.Fatalf("a second approval replaced the first, or start not set: %+v", r)
+	}
+	r, err = s.PatchRequest(ctx, "m-a", firmware.RequestPatch{ManualUpgradeCompletedAt: t0.Add(4 * time.Minute)})
+	must(t, err)
+	if !r.ManualUpgradeCompletedAt.Equal(t0.Add(4 * time.Minute)) {
+		t.Fatalf("manual completion %+v", r)
+	}
+	if stored, _, _ := s.Request(ctx, "m-a"); !cmp.Equal(stored, r, sameInstant) {
+		t.Fatalf("stored %+v, patch returned %+v", stored, r)
+	}
+	if _, err := s.PatchRequest(ctx, "nope", firmware.RequestPatch{StartedAt: t0}); !firmware.RequestRefused.Is(err) {
+		t.Fatalf("patch of a machine without request = %v", err)
+	}
+
+	// Delete: a started request is refused with unstartedOnly.
+	if deleted, err := s.DeleteRequest(ctx, "m-a", true); !firmware.RequestRefused.Is(err) || deleted {
+		t.Fatalf("clear of a started request = %v, %v", deleted, err)
+	}
+	if _, ok, _ := s.Request(ctx, "m-a"); !ok {
+		t.Fatal("a refused clear removed the request")
+	}
+	if deleted, err := s.DeleteRequest(ctx, "m-b", true); err != nil || !deleted {
+		t.Fatalf("clear of an unstarted request = %v, %v", deleted, err)
+	}
+	if deleted, err := s.DeleteRequest(ctx, "m-b", true); err != nil || deleted {
+		t.Fatalf("second clear = %v, %v", deleted, err)
+	}
+	if deleted, err := s.DeleteRequest(ctx, "m-a", false); err != nil || !deleted {
+		t.Fatalf("unconditional delete = %v, %v", deleted, err)
+	}
+	if all, _ := s.Requests(ctx); len(all) != 0 {
+		t.Fatalf("left %+v", all)
+	}
+
+	// A batch creates what is missing and reports it, in order.
+	must(t, func() error { _, err := s.CreateRequest(ctx, a); return err }())
+	batch := []firmware.Request{
+		{MachineID: "m-c", Initiator: firmware.InitiatorAutomated, CreatedAt: t0},
+		{MachineID: "m-b", Initiator: firmware.InitiatorAutomated, CreatedAt: t0.Add(time.Hour)},
+		{MachineID: "m-a", Initiator: firmware.InitiatorAutomated, CreatedAt: t0},
+	}
+	created, err := s.CreateRequests(ctx, batch)
+	must(t, err)
+	if !cmp.Equal(created, []string{"m-c", "m-a"}) {
+		t.Fatalf("CreateRequests created %v, want [m-c m-a]", created)
+	}
+	if got, _, _ := s.Request(ctx, "m-b"); !cmp.Equal(got, a, sameInstant) {
+		t.Fatalf("a batch changed an existing request: %+v", got)
+	}
+	if created, err := s.CreateRequests(ctx, nil); err != nil || len(created) != 0 {
+		t.Fatalf("empty batch = %v, %v", created, err)
+	}
+}
+
+func testComplete(t *testing.T, s firmware.Store) {
+	ctx := context.Background()
+	for _, m := range []string{"m1", "m2"} {
+		_, err := s.CreateRequest(ctx, firmware.Request{MachineID: m, Initiator: firmware.InitiatorAutomated, CreatedAt: t0})
+		must(t, err)
+		_, err = s.PutUpdate(ctx, firmware.HostUpdate{MachineID: m, Substate: firmware.CheckingFirmware, EnteredAt: t0})
+		must(t, err)
+		_, err = s.PutResult(ctx, firmware.Result{MachineID: m, ID: "1-upload-0-0", Kind: firmware.ResultUpload, OK: true, At: t0})
+		must(t, err)
+	}
+	must(t, s.Complete(ctx, "m1"))
+	if _, ok, _ := s.Request(ctx, "m1"); ok {
+		t.Error("request kept")
+	}
+	if _, ok, _ := s.Update(ctx, "m1"); ok {
+		t.Error("update record kept")
+	}
+	if _, ok, _ := s.Result(ctx, "m1", "1-upload-0-0"); ok {
+		t.Error("result kept")
+	}
+	_, ok1, _ := s.Request(ctx, "m2")
+	_, ok2, _ := s.Update(ctx, "m2")
+	_, ok3, _ := s.Result(ctx, "m2", "1-upload-0-0")
+	if !ok1 || !ok2 || !ok3 {
+		t.Errorf("another machine's state was removed: %v %v %v", ok1, ok2, ok3)
+	}
+	must(t, s.Complete(ctx, "never-had-one"))
+}
+
+func fullUpdate() firmware.HostUpdate {
+	return firmware.HostUpdate{
+		MachineID: "m1", Substate: firmware.WaitingForFirmwareUpgrade,
+		EnteredAt: t0, NotBefore: t0.Add(30 * time.Second), Generation: t0.UnixNano(), Assigned: true,
+		Component: firmware.CX7, Version: "28.47", Route: firmware.RouteRedfish, Artifact: 1, Attempt: 3,
+		TaskID: "JID_1", Started: true, Deadline: t0.Add(time.Hour), Phase: 2, Artifacts: 2, PowerDrains: 1, Family: "nvidia", Changed: true,
+		ResetRetries: 1, RetryCount: 2, Errors: 3, UploadRetries: 1, LastError: "BMC 503",
+		Failure: &firmware.FailureInfo{Code: "FIRMWARE_TASK_FAILED", Message: "Exception", At: t0},
+		History: []firmware.Transition{{From: firmware.Pending, To: firmware.CheckingFirmware, At: t0, Note: "started"}},
+	}
+}
+
+func testUpdates(t *testing.T, s firmware.Store) {
+	ctx := context.Background()
+	u := fullUpdate()
+	stored, err := s.PutUpdate(ctx, u)
+	must(t, err)
+	if stored.Revision != 1 {
+		t.Fatalf("first revision %d, want 1", stored.Revision)
+	}
+	got, ok, err := s.Update(ctx, "m1")
+	must(t, err)
+	u.Revision = 1
+	if !ok || !cmp.Equal(got, u, sameInstant) {
+		t.Fatalf("round trip differs: %s", cmp.Diff(u, got, sameInstant))
+	}
+	// Stale revisions lose and change nothing.
+	stale := got
+	stale.Revision = 0
+	stale.Substate = firmware.Restore
+	if _, err := s.PutUpdate(ctx, stale); !firmware.StateConflict.Is(err) {
+		t.Fatalf("create over an existing record = %v, want FIRMWARE_STATE_CONFLICT", err)
+	}
+	next := got
+	next.Substate = firmware.ResetForNewFirmware
+	next.Failure = nil
+	next.History = nil
+	n2, err := s.PutUpdate(ctx, next)
+	must(t, err)
+	if n2.Revision != 2 {
+		t.Fatalf("revision %d, want 2", n2.Revision)
+	}
+	if _, err := s.PutUpdate(ctx, got); !firmware.StateConflict.Is(err) {
+		t.Fatalf("write at revision 1 after 2 = %v", err)
+	}
+	cur, _, _ := s.Update(ctx, "m1")
+	if cur.Substate != firmware.ResetForNewFirmware || cur.Failure != nil || len(cur.History) != 0 {
+		t.Fatalf("a lost write changed the record: %+v", cur)
+	}
+	if _, err := s.PutUpdate(ctx, firmware.HostUpdate{MachineID: "m0", Revision: 5, Substate: firmware.Pending}); !firmware.StateConflict.Is(err) {
+		t.Fatalf("write of a missing record at revision 5 = %v", err)
+	}
+	_, err = s.PutUpdate(ctx, firmware.HostUpdate{MachineID: "m0", Substate: firmware.Pending, EnteredAt: t0})
+	must(t, err)
+	all, err := s.Updates(ctx)
+	must(t, err)
+	if len(all) != 2 || all[0].MachineID != "m0" || all[1].MachineID != "m1" {
+		t.Fatalf("Updates = %+v", all)
+	}
+	if _, ok, err := s.Update(ctx, "nope"); ok || err != nil {
+		t.Fatalf("Update(nope) = %v, %v", ok, err)
+	}
+}
+
+// Concurrent writers from the same revision: exactly one wins.
+func testConcurrentCAS(t *testing.T, s firmware.Store) {
+	ctx := context.Background()
+	base, err := s.PutUpdate(ctx, firmware.HostUpdate{MachineID: "m1", Substate: firmware.CheckingFirmware, EnteredAt: t0})
+	must(t, err)
+	var wins, conflicts atomic.Int32
+	var wg sync.WaitGroup
+	for i := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			u := base
+			u.Attempt = i
+			_, err := s.PutUpdate(ctx, u)
+			switch {
+			case err == nil:
+				wins.Add(1)
+			case firmware.StateConflict.Is(err):
+				conflicts.Add(1)
+			default:
+				t.Errorf("writer %d: %v", i, err)
+			}
+		}()
+	}
+	wg.Wait()
+	if wins.Load() != 1 || conflicts.Load() != 7 {
+		t.Fatalf("%d writers won, %d conflicted; want 1 and 7", wins.Load(), conflicts.Load())
+	}
+}
+
+func testPolicies(t *testing.T, s firmware.Store) {
+	ctx := context.Background()
+	on, off := true, false
+	must(t, s.SetAutoUpdate(ctx, "m1", &on))
+	must(t, s.SetAutoUpdate(ctx, "m2", &off))
+	must(t, s.SetAutoUpdate(ctx, "m3", &on))
+	must(t, s.SetAutoUpdate(ctx, "m3", nil))
+	must(t, s.SetAutoUpdate(ctx, "m4", nil))
+	got, err := s.AutoUpdates(ctx)
+	must(t, err)
+	if !cmp.Equal(got, map[string]bool{"m1": true, "m2": false}) {
+		t.Fatalf("AutoUpdates = %v", got)
+	}
+	must(t, s.SetAutoUpdate(ctx, "m1", &off))
+	if got, _ := s.AutoUpdates(ctx); got["m1"] {
+		t.Fatal("override not replaced")
+	}
+
+	w := firmware.Window{MachineID: "m1", Start: t0, End: t0.Add(24 * time.Hour)}
+	must(t, s.SetWindow(ctx, w))
+	must(t, s.SetWindow(ctx, firmware.Window{MachineID: "m2", Start: t0, End: t0.Add(time.Hour)}))
+	w.End = t0.Add(48 * time.Hour)
+	must(t, s.SetWindow(ctx, w))
+	ws, err := s.Windows(ctx)
+	must(t, err)
+	if len(ws) != 2 || !cmp.Equal(ws["m1"], w, sameInstant) {
+		t.Fatalf("Windows = %+v", ws)
+	}
+	if deleted, err := s.DeleteWindow(ctx, "m2"); err != nil || !deleted {
+		t.Fatalf("DeleteWindow = %v, %v", deleted, err)
+	}
+	if deleted, err := s.DeleteWindow(ctx, "m2"); err != nil || deleted {
+		t.Fatalf("second DeleteWindow = %v, %v", deleted, err)
+	}
+	if ws, _ := s.Windows(ctx); len(ws) != 1 {
+		t.Fatalf("Windows = %+v", ws)
+	}
+}
+
+func testObserved(t *testing.T, s firmware.Store) {
+	ctx := context.Background()
+	o := firmware.Observed{
+		MachineID: "m1", At: t0,
+		Identity: firmware.Identity{Manufacturer: "Dell Inc.", Model: "PowerEdge R750", BMCVendor: "dell"},
+		Reported: firmware.Reported{
+			firmware.BMC: {{ID: "Installed-25227-6.00.30.00__iDRAC.Embedded.1-1", Version: "6.00.30.00"}},
+			firmware.CX7: {{ID: "CX7_0", Version: "28.47"}, {ID: "CX7_1", Version: ""}},
+		},
+	}
+	must(t, s.PutObserved(ctx, o))
+	must(t, s.PutObserved(ctx, firmware.Observed{MachineID: "m0", At: t0, Reported: firmware.Reported{}}))
+	got, ok, err := s.Observed(ctx, "m1")
+	must(t, err)
+	if !ok || !cmp.Equal(got, o, sameInstant) {
+		t.Fatalf("round trip: %s", cmp.Diff(o, got, sameInstant))
+	}
+	o.Reported = firmware.Reported{firmware.BMC: {{ID: "x", Version: "7"}}}
+	o.At = t0.Add(time.Hour)
+	must(t, s.PutObserved(ctx, o))
+	all, err := s.AllObserved(ctx)
+	must(t, err)
+	if len(all) != 2 || all[0].MachineID != "m0" || !cmp.Equal(all[1], o, sameInstant) {
+		t.Fatalf("AllObserved = %+v", all)
+	}
+	if _, ok, err := s.Observed(ctx, "nope"); ok || err != nil {
+		t.Fatalf("Observed(nope) = %v, %v", ok, err)
+	}
+}
+
+func testOverrides(t *testing.T, s firmware.Store) {
+	ctx := context.Background()
+	a := firmware.Override{Vendor: "Dell", Model: "PowerEdge R750", Component: firmware.BMC, UpdatedAt: t0,
+		Entry: firmware.Entry{Version: "7.10", Default: true, Artifacts: []firmware.Artifact{{URL: "https://fw/idrac", SHA256: "ab"}}}}
+	b := firmware.Override{Vendor: "Lenovo", Model: "ThinkSystem SR670 V2", Component: firmware.UEFI, Matcher: "^UEFI$", UpdatedAt: t0.Add(-time.Hour),
+		Entry: firmware.Entry{Version: "1.0"}}
+	must(t, s.PutOverride(ctx, a))
+	must(t, s.PutOverride(ctx, b))
+	got, err := s.Overrides(ctx)
+	must(t, err)
+	if !cmp.Equal(got, []firmware.Override{b, a}, sameInstant) {
+		t.Fatalf("Overrides (oldest first): %s", cmp.Diff([]firmware.Override{b, a}, got, sameInstant))
+	}
+	// Upsert by vendor family, model and version.
+	a2 := a
+	a2.Vendor, a2.Model = "Dell Inc.", "poweredge r750"
+	a2.Entry.Default = false
+	a2.UpdatedAt = t0.Add(time.Hour)
+	must(t, s.PutOverride(ctx, a2))
+	got, _ = s.Overrides(ctx)
+	if len(got) != 2 || !cmp.Equal(got[1], a2, sameInstant) {
+		t.Fatalf("upsert: %+v", got)
+	}
+	if deleted, err := s.DeleteOverride(ctx, "Dell", "PowerEdge R750", firmware.BMC, "7.10"); err != nil || !deleted {
+		t.Fatalf("DeleteOverride = %v, %v", deleted, err)
+	}
+	if deleted, err := s.DeleteOverride(ctx, "Dell", "PowerEdge R750", firmware.BMC, "7.10"); err != nil || deleted {
+		t.Fatalf("second DeleteOverride = %v, %v", deleted, err)
+	}
+	if got, _ := s.Overrides(ctx); len(got) != 1 {
+		t.Fatalf("after delete: %+v", got)
+	}
+}
+
+func testResults(t *testing.T, s firmware.Store) {
+	ctx := context.Background()
+	r := firmware.Result{MachineID: "m1", ID: "7-script-1-0", Kind: firmware.ResultScript, OK: false, Code: "FIRMWARE_SCRIPT_FAILED", Output: "exit 3: flash failed", At: t0}
+	got, err := s.PutResult(ctx, r)
+	must(t, err)
+	if !cmp.Equal(got, r, sameInstant) {
+		t.Fatalf("PutResult returned %+v", got)
+	}
+	second := r
+	second.OK, second.Output = true, "fine"
+	got, err = s.PutResult(ctx, second)
+	must(t, err)
+	if !cmp.Equal(got, r, sameInstant) {
+		t.Fatalf("a second result replaced the first: %+v", got)
+	}
+	stored, ok, err := s.Result(ctx, "m1", "7-script-1-0")
+	if err != nil || !ok || !cmp.Equal(stored, r, sameInstant) {
+		t.Fatalf("Result = %+v, %v, %v", stored, ok, err)
+	}
+	if _, ok, err := s.Result(ctx, "m2", "7-script-1-0"); ok || err != nil {
+		t.Fatalf("a result of another machine: %v, %v", ok, err)
+	}
+}
+
+func testSlots(t *testing.T, s firmware.Store) {
+	ctx := context.Background()
+	lease := time.Hour
+	for i := range 3 {
+		ok, err := s.AcquireUploadSlot(ctx, fmt.Sprintf("m%d", i), 3, t0, lease)
+		if err != nil || !ok {
+			t.Fatalf("slot %d: %v, %v", i, ok, err)
+		}
+	}
+	if ok, err := s.AcquireUploadSlot(ctx, "m9", 3, t0, lease); err != nil || ok {
+		t.Fatalf("fourth of three slots: %v, %v", ok, err)
+	}
+	if ok, err := s.AcquireUploadSlot(ctx, "m1", 3, t0.Add(time.Minute), lease); err != nil || !ok {
+		t.Fatalf("a holder re-acquiring its slot: %v, %v", ok, err)
+	}
+	if n, err := s.UploadSlots(ctx, t0); err != nil || n != 3 {
+		t.Fatalf("UploadSlots = %d, %v", n, err)
+	}
+	must(t, s.ReleaseUploadSlot(ctx, "m0"))
+	must(t, s.ReleaseUploadSlot(ctx, "m0"))
+	if ok, _ := s.AcquireUploadSlot(ctx, "m9", 3, t0.Add(2*time.Minute), lease); !ok {
+		t.Fatal("a released slot was not free")
+	}
+	// At t0+1h m2's lease has lapsed; m1 (renewed) and m9 still hold theirs.
+	if ok, _ := s.AcquireUploadSlot(ctx, "m8", 3, t0.Add(lease), lease); !ok {
+		t.Fatal("a lapsed lease was not freed")
+	}
+	if ok, _ := s.AcquireUploadSlot(ctx, "m7", 3, t0.Add(lease), lease); ok {
+		t.Fatal("a renewed lease was freed")
+	}
+	if n, _ := s.UploadSlots(ctx, t0.Add(lease)); n != 3 {
+		t.Fatalf("UploadSlots = %d, want 3", n)
+	}
+}
+
+// Concurrent acquirers never hold more than max slots.
+func testConcurrentSlots(t *testing.T, s firmware.Store) {
+	ctx := context.Background()
+	var held atomic.Int32
+	var peak atomic.Int32
+	var wg sync.WaitGroup
+	for i := range 12 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			holder := fmt.Sprintf("w%d", i)
+			for range 3 {
+				ok, err := s.AcquireUploadSlot(ctx, holder, 2, t0, time.Hour)
+				if err != nil {
+					t.Errorf("%s: %v", holder, err)
+					return
+				}
+				if !ok {
+					continue
+				}
+				n := held.Add(1)
+				for {
+					p := peak.Load()
+					if n <= p || peak.CompareAndSwap(p, n) {
+						break
+					}
+				}
+				for range 100 {
+					runtime.Gosched() // hold the slot while others try
+				}
+				held.Add(-1)
+				if err := s.ReleaseUploadSlot(ctx, holder); err != nil {
+					t.Errorf("%s: %v", holder, err)
+				}
+				return
+			}
+		}()
+	}
+	wg.Wait()
+	if p := peak.Load(); p > 2 || p < 1 {
+		t.Fatalf("peak slots held %d, want 1..2", p)
+	}
+}
+
+func testPassLock(t *testing.T, s firmware.Store) {
+	ctx := context.Background()
+	release, ok, err := s.LockPass(ctx, "worker-a", t0, time.Minute)
+	if err != nil || !ok {
+		t.Fatalf("first LockPass = %v, %v", ok, err)
+	}
+	if _, ok, err := s.LockPass(ctx, "worker-b", t0.Add(time.Second), time.Minute); err != nil || ok {
+		t.Fatalf("a second holder got the pass lock: %v, %v", ok, err)
+	}
+	release()
+	r2, ok, err := s.LockPass(ctx, "worker-b", t0.Add(2*time.Second), time.Minute)
+	if err != nil || !ok {
+		t.Fatalf("after release: %v, %v", ok, err)
+	}
+	r2()
+}

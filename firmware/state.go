@@ -1,0 +1,152 @@
+package firmware
+
+import (
+	"fmt"
+	"time"
+)
+
+// Substate is where a machine's update workflow is. The names are NICo's
+// host firmware substates, plus Pending (the request waits at the start
+// gate) and Restore (the host is handed back).
+type Substate string
+
+// The substates; doc.go draws how they connect.
+const (
+	Pending                   Substate = "Pending"
+	CheckingFirmware          Substate = "CheckingFirmware"
+	CheckingFirmwareRepeat    Substate = "CheckingFirmwareRepeat"
+	WaitingForManualUpgrade   Substate = "WaitingForManualUpgrade"
+	WaitingForScoutUpgrade    Substate = "WaitingForScoutUpgrade"
+	WaitingForScript          Substate = "WaitingForScript"
+	InitialReset              Substate = "InitialReset"
+	WaitingForUpload          Substate = "WaitingForUpload"
+	WaitingForFirmwareUpgrade Substate = "WaitingForFirmwareUpgrade"
+	ResetForNewFirmware       Substate = "ResetForNewFirmware"
+	NewFirmwareReportedWait   Substate = "NewFirmwareReportedWait"
+	FailedFirmwareUpgrade     Substate = "FailedFirmwareUpgrade"
+	Restore                   Substate = "Restore"
+)
+
+// Route is how a component is installed.
+type Route string
+
+// The routes, in order of precedence.
+const (
+	RouteScout   Route = "scout"   // a packaged script run on the host by the agent
+	RouteScript  Route = "script"  // the entry's local script
+	RouteRedfish Route = "redfish" // upload to the BMC, poll its task
+)
+
+// HostUpdate is one machine's update record: everything the workflow
+// needs to resume after a restart, written by compare-and-set on Revision.
+type HostUpdate struct {
+	MachineID string `json:"machine_id"`
+	// Revision is the stored revision; PutUpdate compares it.
+	Revision int64    `json:"revision"`
+	Substate Substate `json:"substate"`
+	// EnteredAt is when the substate was entered; NotBefore is the
+	// earliest time of its next attempt (the body sleeps until then).
+	EnteredAt time.Time `json:"entered_at"`
+	NotBefore time.Time `json:"not_before,omitzero"`
+	// Generation tells this update's attempt IDs from an earlier update's
+	// of the same machine (the request's creation time).
+	Generation int64 `json:"generation"`
+	// Assigned is whether the host had an instance when the update
+	// started: restore returns it to Assigned, not Ready.
+	Assigned bool `json:"assigned"`
+
+	// The component being installed, its target version and route.
+	Component ComponentType `json:"component,omitempty"`
+	Version   string        `json:"version,omitempty"`
+	Route     Route         `json:"route,omitempty"`
+	// Artifact is the index of the entry's artifact being installed; it
+	// survives pre-update resets and transient upload retries, and starts
+	// at 0 again for a new target or after a failure.
+	Artifact int `json:"artifact"`
+	// Attempt numbers uploads, scripts and agent tasks (see AttemptID).
+	Attempt int `json:"attempt"`
+	// TaskID is the BMC task of the current upload, or the agent task.
+	TaskID string `json:"task_id,omitempty"`
+	// Started marks that the substate's one-shot action (an upload, a
+	// script run, an agent task offer) was begun, so a restart that finds
+	// no result knows it was interrupted.
+	Started bool `json:"started,omitempty"`
+	// Deadline bounds an agent task.
+	Deadline time.Time `json:"deadline,omitzero"`
+	// Phase is the next action of a multi-action substate (the resets).
+	Phase int `json:"phase"`
+	// Artifacts is the number of artifacts of the target entry;
+	// PowerDrains its power_drains_needed; Family the host's vendor
+	// family (activation differs on Dell).
+	Artifacts   int    `json:"artifacts"`
+	PowerDrains int    `json:"power_drains,omitempty"`
+	Family      string `json:"family,omitempty"`
+	// Changed marks that firmware was activated during this update, so an
+	// assigned host is restarted back into its instance at restore.
+	Changed bool `json:"changed,omitempty"`
+
+	// ResetRetries counts activation resets repeated for this target.
+	ResetRetries int `json:"reset_retries"`
+	// RetryCount counts FailedFirmwareUpgrade retries: the retry budget,
+	// kept for assigned hosts too.
+	RetryCount int `json:"retry_count"`
+	// Errors counts consecutive transient errors in this substate.
+	Errors int `json:"errors"`
+	// UploadRetries counts transient upload failures and lost tasks of
+	// the current target.
+	UploadRetries int `json:"upload_retries"`
+	// Rounds counts returns to checking that selected the same target
+	// without verifying it.
+	Rounds int `json:"rounds"`
+	// LastError is the last transient error, for people.
+	LastError string `json:"last_error,omitempty"`
+	// Failure is why the update is in FailedFirmwareUpgrade.
+	Failure *FailureInfo `json:"failure,omitempty"`
+	// History is the last transitions, newest last.
+	History []Transition `json:"history,omitempty"`
+}
+
+// FailureInfo is a recorded failure of an attempt.
+type FailureInfo struct {
+	Code    string    `json:"code"`
+	Message string    `json:"message"`
+	At      time.Time `json:"at"`
+}
+
+// Transition is one substate change.
+type Transition struct {
+	From Substate  `json:"from"`
+	To   Substate  `json:"to"`
+	At   time.Time `json:"at"`
+	Note string    `json:"note,omitempty"`
+}
+
+// maxHistory bounds HostUpdate.History.
+const maxHistory = 16
+
+// Exhausted reports whether the update failed and spent its retry budget.
+func (u HostUpdate) Exhausted(maxRetries int) bool {
+	return u.Substate == FailedFirmwareUpgrade && u.RetryCount >= maxRetries
+}
+
+// AttemptID names the current attempt's result: unique per machine across
+// updates.
+func (u HostUpdate) AttemptID(kind string) string {
+	return fmt.Sprintf("%d-%s-%d-%d", u.Generation, kind, u.Attempt, u.Artifact)
+}
+
+// moveTo changes the substate, recording the transition and resetting the
+// per-substate counters.
+func (u *HostUpdate) moveTo(s Substate, now time.Time, note string) {
+	u.History = append(u.History, Transition{From: u.Substate, To: s, At: now, Note: note})
+	if len(u.History) > maxHistory {
+		u.History = append([]Transition(nil), u.History[len(u.History)-maxHistory:]...)
+	}
+	u.Substate = s
+	u.EnteredAt = now
+	u.NotBefore = now
+	u.Errors = 0
+	u.Phase = 0
+	u.Started = false
+	u.LastError = ""
+}

@@ -1,0 +1,1016 @@
+package firmware
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+	"strings"
+	"time"
+
+	"github.com/hostforge/hostforge"
+	"github.com/hostforge/hostforge/bmc"
+	"github.com/hostforge/hostforge/clock"
+	"github.com/hostforge/hostforge/flow"
+)
+
+// Step names of the update workflow: one per substate, prefixed so that
+// they never collide with another workflow's on a shared worker.
+const (
+	StepLoad                      = "firmware.load"
+	StepPending                   = "firmware.pending"
+	StepCheckingFirmware          = "firmware.checking_firmware"
+	StepCheckingFirmwareRepeat    = "firmware.checking_firmware_repeat"
+	StepWaitingForManualUpgrade   = "firmware.waiting_for_manual_upgrade"
+	StepWaitingForScoutUpgrade    = "firmware.waiting_for_scout_upgrade"
+	StepWaitingForScript          = "firmware.waiting_for_script"
+	StepInitialReset              = "firmware.initial_reset"
+	StepWaitingForUpload          = "firmware.waiting_for_upload"
+	StepWaitingForFirmwareUpgrade = "firmware.waiting_for_firmware_upgrade"
+	StepResetForNewFirmware       = "firmware.reset_for_new_firmware"
+	StepNewFirmwareReportedWait   = "firmware.new_firmware_reported_wait"
+	StepFailedFirmwareUpgrade     = "firmware.failed_firmware_upgrade"
+	StepRestore                   = "firmware.restore"
+)
+
+// stepOf is the step of each substate.
+var stepOf = map[Substate]string{
+	Pending:                   StepPending,
+	CheckingFirmware:          StepCheckingFirmware,
+	CheckingFirmwareRepeat:    StepCheckingFirmwareRepeat,
+	WaitingForManualUpgrade:   StepWaitingForManualUpgrade,
+	WaitingForScoutUpgrade:    StepWaitingForScoutUpgrade,
+	WaitingForScript:          StepWaitingForScript,
+	InitialReset:              StepInitialReset,
+	WaitingForUpload:          StepWaitingForUpload,
+	WaitingForFirmwareUpgrade: StepWaitingForFirmwareUpgrade,
+	ResetForNewFirmware:       StepResetForNewFirmware,
+	NewFirmwareReportedWait:   StepNewFirmwareReportedWait,
+	FailedFirmwareUpgrade:     StepFailedFirmwareUpgrade,
+	Restore:                   StepRestore,
+}
+
+// Attempt bounds. Every BMC, store and host call of a step runs under the
+// caller's context; the adapters bound each call to callTimeout (30 s).
+const (
+	callTimeout = 30 * time.Second
+	// A step makes at most a handful of calls: store reads, a BMC read or
+	// action, the host's report, store writes.
+	quickAttempt = 10 * callTimeout
+	// An upload pushes one artifact of up to a few GiB (the adapter's
+	// upload deadline is 1 h), plus the slot and result writes.
+	uploadAttempt = time.Hour + quickAttempt
+	// A script runs to its timeout (capped at MaxScriptTimeout), plus the
+	// result writes.
+	scriptAttempt = MaxScriptTimeout + quickAttempt
+)
+
+// MaxScriptTimeout caps a local script's run.
+const MaxScriptTimeout = 5 * time.Hour
+
+// ReportName is the reason of the host's firmware update health report.
+const ReportName = "host-fw-update"
+
+// StepInput is the input of every update step: the machine, and the
+// record revision the body last saw (a step called with a stale revision
+// acts on nothing and returns the current progress).
+type StepInput struct {
+	MachineID string `json:"machine_id"`
+	Revision  int64  `json:"revision"`
+}
+
+// Progress is every step's output: where the update is now.
+type Progress struct {
+	Substate Substate `json:"substate,omitempty"`
+	Revision int64    `json:"revision"`
+	// NotBefore is when the next step may run; the body sleeps until then.
+	NotBefore time.Time `json:"not_before,omitzero"`
+	// Done: nothing is left to do (the host was handed back compliant, or
+	// it has no request).
+	Done bool `json:"done,omitempty"`
+	// Exhausted: the update failed and spent its retry budget.
+	Exhausted bool         `json:"exhausted,omitempty"`
+	Failure   *FailureInfo `json:"failure,omitempty"`
+}
+
+func progressOf(u HostUpdate, maxRetries int) Progress {
+	return Progress{Substate: u.Substate, Revision: u.Revision, NotBefore: u.NotBefore, Exhausted: u.Exhausted(maxRetries), Failure: u.Failure}
+}
+
+// Executor holds the clients the update steps use. Build its step table
+// with Steps; register it on the worker that runs Update.
+type Executor struct {
+	Store Store
+	Hosts Hosts
+	BMC   BMCClient
+	// Scout and ScoutScripts enable the on-host route (nil: none).
+	Scout        Scout
+	ScoutScripts ScoutScripts
+	// Scripts runs entries' local scripts (nil: such entries fail).
+	Scripts ScriptRunner
+	// Catalog is the merged catalog of files; the store's runtime
+	// overrides are applied on top at every use.
+	Catalog  *Catalog
+	Settings Settings
+	// ScriptTimeout bounds a local script (default 1 h, at most
+	// MaxScriptTimeout).
+	ScriptTimeout time.Duration
+	Clock         clock.Clock
+}
+
+// Steps returns the update workflow's step table. It fills the unset
+// durations and counts of e.Settings with their defaults.
+func (e *Executor) Steps() *flow.Table {
+	s := e.Settings.WithDefaults()
+	e.Settings = s
+	bind := func(name string, attempt time.Duration, want []Substate, fn func(context.Context, *stepCtx) error) flow.Step {
+		return flow.Bind(name, attempt, func(ctx context.Context, in StepInput) (Progress, error) {
+			return e.run(ctx, in, want, fn)
+		})
+	}
+	return flow.MustTable(
+		flow.Bind(StepLoad, quickAttempt, e.load),
+		bind(StepPending, quickAttempt, []Substate{Pending}, e.pending),
+		bind(StepCheckingFirmware, quickAttempt, []Substate{CheckingFirmware}, e.checking),
+		bind(StepCheckingFirmwareRepeat, quickAttempt, []Substate{CheckingFirmwareRepeat}, e.checking),
+		bind(StepWaitingForManualUpgrade, quickAttempt, []Substate{WaitingForManualUpgrade}, e.manual),
+		bind(StepWaitingForScoutUpgrade, quickAttempt, []Substate{WaitingForScoutUpgrade}, e.scout),
+		bind(StepWaitingForScript, scriptAttempt, []Substate{WaitingForScript}, e.script),
+		bind(StepInitialReset, quickAttempt, []Substate{InitialReset}, e.initialReset),
+		bind(StepWaitingForUpload, uploadAttempt, []Substate{WaitingForUpload}, e.upload),
+		bind(StepWaitingForFirmwareUpgrade, quickAttempt, []Substate{WaitingForFirmwareUpgrade}, e.task),
+		bind(StepResetForNewFirmware, quickAttempt, []Substate{ResetForNewFirmware}, e.activate),
+		bind(StepNewFirmwareReportedWait, quickAttempt, []Substate{NewFirmwareReportedWait}, e.verify),
+		bind(StepFailedFirmwareUpgrade, quickAttempt, []Substate{FailedFirmwareUpgrade}, e.failed),
+		bind(StepRestore, quickAttempt, []Substate{Restore}, e.restore),
+	)
+}
+
+// stepCtx is one step call's view: the record it may change, and the
+// methods that change it.
+type stepCtx struct {
+	e    *Executor
+	rec  HostUpdate
+	now  time.Time
+	done bool // the update was completed (record removed)
+}
+
+// run is the frame of every substate step: load the record, act on it if
+// it is still where the body saw it, persist what changed (compare-and-set)
+// and return the progress.
+func (e *Executor) run(ctx context.Context, in StepInput, want []Substate, fn func(context.Context, *stepCtx) error) (Progress, error) {
+	s := e.Settings
+	rec, ok, err := e.Store.Update(ctx, in.MachineID)
+	if err != nil {
+		return Progress{}, err
+	}
+	if !ok {
+		return Progress{Done: true}, nil
+	}
+	if rec.Revision != in.Revision || !contains(want, rec.Substate) || rec.Exhausted(s.MaxRetries) {
+		return progressOf(rec, s.MaxRetries), nil
+	}
+	before := rec
+	before.NotBefore = time.Time{}
+	sc := &stepCtx{e: e, rec: rec, now: e.Clock.Now()}
+	if err := fn(ctx, sc); err != nil {
+		return Progress{}, err
+	}
+	if sc.done {
+		return Progress{Done: true}, nil
+	}
+	after := sc.rec
+	after.NotBefore = time.Time{}
+	if reflect.DeepEqual(before, after) {
+		// Only the next attempt's time moved: nothing to persist (a
+		// restart simply looks again at once).
+		return progressOf(sc.rec, s.MaxRetries), nil
+	}
+	saved, err := e.Store.PutUpdate(ctx, sc.rec)
+	if StateConflict.Is(err) {
+		// An operator (reset) or another worker moved the record: act on
+		// nothing more and let the body follow the stored record.
+		cur, ok, rerr := e.Store.Update(ctx, in.MachineID)
+		if rerr != nil {
+			return Progress{}, rerr
+		}
+		if !ok {
+			return Progress{Done: true}, nil
+		}
+		return progressOf(cur, s.MaxRetries), nil
+	}
+	if err != nil {
+		return Progress{}, err
+	}
+	return progressOf(saved, s.MaxRetries), nil
+}
+
+// checkpoint persists the record in the middle of a step, before a
+// one-shot action, so a restart knows the action was begun.
+func (sc *stepCtx) checkpoint(ctx context.Context) error {
+	saved, err := sc.e.Store.PutUpdate(ctx, sc.rec)
+	if err != nil {
+		return err
+	}
+	sc.rec = saved
+	return nil
+}
+
+func contains(list []Substate, s Substate) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+func (sc *stepCtx) move(s Substate, note string) { sc.rec.moveTo(s, sc.now, note) }
+
+func (sc *stepCtx) after(d time.Duration) { sc.rec.NotBefore = sc.now.Add(d) }
+
+// fail records a failed attempt and moves to FailedFirmwareUpgrade.
+func (sc *stepCtx) fail(code *hostforge.Spec, format string, args ...any) {
+	msg := fmt.Sprintf(format, args...)
+	sc.rec.Failure = &FailureInfo{Code: code.Code, Message: capOutput(msg), At: sc.now}
+	sc.rec.Artifact = 0
+	sc.rec.TaskID = ""
+	sc.move(FailedFirmwareUpgrade, code.Code+": "+firstLine(msg))
+	if !sc.rec.Exhausted(sc.e.Settings.MaxRetries) {
+		sc.after(min(sc.e.Settings.RetryInterval, sc.e.Settings.Recheck))
+	}
+}
+
+// transientBackoff paces retries after transient errors.
+var transientBackoff = hostforge.Backoff{First: 30 * time.Second, Max: 10 * time.Minute}
+
+// transient books a transient error of the substate: it is retried later,
+// and fails the attempt once the substate's error budget is spent. A
+// failure that is not retryable fails the attempt at once.
+func (sc *stepCtx) transient(err error, what string) {
+	_, f, _ := hostforge.Classify(err)
+	sc.rec.Errors++
+	sc.rec.LastError = capOutput(what + ": " + f.Error())
+	code := BMCUnreachable
+	if f.Code != hostforge.Unclassified.Code && f.Code != hostforge.Cancelled.Code {
+		code = &f.Spec
+	}
+	if !f.Retryable && f.Code != hostforge.Unclassified.Code {
+		sc.fail(code, "%s: %s", what, f.Error())
+		return
+	}
+	if sc.rec.Errors > sc.e.Settings.MaxTransientErrors {
+		sc.fail(code, "%s failed %d times in a row; last: %s", what, sc.rec.Errors, f.Error())
+		return
+	}
+	sc.after(transientBackoff.After(sc.rec.Errors))
+}
+
+func firstLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i]
+	}
+	if len(s) > 200 {
+		s = s[:200]
+	}
+	return s
+}
+
+// catalog is the effective catalog: the files' merged catalog with the
+// store's runtime overrides on top.
+func (e *Executor) catalog(ctx context.Context) (*Catalog, error) {
+	ovs, err := e.Store.Overrides(ctx)
+	if err != nil {
+		return nil, err
+	}
+	base := e.Catalog
+	if base == nil {
+		base = NewCatalog()
+	}
+	return base.WithOverrides(ovs)
+}
+
+// load returns the machine's progress, creating its record when a request
+// waits for it.
+func (e *Executor) load(ctx context.Context, in StepInput) (Progress, error) {
+	s := e.Settings
+	rec, ok, err := e.Store.Update(ctx, in.MachineID)
+	if err != nil {
+		return Progress{}, err
+	}
+	if ok {
+		return progressOf(rec, s.MaxRetries), nil
+	}
+	req, ok, err := e.Store.Request(ctx, in.MachineID)
+	if err != nil {
+		return Progress{}, err
+	}
+	if !ok {
+		return Progress{Done: true}, nil
+	}
+	now := e.Clock.Now()
+	rec = HostUpdate{MachineID: in.MachineID, Substate: Pending, EnteredAt: now, NotBefore: now, Generation: req.CreatedAt.UnixNano(),
+		History: []Transition{{To: Pending, At: now, Note: "request by " + req.Initiator}}}
+	saved, err := e.Store.PutUpdate(ctx, rec)
+	if StateConflict.Is(err) {
+		return e.load(ctx, in)
+	}
+	if err != nil {
+		return Progress{}, err
+	}
+	return progressOf(saved, s.MaxRetries), nil
+}
+
+// pending is the start gate: a Ready host starts at once; an Assigned
+// host only after its tenant approved updates on reboot, or inside the
+// site's instance_autoreboot_period. Starting protects the host: the
+// update health report (no allocation, no alerting) and lockdown off.
+func (e *Executor) pending(ctx context.Context, sc *stepCtx) error {
+	m := sc.rec.MachineID
+	req, ok, err := e.Store.Request(ctx, m)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		// The request was cleared before the start.
+		sc.done = true
+		return e.Store.Complete(ctx, m)
+	}
+	host, ok, err := e.Hosts.Get(ctx, m)
+	if err != nil {
+		sc.transient(err, "reading the managed host")
+		return nil
+	}
+	switch {
+	case !ok:
+		sc.rec.LastError = "the machine is not a managed host"
+		sc.after(e.Settings.Recheck)
+		return nil
+	case host.State == HostAssigned && req.ApprovedAt.IsZero() && !e.Settings.InstanceAutorebootPeriod.Contains(sc.now):
+		next := sc.now.Add(e.Settings.Recheck)
+		if p := e.Settings.InstanceAutorebootPeriod; p != nil && p.Start.After(sc.now) && p.Start.Before(next) {
+			next = p.Start
+		}
+		sc.rec.NotBefore = next
+		return nil
+	case host.State != HostReady && host.State != HostAssigned:
+		sc.rec.LastError = fmt.Sprintf("the host is %s, neither ready nor assigned", host.State)
+		sc.after(e.Settings.Recheck)
+		return nil
+	}
+	if err := e.Hosts.SetUpdateReport(ctx, m, ReportName); err != nil {
+		sc.transient(err, "setting the update health report")
+		return nil
+	}
+	if err := e.BMC.SetLockdown(ctx, m, false); err != nil {
+		sc.transient(err, "turning lockdown off")
+		return nil
+	}
+	if _, err := e.Store.PatchRequest(ctx, m, RequestPatch{StartedAt: sc.now}); err != nil {
+		return err
+	}
+	sc.rec.Assigned = host.State == HostAssigned
+	note := "started"
+	if sc.rec.Assigned {
+		if !req.ApprovedAt.IsZero() {
+			note += " (tenant approved)"
+		} else {
+			note += " (autoreboot period)"
+		}
+	}
+	sc.move(CheckingFirmware, note)
+	return nil
+}
+
+// checking refreshes the inventory and picks the first component in the
+// ordering that needs work, and its route.
+func (e *Executor) checking(ctx context.Context, sc *stepCtx) error {
+	m := sc.rec.MachineID
+	if e.Settings.RequiresManualUpgrade {
+		host, ok, err := e.Hosts.Get(ctx, m)
+		if err != nil {
+			sc.transient(err, "reading the managed host")
+			return nil
+		}
+		req, _, err := e.Store.Request(ctx, m)
+		if err != nil {
+			return err
+		}
+		if ok && host.MNNVL && req.ManualUpgradeCompletedAt.IsZero() {
+			sc.move(WaitingForManualUpgrade, "MNNVL host: the platform procedure is manual")
+			return nil
+		}
+	}
+	inv, err := e.BMC.Inventory(ctx, m)
+	if err != nil {
+		sc.transient(err, "reading the firmware inventory")
+		return nil
+	}
+	cat, err := e.catalog(ctx)
+	if err != nil {
+		return err
+	}
+	model, ok := cat.ForHost(inv.Identity)
+	rep := Reported{}
+	if ok {
+		rep = model.Readings(inv.Entries)
+	}
+	if err := e.Store.PutObserved(ctx, Observed{MachineID: m, Identity: inv.Identity, Reported: rep, At: sc.now}); err != nil {
+		return err
+	}
+	if !ok {
+		sc.move(Restore, fmt.Sprintf("no catalog entry for %s %s", inv.Identity.Manufacturer, inv.Identity.Model))
+		return nil
+	}
+	comp, entry, needs := model.NeedsWork(rep)
+	if !needs {
+		sc.move(Restore, "every component at its default")
+		return nil
+	}
+	r := &sc.rec
+	if r.Component != comp || r.Version != entry.Version {
+		r.Component, r.Version = comp, entry.Version
+		r.Artifact, r.ResetRetries, r.UploadRetries, r.Rounds = 0, 0, 0, 0
+	} else {
+		r.Rounds++
+		// Every way back to checking with the same target is bounded on its
+		// own; this bounds them together, so that an install that reports
+		// success and changes nothing (a script that exits 0) cannot loop.
+		if limit := e.Settings.MaxUploadRetries + 3; r.Rounds > limit {
+			sc.fail(NotActivated, "%s %s was selected %d times in a row and never verified (inventory: %s)", comp, entry.Version, r.Rounds, e.reported(ctx, inv, comp))
+			return nil
+		}
+	}
+	r.Artifacts, r.PowerDrains = len(entry.Artifacts), entry.PowerDrainsNeeded
+	r.Family = Family(inv.Identity.Manufacturer)
+	if r.Family == "" {
+		r.Family = string(inv.Identity.BMCVendor)
+	}
+	target := fmt.Sprintf("%s → %s", comp, entry.Version)
+	if e.ScoutScripts != nil && e.Scout != nil {
+		_, found, err := e.ScoutScripts.Lookup(ctx, model.Vendor, model.Model, comp)
+		if err != nil {
+			return err
+		}
+		if found {
+			r.Route = RouteScout
+			sc.move(WaitingForScoutUpgrade, target+" by the on-host agent")
+			return nil
+		}
+	}
+	if entry.Script != "" {
+		r.Route = RouteScript
+		sc.move(WaitingForScript, target+" by the entry's script")
+		return nil
+	}
+	r.Route = RouteRedfish
+	if len(entry.Artifacts) == 0 {
+		sc.fail(ArtifactMissing, "%s %s %s %s: the entry has no files, filenames, filename or url", model.Vendor, model.Model, comp, entry.Version)
+		return nil
+	}
+	if entry.PreUpdateResets && r.Substate == CheckingFirmware {
+		sc.move(InitialReset, target+": pre-update resets first")
+		return nil
+	}
+	sc.move(WaitingForUpload, fmt.Sprintf("%s: artifact %d of %d", target, r.Artifact+1, r.Artifacts))
+	return nil
+}
+
+// manual waits for an operator to mark the platform procedure complete.
+func (e *Executor) manual(ctx context.Context, sc *stepCtx) error {
+	req, ok, err := e.Store.Request(ctx, sc.rec.MachineID)
+	if err != nil {
+		return err
+	}
+	if ok && !req.ManualUpgradeCompletedAt.IsZero() {
+		sc.move(CheckingFirmwareRepeat, "manual upgrade marked complete")
+		return nil
+	}
+	sc.after(e.Settings.Recheck)
+	return nil
+}
+
+// target returns the model and catalog entry of the record's target, or
+// false when the catalog no longer has it.
+func (e *Executor) target(ctx context.Context, rec HostUpdate) (*Model, Entry, bool, error) {
+	obs, ok, err := e.Store.Observed(ctx, rec.MachineID)
+	if err != nil || !ok {
+		return nil, Entry{}, false, err
+	}
+	cat, err := e.catalog(ctx)
+	if err != nil {
+		return nil, Entry{}, false, err
+	}
+	m, ok := cat.ForHost(obs.Identity)
+	if !ok {
+		return nil, Entry{}, false, nil
+	}
+	c, ok := m.Components[rec.Component]
+	if !ok {
+		return nil, Entry{}, false, nil
+	}
+	for _, en := range c.KnownFirmware {
+		if en.Version == rec.Version {
+			return m, en, true, nil
+		}
+	}
+	return nil, Entry{}, false, nil
+}
+
+// scoutDeadline is 30 s + execution + download × files + 30 min, at most 5 h.
+func scoutDeadline(s ScoutScript, files int) time.Duration {
+	d := 30*time.Second + s.ExecutionTimeout + time.Duration(max(files, 1))*s.DownloadTimeout + 30*time.Minute
+	return min(d, 5*time.Hour)
+}
+
+// scout offers the agent its task and waits for its persisted report.
+func (e *Executor) scout(ctx context.Context, sc *stepCtx) error {
+	r := &sc.rec
+	if !r.Started {
+		m, entry, ok, err := e.target(ctx, *r)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			sc.move(CheckingFirmwareRepeat, "the catalog changed")
+			return nil
+		}
+		script, found, err := e.ScoutScripts.Lookup(ctx, m.Vendor, m.Model, r.Component)
+		if err != nil {
+			return err
+		}
+		if !found {
+			sc.move(CheckingFirmwareRepeat, "the packaged script is gone")
+			return nil
+		}
+		r.Attempt++
+		r.TaskID = r.AttemptID(ResultScout)
+		r.Deadline = sc.now.Add(scoutDeadline(script, len(entry.Artifacts)))
+		r.Started = true
+		task := ScoutTask{ID: r.TaskID, MachineID: r.MachineID, Component: r.Component, Version: r.Version,
+			Script: script, Artifacts: entry.Artifacts, Deadline: r.Deadline}
+		if err := sc.checkpoint(ctx); err != nil {
+			return err
+		}
+		if err := e.Scout.Offer(ctx, task); err != nil {
+			r.Started = false
+			sc.transient(err, "offering the agent its task")
+			return nil
+		}
+		sc.after(e.Settings.TaskPoll)
+		return nil
+	}
+	res, ok, err := e.Store.Result(ctx, r.MachineID, r.TaskID)
+	if err != nil {
+		return err
+	}
+	switch {
+	case ok && res.OK:
+		r.Changed = true
+		sc.move(ResetForNewFirmware, "the agent's upgrade succeeded")
+	case ok:
+		sc.fail(ScoutFailed, "the agent reported a failed upgrade: %s", res.Output)
+	case !sc.now.Before(r.Deadline):
+		sc.fail(ScoutFailed, "the agent did not report task %s before its deadline %s", r.TaskID, r.Deadline.Format(time.RFC3339))
+	default:
+		next := sc.now.Add(e.Settings.TaskPoll)
+		if next.After(r.Deadline) {
+			next = r.Deadline
+		}
+		r.NotBefore = next
+	}
+	return nil
+}
+
+// script runs the entry's local script once and persists its result. A
+// script found begun without a result was interrupted by a restart: it
+// is never run again blindly; the attempt fails (and is retried after the
+// retry interval, within the budget).
+func (e *Executor) script(ctx context.Context, sc *stepCtx) error {
+	r := &sc.rec
+	if r.Started {
+		res, ok, err := e.Store.Result(ctx, r.MachineID, r.AttemptID(ResultScript))
+		if err != nil {
+			return err
+		}
+		if !ok {
+			sc.fail(ScriptFailed, "the script of attempt %d was interrupted by a restart and is not resumed; check it no longer runs", r.Attempt)
+			return nil
+		}
+		e.scriptDone(sc, res)
+		return nil
+	}
+	_, entry, ok, err := e.target(ctx, *r)
+	if err != nil {
+		return err
+	}
+	if !ok || entry.Script == "" {
+		sc.move(CheckingFirmwareRepeat, "the catalog changed")
+		return nil
+	}
+	if e.Scripts == nil {
+		sc.fail(ScriptFailed, "the entry names script %s but no script runner is configured", entry.Script)
+		return nil
+	}
+	r.Attempt++
+	r.Started = true
+	if err := sc.checkpoint(ctx); err != nil {
+		return err
+	}
+	timeout := e.ScriptTimeout
+	if timeout <= 0 {
+		timeout = time.Hour
+	}
+	timeout = min(timeout, MaxScriptTimeout)
+	job := ScriptJob{ID: r.AttemptID(ResultScript), MachineID: r.MachineID, Script: entry.Script, Component: r.Component, Version: r.Version, Timeout: timeout}
+	out, err := e.Scripts.Run(ctx, job)
+	res := Result{MachineID: r.MachineID, ID: job.ID, Kind: ResultScript, OK: err == nil && out.OK, Output: capOutput(out.Output), At: e.Clock.Now()}
+	switch {
+	case err != nil:
+		res.Code, res.Output = ScriptFailed.Code, capOutput("the script did not run to its end: "+err.Error())
+	case !out.OK:
+		res.Code = ScriptFailed.Code
+		res.Output = capOutput(fmt.Sprintf("exit code %d: %s", out.ExitCode, out.Output))
+	}
+	stored, err := e.Store.PutResult(ctx, res)
+	if err != nil {
+		return err
+	}
+	e.scriptDone(sc, stored)
+	return nil
+}
+
+func (e *Executor) scriptDone(sc *stepCtx, res Result) {
+	if res.OK {
+		sc.rec.Changed = true
+		sc.move(CheckingFirmwareRepeat, "the script succeeded (it activates its own firmware)")
+		return
+	}
+	sc.fail(ScriptFailed, "%s", res.Output)
+}
+
+// initialReset powers the host off, resets the BMC, waits for the BMC to
+// answer, powers on and waits before checking again (pre_update_resets).
+func (e *Executor) initialReset(ctx context.Context, sc *stepCtx) error {
+	r := &sc.rec
+	m := r.MachineID
+	switch r.Phase {
+	case 0, 1, 3:
+		kind := map[int]ResetKind{0: ResetForceOff, 1: ResetBMC, 3: ResetOn}[r.Phase]
+		if err := e.BMC.Reset(ctx, m, kind); err != nil {
+			sc.transient(err, "pre-update reset "+string(kind))
+			return nil
+		}
+		r.Errors = 0
+		r.Phase++
+		switch kind {
+		case ResetBMC:
+			sc.after(e.Settings.TaskPoll)
+		case ResetOn:
+			sc.after(e.Settings.InitialResetWait)
+		}
+	case 2:
+		if _, err := e.BMC.Inventory(ctx, m); err != nil {
+			sc.transient(err, "waiting for the BMC to answer after its reset")
+			return nil
+		}
+		r.Errors = 0
+		r.Phase++
+	default:
+		sc.move(CheckingFirmwareRepeat, "pre-update resets done")
+	}
+	return nil
+}
+
+// upload takes an upload slot, pushes the current artifact and persists
+// the result; the slot is held until the upload has returned.
+func (e *Executor) upload(ctx context.Context, sc *stepCtx) error {
+	r := &sc.rec
+	m := r.MachineID
+	if r.Started {
+		res, ok, err := e.Store.Result(ctx, m, r.AttemptID(ResultUpload))
+		if err != nil {
+			return err
+		}
+		if err := e.Store.ReleaseUploadSlot(ctx, m); err != nil {
+			return err
+		}
+		if !ok {
+			e.uploadRetry(sc, "the upload was interrupted by a restart")
+			return nil
+		}
+		e.uploadDone(sc, res)
+		return nil
+	}
+	_, entry, ok, err := e.target(ctx, *r)
+	if err != nil {
+		return err
+	}
+	if !ok || r.Artifact >= len(entry.Artifacts) {
+		sc.move(CheckingFirmwareRepeat, "the catalog changed")
+		return nil
+	}
+	got, err := e.Store.AcquireUploadSlot(ctx, m, e.Settings.MaxUploads, sc.now, e.Settings.UploadLease)
+	if err != nil {
+		return err
+	}
+	if !got {
+		sc.after(e.Settings.TaskPoll)
+		return nil
+	}
+	r.Attempt++
+	r.Started = true
+	if err := sc.checkpoint(ctx); err != nil {
+		_ = e.Store.ReleaseUploadSlot(context.WithoutCancel(ctx), m)
+		return err
+	}
+	req := UploadRequest{Component: r.Component, Version: r.Version, Artifact: entry.Artifacts[r.Artifact],
+		Index: r.Artifact, Count: len(entry.Artifacts), InstallOnlySpecified: entry.InstallOnlySpecified}
+	task, uerr := e.BMC.Upload(ctx, m, req)
+	res := Result{MachineID: m, ID: r.AttemptID(ResultUpload), Kind: ResultUpload, OK: uerr == nil, TaskID: task, At: e.Clock.Now()}
+	if uerr != nil {
+		_, f, _ := hostforge.Classify(uerr)
+		res.Code, res.Output = f.Code, capOutput(f.Error())
+		if f.Code == hostforge.Unclassified.Code {
+			res.Code = UploadFailed.Code
+		}
+		if f.Retryable || f.Code == hostforge.Unclassified.Code {
+			res.Code = "transient:" + res.Code
+		}
+	}
+	stored, err := e.Store.PutResult(ctx, res)
+	if rerr := e.Store.ReleaseUploadSlot(context.WithoutCancel(ctx), m); err == nil {
+		err = rerr
+	}
+	if err != nil {
+		return err
+	}
+	e.uploadDone(sc, stored)
+	return nil
+}
+
+func (e *Executor) uploadDone(sc *stepCtx, res Result) {
+	r := &sc.rec
+	switch {
+	case res.OK:
+		r.TaskID = res.TaskID
+		sc.move(WaitingForFirmwareUpgrade, fmt.Sprintf("artifact %d of %d uploaded: task %s", r.Artifact+1, r.Artifacts, res.TaskID))
+	case strings.HasPrefix(res.Code, "transient:"):
+		e.uploadRetry(sc, res.Output)
+	case res.Code == ArtifactMissing.Code:
+		sc.fail(ArtifactMissing, "%s", res.Output)
+	default:
+		sc.fail(UploadFailed, "%s", res.Output)
+	}
+}
+
+// uploadRetry returns to checking after a transient upload failure or a
+// task the BMC forgot, within the target's budget of them (reset when the
+// target changes or its firmware is verified).
+func (e *Executor) uploadRetry(sc *stepCtx, why string) {
+	r := &sc.rec
+	r.UploadRetries++
+	if r.UploadRetries > e.Settings.MaxUploadRetries {
+		sc.fail(UploadFailed, "%d uploads of %s %s failed transiently or lost their task; last: %s", r.UploadRetries, r.Component, r.Version, why)
+		return
+	}
+	sc.move(CheckingFirmwareRepeat, "transient upload failure: "+firstLine(why))
+	sc.after(transientBackoff.After(r.UploadRetries))
+}
+
+// waitingTask reports the task states that mean "not done yet".
+func waitingTask(s string) bool {
+	switch s {
+	case TaskNew, TaskStarting, TaskRunning, TaskPending:
+		return true
+	}
+	return false
+}
+
+// task polls the BMC's update task.
+func (e *Executor) task(ctx context.Context, sc *stepCtx) error {
+	r := &sc.rec
+	t, err := e.BMC.Task(ctx, r.MachineID, r.TaskID)
+	if err != nil {
+		sc.transient(err, "polling task "+r.TaskID)
+		return nil
+	}
+	r.Errors = 0
+	switch {
+	case t.Gone:
+		inv, err := e.BMC.Inventory(ctx, r.MachineID)
+		if err == nil && e.atTarget(ctx, inv, r.Component, r.Version) {
+			r.Changed = true
+			sc.move(CheckingFirmwareRepeat, "task gone; the inventory shows the target")
+			return nil
+		}
+		if sc.now.Sub(r.EnteredAt) >= e.Settings.TaskGoneGrace {
+			e.uploadRetry(sc, fmt.Sprintf("task %s gone for %s", r.TaskID, e.Settings.TaskGoneGrace))
+			return nil
+		}
+		sc.after(e.Settings.TaskPoll)
+	case waitingTask(t.State):
+		if sc.now.Sub(r.EnteredAt) >= e.Settings.TaskTimeout {
+			sc.fail(TaskFailed, "task %s still %s after %s", r.TaskID, t.State, e.Settings.TaskTimeout)
+			return nil
+		}
+		sc.after(e.Settings.TaskPoll)
+	case t.State == TaskCompleted:
+		if r.Artifact+1 < r.Artifacts {
+			r.Artifact++
+			sc.move(WaitingForUpload, fmt.Sprintf("task %s completed; artifact %d of %d next", r.TaskID, r.Artifact+1, r.Artifacts))
+			return nil
+		}
+		r.Changed = true
+		sc.move(ResetForNewFirmware, fmt.Sprintf("task %s completed", r.TaskID))
+	default:
+		sc.fail(TaskFailed, "task %s ended %s: %s", r.TaskID, t.State, strings.Join(t.Messages, "; "))
+	}
+	return nil
+}
+
+// atTarget reports whether every installed entry of the component reports
+// the version (and at least one does).
+func (e *Executor) atTarget(ctx context.Context, inv Inventory, c ComponentType, version string) bool {
+	cat, err := e.catalog(ctx)
+	if err != nil {
+		return false
+	}
+	m, ok := cat.ForHost(inv.Identity)
+	if !ok {
+		return false
+	}
+	reads := m.Readings(inv.Entries)[c]
+	for _, x := range reads {
+		if x.Version != version {
+			return false
+		}
+	}
+	return len(reads) > 0
+}
+
+type resetAction struct {
+	kind  ResetKind
+	pause time.Duration
+}
+
+// activationPlan is ResetForNewFirmware's sequence for a component:
+//
+//   - power_drains_needed = N > 0: N times ForceOff, 60 s, AC power
+//     cycle, 90 s, On, 5 s;
+//   - otherwise, uefi and combinedbmcuefi: ForceRestart;
+//   - bmc, except on Dell (the iDRAC activates itself): a BMC reset;
+//   - hgxbmc and gpu without drains: ForceOff, hgx_bmc_gpu_reboot_delay, On.
+func activationPlan(c ComponentType, drains int, family string, hgxDelay time.Duration) []resetAction {
+	var plan []resetAction
+	for range drains {
+		plan = append(plan, resetAction{ResetForceOff, 60 * time.Second}, resetAction{ResetACPowerCycle, 90 * time.Second}, resetAction{ResetOn, 5 * time.Second})
+	}
+	if drains == 0 && (c == UEFI || c == CombinedBMCUEFI) {
+		plan = append(plan, resetAction{ResetForceRestart, 0})
+	}
+	if c == BMC && family != string(bmc.VendorDell) {
+		plan = append(plan, resetAction{ResetBMC, 0})
+	}
+	if drains == 0 && (c == HGXBMC || c == GPU) {
+		plan = append(plan, resetAction{ResetForceOff, hgxDelay}, resetAction{ResetOn, 0})
+	}
+	return plan
+}
+
+// activate performs the component's activation resets, one action per
+// call, the pauses between them slept by the body.
+func (e *Executor) activate(ctx context.Context, sc *stepCtx) error {
+	r := &sc.rec
+	plan := activationPlan(r.Component, r.PowerDrains, r.Family, e.Settings.HGXRebootDelay)
+	if r.Phase >= len(plan) {
+		sc.move(NewFirmwareReportedWait, fmt.Sprintf("activation resets done (%d)", len(plan)))
+		sc.after(min(e.Settings.InventoryPoll, e.Settings.NewFirmwareWait))
+		return nil
+	}
+	a := plan[r.Phase]
+	if err := e.BMC.Reset(ctx, r.MachineID, a.kind); err != nil {
+		sc.transient(err, "activation reset "+string(a.kind))
+		return nil
+	}
+	r.Errors = 0
+	r.Phase++
+	sc.after(a.pause)
+	return nil
+}
+
+// verify waits for the inventory to report the target on every matching
+// entry; after NewFirmwareWait it resets again, at most MaxResetRetries
+// times.
+func (e *Executor) verify(ctx context.Context, sc *stepCtx) error {
+	r := &sc.rec
+	inv, err := e.BMC.Inventory(ctx, r.MachineID)
+	if err != nil {
+		sc.transient(err, "reading the firmware inventory")
+		return nil
+	}
+	r.Errors = 0
+	if e.atTarget(ctx, inv, r.Component, r.Version) {
+		r.ResetRetries, r.Artifact, r.UploadRetries, r.Rounds = 0, 0, 0, 0
+		sc.move(CheckingFirmwareRepeat, fmt.Sprintf("%s reports %s", r.Component, r.Version))
+		return nil
+	}
+	waited := sc.now.Sub(r.EnteredAt)
+	if waited < e.Settings.NewFirmwareWait {
+		sc.rec.NotBefore = sc.now.Add(min(e.Settings.InventoryPoll, e.Settings.NewFirmwareWait-waited))
+		return nil
+	}
+	if e.Settings.NoResetRetries || r.ResetRetries >= e.Settings.MaxResetRetries {
+		sc.fail(NotActivated, "%s still reports %s, not %s, after %d activation resets", r.Component, e.reported(ctx, inv, r.Component), r.Version, r.ResetRetries+1)
+		return nil
+	}
+	r.ResetRetries++
+	sc.move(ResetForNewFirmware, fmt.Sprintf("%s not reported after %s: reset again (%d of %d)", r.Version, e.Settings.NewFirmwareWait, r.ResetRetries, e.Settings.MaxResetRetries))
+	return nil
+}
+
+func (e *Executor) reported(ctx context.Context, inv Inventory, c ComponentType) string {
+	cat, err := e.catalog(ctx)
+	if err != nil {
+		return "?"
+	}
+	m, ok := cat.ForHost(inv.Identity)
+	if !ok {
+		return "nothing"
+	}
+	var parts []string
+	for _, x := range m.Readings(inv.Entries)[c] {
+		parts = append(parts, fmt.Sprintf("%s=%q", x.ID, x.Version))
+	}
+	if len(parts) == 0 {
+		return "nothing"
+	}
+	return strings.Join(parts, " ")
+}
+
+// failed waits out the retry interval, then checks again with the retry
+// count raised; at the budget the update is exhausted and the body ends.
+func (e *Executor) failed(_ context.Context, sc *stepCtx) error {
+	r := &sc.rec
+	at := r.EnteredAt
+	if r.Failure != nil {
+		at = r.Failure.At
+	}
+	due := at.Add(e.Settings.RetryInterval)
+	if sc.now.Before(due) {
+		next := sc.now.Add(e.Settings.Recheck)
+		if due.Before(next) {
+			next = due
+		}
+		r.NotBefore = next
+		return nil
+	}
+	r.RetryCount++
+	// The retry chooses its target afresh.
+	r.Component, r.Version, r.Route = "", "", ""
+	r.Artifact, r.ResetRetries, r.UploadRetries, r.Rounds = 0, 0, 0, 0
+	sc.move(CheckingFirmware, fmt.Sprintf("retry %d of %d", r.RetryCount, e.Settings.MaxRetries))
+	return nil
+}
+
+// restore hands the host back: lockdown on again (unless its profile keeps
+// it off), an assigned host whose firmware changed restarted into its
+// instance, the health report removed, and the request and record removed.
+func (e *Executor) restore(ctx context.Context, sc *stepCtx) error {
+	r := &sc.rec
+	m := r.MachineID
+	host, ok, err := e.Hosts.Get(ctx, m)
+	if err != nil {
+		sc.transient(err, "reading the managed host")
+		return nil
+	}
+	if r.Phase == 0 {
+		if !ok || !host.DisableLockdown {
+			if err := e.BMC.SetLockdown(ctx, m, true); err != nil {
+				sc.transient(err, "turning lockdown back on")
+				return nil
+			}
+		}
+		r.Phase, r.Errors = 1, 0
+		if err := sc.checkpoint(ctx); err != nil {
+			return err
+		}
+	}
+	if r.Phase == 1 {
+		if r.Assigned && r.Changed {
+			if err := e.BMC.Reset(ctx, m, ResetForceRestart); err != nil {
+				sc.transient(err, "restarting the assigned host into its instance")
+				return nil
+			}
+		}
+		r.Phase, r.Errors = 2, 0
+		if err := sc.checkpoint(ctx); err != nil {
+			return err
+		}
+	}
+	if err := e.Hosts.ClearUpdateReport(ctx, m); err != nil {
+		sc.transient(err, "removing the update health report")
+		return nil
+	}
+	sc.done = true
+	return e.Store.Complete(ctx, m)
+}

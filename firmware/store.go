@@ -1,0 +1,226 @@
+package firmware
+
+import (
+	"context"
+	"time"
+)
+
+// Store is the update manager's and the update workflow's state: what
+// must survive a worker restart. It is declared here, by its consumer;
+// firmware/firmwarefake.MemStore and adapters/sqlstore implement it and
+// pass the same contract suite (firmware/firmwaretest).
+//
+// Errors: a refused operation is a FIRMWARE_REQUEST_REFUSED failure (a
+// patch of a request that does not exist, a clear after the start), a
+// lost compare-and-set is FIRMWARE_STATE_CONFLICT, and an engine that does
+// not answer is STATE_STORE_UNAVAILABLE. Lists are sorted by machine ID.
+type Store interface {
+	RequestStore
+	UpdateStore
+	PolicyStore
+	ObservationStore
+	OverrideStore
+	ResultStore
+	SlotStore
+	// LockPass takes the update manager's pass lock for holder: at most
+	// one pass runs at a time across every worker sharing the store (an
+	// advisory lock on PostgreSQL, an expiring lease elsewhere). ok is
+	// false when another holder has it.
+	LockPass(ctx context.Context, holder string, now time.Time, lease time.Duration) (release func(), ok bool, err error)
+}
+
+// RequestStore holds host reprovisioning requests, one per machine.
+type RequestStore interface {
+	// CreateRequest stores r unless the machine already has a request;
+	// created says which happened (an existing request is not changed).
+	CreateRequest(ctx context.Context, r Request) (created bool, err error)
+	// CreateRequests stores, in one transaction, each request whose
+	// machine has none, and returns the machines whose requests it
+	// created, in the order given (the update manager's pass).
+	CreateRequests(ctx context.Context, rs []Request) (created []string, err error)
+	Request(ctx context.Context, machine string) (Request, bool, error)
+	Requests(ctx context.Context) ([]Request, error)
+	// PatchRequest sets the patch's non-zero times on the machine's request
+	// where they are still unset (the first write wins) and returns the
+	// stored request. A machine without a request is refused.
+	PatchRequest(ctx context.Context, machine string, p RequestPatch) (Request, error)
+	// DeleteRequest removes the machine's request. With unstartedOnly, a
+	// request whose update has started is refused and kept. deleted is
+	// false when there was none.
+	DeleteRequest(ctx context.Context, machine string, unstartedOnly bool) (deleted bool, err error)
+	// Complete ends a machine's update in one transaction: its request,
+	// its update record and its results are removed.
+	Complete(ctx context.Context, machine string) error
+}
+
+// UpdateStore holds each machine's update record (the workflow's state).
+type UpdateStore interface {
+	Update(ctx context.Context, machine string) (HostUpdate, bool, error)
+	Updates(ctx context.Context) ([]HostUpdate, error)
+	// PutUpdate writes u if the stored record's revision is u.Revision
+	// (0: no record yet) and returns it with the next revision; otherwise
+	// FIRMWARE_STATE_CONFLICT and nothing changes.
+	PutUpdate(ctx context.Context, u HostUpdate) (HostUpdate, error)
+}
+
+// PolicyStore holds per-machine policy: the autoupdate override and the
+// explicit-start firmware update window.
+type PolicyStore interface {
+	// SetAutoUpdate sets the machine's override (nil clears it: the site
+	// default applies again).
+	SetAutoUpdate(ctx context.Context, machine string, enabled *bool) error
+	AutoUpdates(ctx context.Context) (map[string]bool, error)
+	SetWindow(ctx context.Context, w Window) error
+	// DeleteWindow removes the machine's window; deleted is false when it
+	// had none.
+	DeleteWindow(ctx context.Context, machine string) (deleted bool, err error)
+	Windows(ctx context.Context) (map[string]Window, error)
+}
+
+// ObservationStore holds the last reported versions of each machine: what
+// the update manager compares with the catalog.
+type ObservationStore interface {
+	PutObserved(ctx context.Context, o Observed) error
+	Observed(ctx context.Context, machine string) (Observed, bool, error)
+	// AllObserved lists every observation. It is the update manager's
+	// read of the whole fleet on every pass, so an implementation may
+	// hand out shared Reported maps: callers treat them as read-only.
+	AllObserved(ctx context.Context) ([]Observed, error)
+}
+
+// OverrideStore holds runtime catalog overrides (the last merge stage).
+type OverrideStore interface {
+	// PutOverride upserts by vendor family, model, component and version.
+	PutOverride(ctx context.Context, o Override) error
+	DeleteOverride(ctx context.Context, vendor, model string, c ComponentType, version string) (deleted bool, err error)
+	Overrides(ctx context.Context) ([]Override, error)
+}
+
+// ResultStore persists the outcome of uploads, scripts and on-host agent
+// runs, so a restart never loses one.
+type ResultStore interface {
+	// PutResult stores r unless a result with its machine and ID exists;
+	// it returns the stored result (the first write wins).
+	PutResult(ctx context.Context, r Result) (Result, error)
+	Result(ctx context.Context, machine, id string) (Result, bool, error)
+}
+
+// SlotStore is the site's upload slots (max_uploads), shared by every
+// worker on the store. A slot is held until its upload has finished.
+type SlotStore interface {
+	// AcquireUploadSlot takes a slot for holder if fewer than max are held
+	// (a holder that has one keeps it and its lease is renewed). A slot
+	// whose lease lapsed is free again: a crashed worker does not leak it.
+	AcquireUploadSlot(ctx context.Context, holder string, max int, now time.Time, lease time.Duration) (bool, error)
+	ReleaseUploadSlot(ctx context.Context, holder string) error
+	// UploadSlots counts the slots held at now.
+	UploadSlots(ctx context.Context, now time.Time) (int, error)
+}
+
+// InitiatorAutomated is the initiator of the update manager's requests.
+const InitiatorAutomated = "automated"
+
+// Request is a host reprovisioning request: the reason a machine's update
+// workflow runs.
+type Request struct {
+	MachineID string `json:"machine_id"`
+	// Initiator is InitiatorAutomated, or who asked (an operator).
+	Initiator string `json:"initiator"`
+	// Message is the operator's update message (a ticket reference).
+	Message   string    `json:"update_message,omitempty"`
+	CreatedAt time.Time `json:"created_at"`
+	// StartedAt is when the workflow passed its start gate; zero before.
+	StartedAt time.Time `json:"started_at,omitzero"`
+	// ApprovedAt is when the tenant approved updates on reboot (assigned
+	// hosts).
+	ApprovedAt time.Time `json:"approved_at,omitzero"`
+	// ManualUpgradeCompletedAt is when an operator marked the manual
+	// platform procedure complete.
+	ManualUpgradeCompletedAt time.Time `json:"manual_upgrade_completed_at,omitzero"`
+}
+
+// Started reports whether the workflow passed its start gate.
+func (r Request) Started() bool { return !r.StartedAt.IsZero() }
+
+// RequestPatch sets times of a request; zero fields are left alone.
+type RequestPatch struct {
+	StartedAt                time.Time
+	ApprovedAt               time.Time
+	ManualUpgradeCompletedAt time.Time
+}
+
+// Window is a machine's firmware update window, for models that need an
+// explicit start.
+type Window struct {
+	MachineID string    `json:"machine_id"`
+	Start     time.Time `json:"start"`
+	End       time.Time `json:"end"`
+}
+
+// Contains reports whether t is strictly inside the window.
+func (w Window) Contains(t time.Time) bool { return t.After(w.Start) && t.Before(w.End) }
+
+// Observed is the last inventory reading of a machine, reduced to the
+// reported versions map of its catalog model.
+type Observed struct {
+	MachineID string    `json:"machine_id"`
+	Identity  Identity  `json:"identity"`
+	Reported  Reported  `json:"reported"`
+	At        time.Time `json:"at"`
+}
+
+// Override is one runtime catalog override: a version of one component
+// of one model, upserted by version.
+type Override struct {
+	Vendor    string        `json:"vendor"`
+	Model     string        `json:"model"`
+	Component ComponentType `json:"component"`
+	// Matcher is the component's current_version_reported_as; empty takes
+	// the built-in matcher of the vendor, model and component (see
+	// BuiltinMatcher), and is refused when there is none for a component
+	// the catalog lacks.
+	Matcher   string    `json:"matcher,omitempty"`
+	Entry     Entry     `json:"entry"`
+	UpdatedAt time.Time `json:"updated_at"`
+}
+
+// Result kinds.
+const (
+	ResultUpload = "upload"
+	ResultScript = "script"
+	ResultScout  = "scout"
+)
+
+// MaxOutput is how much of a script's or agent's output a result keeps.
+const MaxOutput = 1500
+
+// Result is the persisted outcome of one upload, script or on-host agent
+// run of a machine.
+type Result struct {
+	MachineID string `json:"machine_id"`
+	// ID names the attempt (see HostUpdate.AttemptID); unique per machine.
+	ID   string `json:"id"`
+	Kind string `json:"kind"`
+	OK   bool   `json:"ok"`
+	// TaskID is the BMC's task of an upload.
+	TaskID string `json:"task_id,omitempty"`
+	// Code classifies a failure (a failure code); empty on success.
+	Code string `json:"code,omitempty"`
+	// Output is the capped output or error text, never a secret.
+	Output string    `json:"output,omitempty"`
+	At     time.Time `json:"at"`
+}
+
+// capOutput keeps the first MaxOutput bytes of s, on a rune boundary.
+func capOutput(s string) string {
+	if len(s) <= MaxOutput {
+		return s
+	}
+	cut := MaxOutput
+	for cut > 0 && !runeStart(s[cut]) {
+		cut--
+	}
+	return s[:cut]
+}
+
+func runeStart(b byte) bool { return b&0xC0 != 0x80 }

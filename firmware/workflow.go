@@ -1,0 +1,81 @@
+package firmware
+
+import (
+	"context"
+	"time"
+
+	"github.com/hostforge/hostforge"
+	"github.com/hostforge/hostforge/flow"
+)
+
+// UpdateInput starts one machine's update workflow.
+type UpdateInput struct {
+	MachineID string `json:"machine_id"`
+}
+
+// Outcomes of an update workflow.
+const (
+	// OutcomeDone: the host was handed back with nothing left to update,
+	// or it had no request.
+	OutcomeDone = "done"
+	// OutcomeExhausted: the update failed and spent its retry budget.
+	OutcomeExhausted = "exhausted"
+)
+
+// UpdateResult is how a machine's update workflow ended.
+type UpdateResult struct {
+	MachineID string       `json:"machine_id"`
+	Outcome   string       `json:"outcome"`
+	Failure   *FailureInfo `json:"failure,omitempty"`
+}
+
+// UpdatePolicy is the body's step policy: a step fails only when the
+// store does not answer (every BMC, host or agent error is booked in the
+// record by the step itself), so a few reruns ride out a blip.
+var UpdatePolicy = flow.Policy{MaxAttempts: 5, Retry: hostforge.Backoff{First: 5 * time.Second, Max: 2 * time.Minute}}
+
+// Update is one machine's firmware update workflow, written once against
+// the shared runtime (flow.Local inline, Temporal durably). It loads the
+// machine's update record — creating it when a request waits — and runs
+// the step of its substate until the host is handed back or the update
+// exhausts its retries. Every timed wait (a poll interval, a reset pause,
+// the 30-minute new-firmware wait, the 60-minute retry interval) is a
+// Sleep on the runtime until the record's NotBefore: steps never sleep.
+//
+// The body keeps nothing the record does not: rerun after a worker
+// restart, it resumes where the record is. Run at most one body per
+// machine at a time (under Temporal, use the machine ID as workflow ID).
+func Update(ctx context.Context, rt flow.Runtime, in UpdateInput) (UpdateResult, error) {
+	res := UpdateResult{MachineID: in.MachineID}
+	r := flow.Runner{RT: rt, Policy: UpdatePolicy}
+	var p Progress
+	if err := r.Run(ctx, StepLoad, StepInput{MachineID: in.MachineID}, &p); err != nil {
+		return res, err
+	}
+	for {
+		switch {
+		case p.Done:
+			res.Outcome = OutcomeDone
+			return res, nil
+		case p.Exhausted:
+			res.Outcome, res.Failure = OutcomeExhausted, p.Failure
+			msg := "no failure recorded"
+			if p.Failure != nil {
+				msg = p.Failure.Code + ": " + p.Failure.Message
+			}
+			return res, RetriesExhausted.New("machine %s: %s", in.MachineID, msg)
+		}
+		if d := p.NotBefore.Sub(rt.Now(ctx)); d > 0 {
+			if err := rt.Sleep(ctx, d); err != nil {
+				return res, err
+			}
+		}
+		step, ok := stepOf[p.Substate]
+		if !ok {
+			return res, hostforge.Unclassified.New("machine %s: update record in unknown substate %q", in.MachineID, p.Substate)
+		}
+		if err := r.Run(ctx, step, StepInput{MachineID: in.MachineID, Revision: p.Revision}, &p); err != nil {
+			return res, err
+		}
+	}
+}
