@@ -8,6 +8,7 @@ import (
 
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/workflow"
 
@@ -138,6 +139,8 @@ func startSettlement(ctx workflow.Context, in Input) {
 // Closes reads enrollment runs' closes from Temporal: the settlement's
 // StepAwaitClose.
 type Closes struct {
+	// Client reads the run; nil takes the client of the worker running the
+	// activity (activity.GetClient).
 	Client client.Client
 	// Poll is the After of the wait a running enrollment returns (the
 	// settlement's backoff paces the probes; this is its first pause).
@@ -151,7 +154,14 @@ func (c Closes) AwaitClose(ctx context.Context, in AwaitCloseIn) (AwaitCloseOut,
 	if poll <= 0 {
 		poll = SettlePoll.First
 	}
-	desc, err := c.Client.DescribeWorkflowExecution(ctx, in.WorkflowID, in.RunID)
+	cl := c.Client
+	if cl == nil && activity.IsActivity(ctx) {
+		cl = activity.GetClient(ctx)
+	}
+	if cl == nil {
+		return AwaitCloseOut{}, TemporalUnavailable.At(enrollment.PhaseProof).New("reading how %s closed: no Temporal client (Closes.Client is nil and this is not a worker's activity)", in.WorkflowID)
+	}
+	desc, err := cl.DescribeWorkflowExecution(ctx, in.WorkflowID, in.RunID)
 	if err != nil {
 		var nf *serviceerror.NotFound
 		if errors.As(err, &nf) {
@@ -170,7 +180,7 @@ func (c Closes) AwaitClose(ctx context.Context, in AwaitCloseIn) (AwaitCloseOut,
 	out := AwaitCloseOut{Status: completionStatus(st), ClosedAt: info.GetCloseTime().AsTime()}
 	if st == enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED {
 		var raw json.RawMessage
-		if err := c.Client.GetWorkflow(ctx, in.WorkflowID, in.RunID).Get(ctx, &raw); err != nil {
+		if err := cl.GetWorkflow(ctx, in.WorkflowID, in.RunID).Get(ctx, &raw); err != nil {
 			return AwaitCloseOut{}, hostforge.RetryAfter(poll, WaitEnrollmentRunning, "reading the result of %s: %v", in.WorkflowID, err)
 		}
 		out.Output = raw
@@ -179,8 +189,9 @@ func (c Closes) AwaitClose(ctx context.Context, in AwaitCloseIn) (AwaitCloseOut,
 }
 
 // SettleSteps are the settlement's activities: the close probe on Temporal
-// and the proof steps on the ledger. A worker merges them with the
-// enrollment's steps (flow.Merge) and registers Settlement.
+// (through c; nil uses the client of the worker running it) and the proof
+// steps on the ledger. A worker merges them with the enrollment's steps
+// (flow.Merge, or a Workflow of RegisterWorkflows) and registers Settlement.
 func SettleSteps(c client.Client, store enrollment.ProofStore) (*flow.Table, error) {
 	closes := Closes{Client: c}
 	return flow.Merge(

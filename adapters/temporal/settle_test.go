@@ -136,3 +136,13 @@ func TestEnrollmentStartsItsSettlement(t *testing.T) {
 		t.Fatalf("settlement started with %+v as %s", got, childID)
 	}
 }
+
+// Closes without a client reads through the worker's own client; outside
+// a worker's activity there is none, and the probe fails classified rather
+// than panicking.
+func TestClosesWithoutAClientOutsideAWorker(t *testing.T) {
+	_, err := temporal.Closes{}.AwaitClose(context.Background(), temporal.AwaitCloseIn{WorkflowID: "enroll/cpu-u10", RunID: "r1"})
+	if f, ok := hostforge.AsFailure(err); !ok || f.Code != temporal.TemporalUnavailable.Code {
+		t.Fatalf("AwaitClose without a client: %v, want %s", err, temporal.TemporalUnavailable.Code)
+	}
+}
