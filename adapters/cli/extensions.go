@@ -303,14 +303,13 @@ func (f *fireFlags) add(cmd *cobra.Command) {
 }
 
 // settings merges --config's sections under the flags. dir is the
-// config's definitions directory, when it names one.
-func (f *fireFlags) settings(log *slog.Logger) (o wiring.RunnerOptions, dir string, err error) {
+// config's definitions directory, when it names one; cfg the config.
+func (f *fireFlags) settings(log *slog.Logger) (o wiring.RunnerOptions, dir string, cfg *wiring.Config, err error) {
 	o = wiring.RunnerOptions{KnownHosts: f.knownHosts, CAFile: f.caFile, ContainerRuntime: f.runtime, AssetCache: f.assetCache, AnsiblePlaybook: f.playbook, Log: log}
 	vaultPath := f.vault
 	if f.config != "" {
-		cfg, err := loadConfigFile(f.config)
-		if err != nil {
-			return o, "", err
+		if cfg, err = loadConfigFile(f.config); err != nil {
+			return o, "", nil, err
 		}
 		if x := cfg.Extensions; x != nil {
 			dir = x.Definitions
@@ -330,11 +329,11 @@ func (f *fireFlags) settings(log *slog.Logger) (o wiring.RunnerOptions, dir stri
 	if vaultPath != "" {
 		v, err := vault.Open(vaultPath)
 		if err != nil {
-			return o, "", fileErr("--vault "+vaultPath, usageErr(err))
+			return o, "", nil, fileErr("--vault "+vaultPath, usageErr(err))
 		}
 		o.Vault = v
 	}
-	return o, dir, nil
+	return o, dir, cfg, nil
 }
 
 func (a *app) extFireCmd() *cobra.Command {
@@ -353,7 +352,8 @@ with a delivery ID stable per (event, extension, task): a webhook's
 webhook-id, an Ansible task's hostforge_delivery_id. A failed task with
 failurePolicy "fail" (the default) stops its extension's remaining tasks;
 "continue" goes on. Each execution is recorded in the --state database
-(SQLite; in memory when not given).
+(SQLite), or in the ledger's database of --config's ledger: section; in
+memory when neither is given.
 
 The event ID is --event-id, or derived from the stage and the payload, so
 firing the same payload again re-delivers the same delivery IDs.
@@ -403,7 +403,7 @@ code of the most urgent failed task (4 for most extension failures).
 		if err != nil {
 			return err
 		}
-		opts, cfgDir, err := ff.settings(log)
+		opts, cfgDir, cfg, err := ff.settings(log)
 		if err != nil {
 			return err
 		}
@@ -443,11 +443,22 @@ code of the most urgent failed task (4 for most extension failures).
 			ctx = context.Background()
 		}
 		var store extensions.Store = extensionsfake.NewStore()
-		if state != "" {
-			db, err := sqlstore.Open(ctx, sqlstore.SQLite, state)
-			if err != nil {
+		var db *sqlstore.DB
+		switch {
+		case state != "":
+			if db, err = sqlstore.Open(ctx, sqlstore.SQLite, state); err != nil {
 				return err
 			}
+		case cfg != nil && cfg.Ledger != nil:
+			// The records go where the config keeps state: the ledger's database.
+			if _, db, err = wiring.OpenLedger(ctx, cfg); err != nil {
+				if ConfigInvalid.Is(err) {
+					return usageErr(err)
+				}
+				return err
+			}
+		}
+		if db != nil {
 			defer db.Close()
 			if err := db.Migrate(ctx, sqlstore.ComponentExtensions); err != nil {
 				return err

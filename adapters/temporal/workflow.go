@@ -2,6 +2,7 @@ package temporal
 
 import (
 	"context"
+	"time"
 
 	"go.temporal.io/sdk/workflow"
 
@@ -23,8 +24,21 @@ type Input struct {
 	Request enrollment.Request `json:"request"`
 	// Identity is the device's fleet-manager identity at submission.
 	Identity string `json:"identity,omitempty"`
+	// Revision is the device's projected Ironic reference revision at
+	// submission: proof is refused across a reference that left and came
+	// back since.
+	Revision int64 `json:"revision,omitempty"`
 	// Diagnostic marks a run that claims and withdraws no proof.
 	Diagnostic bool `json:"diagnostic,omitempty"`
+	// Settle makes the workflow start its settlement workflow before its
+	// first step: a child that outlives it (ParentClosePolicy ABANDON),
+	// waits for its close and settles completion proof, so proof does not
+	// depend on the submitter staying alive.
+	Settle bool `json:"settle,omitempty"`
+	// ProofWindow and ProofInterval tune the settlement (zero: the
+	// enrollment.ProofAgent defaults).
+	ProofWindow   time.Duration `json:"proof_window,omitempty"`
+	ProofInterval time.Duration `json:"proof_interval,omitempty"`
 	// Events makes a successful enrollment start the serverRegistered
 	// dispatch (ServerRegistered) as a child workflow that outlives it.
 	// The workers must register ServerRegistered and the dispatch steps.
@@ -46,14 +60,19 @@ type Definition struct {
 // ApplicationError (type = code, NonRetryable = !Retryable, details = the
 // Failure, then the body's output).
 func Define[I, O any](name string, body func(ctx context.Context, rt flow.Runtime, in I) (O, error)) Definition {
-	return defineThen(name, body, nil)
+	return define(name, body, nil, nil)
 }
 
-// defineThen is Define with then, which runs in the workflow context after
-// the body succeeded (the enrollment starts its event dispatch there).
-func defineThen[I, O any](name string, body func(ctx context.Context, rt flow.Runtime, in I) (O, error), then func(ctx workflow.Context, in I, out O)) Definition {
+// define is Define with a prelude that runs in the workflow context before
+// the body (the enrollment starts its settlement there), and then, which
+// runs there after the body succeeded (the enrollment starts its event
+// dispatch).
+func define[I, O any](name string, body func(ctx context.Context, rt flow.Runtime, in I) (O, error), prelude func(ctx workflow.Context, in I), then func(ctx workflow.Context, in I, out O)) Definition {
 	return Definition{Name: name, build: func(opts ActivityOptions) any {
 		return func(ctx workflow.Context, in I) (O, error) {
+			if prelude != nil {
+				prelude(ctx, in)
+			}
 			out, err := body(context.Background(), NewRuntime(ctx, opts), in)
 			if err != nil {
 				workflow.GetLogger(ctx).Warn("workflow failed", "workflow", name, "code", hostforge.CodeOf(err))
@@ -77,13 +96,15 @@ func (d Definition) RegisterOptions() workflow.RegisterOptions {
 }
 
 // Enrollment is the enrollment workflow: enrollment.Enroll on the Temporal
-// runtime. When the input asks for it (Input.Events), a successful
-// enrollment then starts the serverRegistered dispatch (ServerRegistered)
-// as a child workflow that outlives it; the enrollment's steps and their
-// order are the body's alone.
-var Enrollment = defineThen(WorkflowName, func(ctx context.Context, rt flow.Runtime, in Input) (enrollment.Result, error) {
+// runtime. When the input asks for it (Input.Settle), it first starts its
+// own settlement workflow (see Settlement), which outlives it; when it asks
+// for events (Input.Events), a successful enrollment then starts the
+// serverRegistered dispatch (ServerRegistered), a child workflow that
+// outlives it too. The enrollment's steps and their order are the body's
+// alone.
+var Enrollment = define(WorkflowName, func(ctx context.Context, rt flow.Runtime, in Input) (enrollment.Result, error) {
 	return enrollment.Enroll(ctx, rt, in.Request)
-}, func(ctx workflow.Context, in Input, out enrollment.Result) {
+}, startSettlement, func(ctx workflow.Context, in Input, out enrollment.Result) {
 	if in.Events {
 		startServerRegistered(ctx, out)
 	}

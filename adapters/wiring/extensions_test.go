@@ -17,6 +17,7 @@ import (
 	"testing"
 
 	"github.com/hostforge/hostforge"
+	"github.com/hostforge/hostforge/adapters/lab"
 	"github.com/hostforge/hostforge/adapters/wiring"
 	"github.com/hostforge/hostforge/clock"
 	"github.com/hostforge/hostforge/extensions"
@@ -87,7 +88,7 @@ func TestOpenWiresExtensionsAndFiresServerRegistered(t *testing.T) {
 	if err := sys.Vault.PutItem(ctx, "extension-hook", map[string]string{"password": "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"}); err != nil {
 		t.Fatal(err)
 	}
-	rep, err := extensions.FireServerRegistered(ctx, sys.Extensions.Local(clock.Real{}), extensions.Enrolled{Device: host, Instance: enrolltestCPU, Node: "node-1"})
+	rep, err := extensions.FireServerRegistered(ctx, sys.Extensions.Local(clock.Real{}), extensions.Enrolled{Device: host, Instance: lab.IronicInstance, Node: "node-1"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,6 +103,16 @@ func TestOpenWiresExtensionsAndFiresServerRegistered(t *testing.T) {
 	var body map[string]string
 	if err := json.Unmarshal(bodies[0], &body); err != nil || body["device"] != host || body["node"] != "node-1" {
 		t.Errorf("body %s (%v)", bodies[0], err)
+	}
+	// The records are in the ledger's database.
+	_, db, err := wiring.OpenLedger(ctx, sys.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	recs, err := db.Extensions().Executions(ctx, extensions.Query{EventID: rep.EventID})
+	if err != nil || len(recs) != 1 || recs[0].Status != extensions.StatusSucceeded || recs[0].DeliveryID != rep.Deliveries[0].DeliveryID {
+		t.Errorf("records in the ledger's database: %+v (%v)", recs, err)
 	}
 	h := got[0].Header
 	key, _ := base64.StdEncoding.DecodeString("MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw")
