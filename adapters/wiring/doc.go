@@ -33,6 +33,20 @@
 // fields are nil and the platform-class gate is refused. [OpenLedger] opens
 // the ledger alone, for commands that read or project it.
 //
+// # Extensions
+//
+// The extensions: section ([ExtensionsConfig]) wires extension dispatch
+// ([Systems.Extensions]): the definitions directory loaded into a registry
+// (files that do not validate are logged and left out), the webhook, SSH
+// and Ansible runners ([ExtensionRunners]; the vault holds the items tasks
+// name, known_hosts verifies SSH tasks' hosts, ca_file is trusted for
+// webhooks and bundle URLs, container_runtime enables Ansible's ee), and the
+// source of the serverRegistered event that a successful enrollment fires
+// (the device from NetBox, the node's inventory from its Ironic instance).
+// Execution records and outputs are kept in the ledger's database when the
+// config has a ledger: section (the extensions schema is migrated there),
+// in memory otherwise. Without the section, nothing fires.
+//
 // # Seams
 //
 // A store that needs closing registers itself with [Systems.OnClose].
