@@ -116,6 +116,16 @@ var (
 		Retryable: false,
 		Action:    "The site's configuration for this task type is missing or wrong (the message names the key: extensions.known_hosts, extensions.ca_file, extensions.container_runtime, or the matching 'extensions fire' flag): fix it, then fire the event again.",
 	})
+	// SourceMissing: NetBox has no such device, or Ironic no such node or
+	// no inspection inventory for it. Rerunning at once reads the same
+	// answer, so it is not retried.
+	SourceMissing = hostforge.Declare(hostforge.Spec{
+		Code:      "EXTENSION_EVENT_SOURCE_MISSING",
+		Phase:     "extensions",
+		Owner:     hostforge.OwnerInfraEng,
+		Retryable: false,
+		Action:    "The event's payload could not be built: NetBox has no such device, or Ironic no such node or no inspection inventory for it (the message says which). Fix the record (or inspect the node again), then fire the event again; its delivery IDs stay the same.",
+	})
 	// SourceUnavailable: what a hostforge event maps (a device's NetBox
 	// intent, a node's inspection inventory) could not be read.
 	SourceUnavailable = hostforge.Declare(hostforge.Spec{

@@ -61,7 +61,7 @@ func (d *Dispatcher) ServerRegisteredEvent(ctx context.Context, in Enrolled) (Re
 	if d.Servers == nil {
 		return RegisteredOut{}, RunnerConfigInvalid.New("device %s enrolled, but this dispatcher has no source for the device's NetBox intent and the node's inventory: the serverRegistered event cannot be built", in.Device)
 	}
-	specs := hostforge.SystemSpecs{NotFound: SourceUnavailable, Unauthorized: SourceUnavailable, Unavailable: SourceUnavailable, Conflict: SourceUnavailable, Invalid: SourceUnavailable}
+	specs := hostforge.SystemSpecs{NotFound: SourceMissing, Unauthorized: SourceUnavailable, Unavailable: SourceUnavailable, Conflict: SourceUnavailable, Invalid: SourceUnavailable}
 	dev, err := d.Servers.Device(ctx, in.Device)
 	if err != nil {
 		return RegisteredOut{}, sourceErr(specs.Classify(err, Phase, "reading device %s from NetBox for serverRegistered", in.Device))

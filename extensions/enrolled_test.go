@@ -30,8 +30,8 @@ func TestFireServerRegisteredBuildsTheEventFromNetBoxAndIronic(t *testing.T) {
 			s.PutInventory(host.Instance, host.Node, inv)
 		}, "", "notify/hook=succeeded", 2},
 		{"nothing bound reads nothing", [][]byte{def("draft", "draft", "hook:webhook")}, func(*extensionsfake.Servers) {}, "", "", 0},
-		{"a device NetBox lacks", [][]byte{def("notify", "", "hook:webhook")}, func(*extensionsfake.Servers) {}, extensions.SourceUnavailable.Code, "", 1},
-		{"no inventory", [][]byte{def("notify", "", "hook:webhook")}, func(s *extensionsfake.Servers) { s.PutDevice(dev) }, extensions.SourceUnavailable.Code, "", 2},
+		{"a device NetBox lacks", [][]byte{def("notify", "", "hook:webhook")}, func(*extensionsfake.Servers) {}, extensions.SourceMissing.Code, "", 1},
+		{"no inventory", [][]byte{def("notify", "", "hook:webhook")}, func(s *extensionsfake.Servers) { s.PutDevice(dev) }, extensions.SourceMissing.Code, "", 2},
 		{"NetBox down is retried, then reported", [][]byte{def("notify", "", "hook:webhook")}, func(s *extensionsfake.Servers) {
 			s.Fail(fmt.Errorf("netbox: 503: %w", hostforge.ErrUnavailable))
 		}, extensions.SourceUnavailable.Code, "", 5},
