@@ -64,11 +64,7 @@ func newFleetProofs(s *Site) *FleetProofs {
 }
 
 func (f *FleetProofs) enter(ctx context.Context, op string, write bool) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	f.site.calls.add(SysFleetManager, op, write)
-	return f.site.faults.take(SysFleetManager, op)
+	return f.site.enter(ctx, SysFleetManager, op, write)
 }
 
 // Register seeds a device with an identity and no reference, without
@@ -154,10 +150,11 @@ func (f *FleetProofs) Identity(ctx context.Context, device string) (string, erro
 }
 
 // ProveEnrollment is the compare-and-set that establishes proof.
-func (f *FleetProofs) ProveEnrollment(ctx context.Context, device, identity, reference, run string) error {
+func (f *FleetProofs) ProveEnrollment(ctx context.Context, device, identity, reference, run string) (err error) {
 	if err := f.enter(ctx, "prove_enrollment", true); err != nil {
 		return err
 	}
+	defer f.site.answer(ctx, SysFleetManager, "prove_enrollment", &err)
 	if identity == "" || reference == "" {
 		return fmt.Errorf("fleet manager: proof of %q needs an identity and a reference: %w", device, hostforge.ErrInvalid)
 	}
@@ -177,10 +174,11 @@ func (f *FleetProofs) ProveEnrollment(ctx context.Context, device, identity, ref
 }
 
 // FailEnrollment is the identity-guarded failure write.
-func (f *FleetProofs) FailEnrollment(ctx context.Context, device, identity, run string) (bool, error) {
+func (f *FleetProofs) FailEnrollment(ctx context.Context, device, identity, run string) (cleared bool, err error) {
 	if err := f.enter(ctx, "fail_enrollment", true); err != nil {
 		return false, err
 	}
+	defer f.site.answer(ctx, SysFleetManager, "fail_enrollment", &err)
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	r := f.devices[device]

@@ -395,16 +395,23 @@ func (n *NetBox) Enter(ctx context.Context, op string, write bool) error {
 	return n.enter(ctx, op, write)
 }
 
+// Answer ends a write of op that took effect: it returns the error the
+// caller sees instead of the success answer — a lost answer injected with
+// Site.InjectLost, or the crash of the caller's attempt (WithCrash) — or
+// nil. The REST emulator calls it after a write request's handler
+// succeeded, and then fails the request instead of answering.
+func (n *NetBox) Answer(ctx context.Context, op string) error {
+	var err error
+	n.site.answer(ctx, SysNetBox, op, &err)
+	return err
+}
+
 // PlatformClassFieldDefined reports whether the platform_class custom field
 // exists on this site (see Site.RemovePlatformClassField).
 func (n *NetBox) PlatformClassFieldDefined() bool { return n.site.platformClassFieldDefined() }
 
 func (n *NetBox) enter(ctx context.Context, op string, write bool) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	n.site.calls.add(SysNetBox, op, write)
-	return n.site.faults.take(SysNetBox, op)
+	return n.site.enter(ctx, SysNetBox, op, write)
 }
 
 // Device reads one device's intent.
@@ -437,10 +444,11 @@ func (n *NetBox) DeviceNames(ctx context.Context) ([]string, error) {
 }
 
 // SetStatus changes a device's status and nothing else.
-func (n *NetBox) SetStatus(ctx context.Context, deviceID int, status intent.Status) error {
+func (n *NetBox) SetStatus(ctx context.Context, deviceID int, status intent.Status) (err error) {
 	if err := n.enter(ctx, "set_status", true); err != nil {
 		return err
 	}
+	defer n.site.answer(ctx, SysNetBox, "set_status", &err)
 	if !status.Known() {
 		return fmt.Errorf("netbox: status %q is not a valid choice: %w", status, hostforge.ErrInvalid)
 	}
@@ -455,10 +463,11 @@ func (n *NetBox) SetStatus(ctx context.Context, deviceID int, status intent.Stat
 }
 
 // AddTags adds tags, creating missing tag objects, keeping existing tags.
-func (n *NetBox) AddTags(ctx context.Context, deviceID int, slugs ...string) error {
+func (n *NetBox) AddTags(ctx context.Context, deviceID int, slugs ...string) (err error) {
 	if err := n.enter(ctx, "add_tags", true); err != nil {
 		return err
 	}
+	defer n.site.answer(ctx, SysNetBox, "add_tags", &err)
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	d := n.state.Devices[deviceID]
@@ -482,10 +491,11 @@ func (n *NetBox) AddTags(ctx context.Context, deviceID int, slugs ...string) err
 }
 
 // SetPlatformClass writes custom_fields.platform_class and nothing else.
-func (n *NetBox) SetPlatformClass(ctx context.Context, deviceID int, value string) error {
+func (n *NetBox) SetPlatformClass(ctx context.Context, deviceID int, value string) (err error) {
 	if err := n.enter(ctx, "set_platform_class", true); err != nil {
 		return err
 	}
+	defer n.site.answer(ctx, SysNetBox, "set_platform_class", &err)
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	d := n.state.Devices[deviceID]
