@@ -89,7 +89,9 @@ func (f *faults) from(m map[string]*fault, system, op string) error {
 // tell whether it happened. A read has no effect, so on a read it is the
 // same as Inject. Typical errors: hostforge.ErrUnavailable wrapped with
 // "connection reset" or "no answer within the client's timeout".
-func (s *Site) InjectLost(system, op string, n int, err error) { s.faults.injectLost(system, op, n, err) }
+func (s *Site) InjectLost(system, op string, n int, err error) {
+	s.faults.injectLost(system, op, n, err)
+}
 
 // ClearFaults withdraws every injected fault, before and after the effect.
 func (s *Site) ClearFaults() { s.faults.clear() }

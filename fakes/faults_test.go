@@ -55,7 +55,9 @@ func everyFakesWrites() []aWrite {
 			},
 			took: func(s *fakes.Site) bool { return deviceOf(s, faultHost).Status == string(intent.StatusActive) }},
 		{name: "netbox tags", system: fakes.SysNetBox, op: "add_tags",
-			write: func(ctx context.Context, s *fakes.Site) error { return s.NetBox.AddTags(ctx, deviceID(s, faultHost), "ironic") },
+			write: func(ctx context.Context, s *fakes.Site) error {
+				return s.NetBox.AddTags(ctx, deviceID(s, faultHost), "ironic")
+			},
 			took: func(s *fakes.Site) bool {
 				d, _ := s.NetBox.Device(context.Background(), faultHost)
 				return d.HasTag("ironic")
@@ -64,7 +66,9 @@ func everyFakesWrites() []aWrite {
 			write: func(ctx context.Context, s *fakes.Site) error {
 				return s.NetBox.SetPlatformClass(ctx, deviceID(s, faultHost), "DELL_R7615_01")
 			},
-			took: func(s *fakes.Site) bool { return deviceOf(s, faultHost).CustomFields["platform_class"] == "DELL_R7615_01" }},
+			took: func(s *fakes.Site) bool {
+				return deviceOf(s, faultHost).CustomFields["platform_class"] == "DELL_R7615_01"
+			}},
 		{name: "fleet manager platform class", system: fakes.SysFleetManager, op: "set_platform_class",
 			write: func(ctx context.Context, s *fakes.Site) error {
 				return s.FleetManager.SetPlatformClass(ctx, faultHost, "DELL_R7615_01")
