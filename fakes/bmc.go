@@ -490,6 +490,19 @@ func (m *FakeBMC) Password(user string) string {
 	return ""
 }
 
+// StagedPassword returns the password a reset-to-apply BMC holds for user
+// until its next cold reset ("" when none is staged).
+func (m *FakeBMC) StagedPassword(user string) string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, a := range m.accounts {
+		if a.UserName == user {
+			return a.staged
+		}
+	}
+	return ""
+}
+
 // ---- the client -------------------------------------------------------------
 
 // Connect verifies the credential (a read) and returns a client that, like

@@ -127,6 +127,15 @@ func (d *DHCPServer) PutFile(p string, data []byte) {
 	d.setFile(p, data)
 }
 
+// RemoveFile removes a file without counting a call.
+func (d *DHCPServer) RemoveFile(p string) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if _, ok := d.files[p]; ok {
+		d.removeFile(p)
+	}
+}
+
 // Mkdir creates a directory and its parents without counting a call.
 func (d *DHCPServer) Mkdir(p string) {
 	d.mu.Lock()

@@ -87,6 +87,7 @@ type inode struct {
 	lockHolder  string
 	failInspect int
 	failClean   int
+	failManage  int
 	ignorePower int
 	inventory   []byte
 	writes      []IronicWrite
@@ -484,6 +485,10 @@ func (f *Ironic) ChangeProvisionState(ctx context.Context, ident, action string)
 				set(ironic.StateManageable, "")
 			})
 		case ironic.StateInspectFailed, ironic.StateCleanFailed, ironic.StateAvailable:
+			if n.failManage > 0 && from != ironic.StateAvailable {
+				n.failManage--
+				return fmt.Errorf("ironic: 503 No conductor is available to manage node %s (its power interface failed validation): %w", n.n.UUID, hostforge.ErrUnavailable)
+			}
 			set(ironic.StateManageable, "")
 		default:
 			return invalid
@@ -966,10 +971,16 @@ func (f *Ironic) Node(name string) (ironic.Node, bool) {
 	return n.view(), true
 }
 
-// Ports lists a node's ports.
+// Ports lists a node's ports, by address.
 func (f *Ironic) Ports(name string) []ironic.Port {
 	uuid := f.node(name).n.UUID
-	out, _ := f.ListPorts(context.Background(), uuid)
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out []ironic.Port
+	for _, p := range f.portsOfNode[uuid] {
+		out = append(out, copyPort(*p))
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Address < out[j].Address })
 	return out
 }
 
@@ -1038,6 +1049,11 @@ func (f *Ironic) FailInspection(name string, k int) {
 // FailCleaning makes the node's next k cleanings end in clean failed (with
 // maintenance set, as Ironic does).
 func (f *Ironic) FailCleaning(name string, k int) { f.with(name, func(n *inode) { n.failClean += k }) }
+
+// FailManage makes the node's next k manage requests from a failed state
+// (the recovery of inspect failed or clean failed) fail before any effect
+// with a 503, as when no conductor can take the node.
+func (f *Ironic) FailManage(name string, k int) { f.with(name, func(n *inode) { n.failManage += k }) }
 
 // IgnorePowerOn makes the node's next k power-ons (requested, or by an
 // inspection or cleaning) never happen: a power-on timeout.

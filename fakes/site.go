@@ -174,6 +174,29 @@ func (v *Vault) Set(name string, fields map[string]string) {
 	v.items[name] = cp
 }
 
+// Peek returns a copy of an item's fields without counting a call or
+// taking a fault, for tests and invariant checks; false when absent.
+func (v *Vault) Peek(name string) (map[string]string, bool) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	it, ok := v.items[name]
+	if !ok {
+		return nil, false
+	}
+	out := make(map[string]string, len(it))
+	for k, val := range it {
+		out[k] = val
+	}
+	return out, true
+}
+
+// Delete removes an item without counting a call.
+func (v *Vault) Delete(name string) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	delete(v.items, name)
+}
+
 // Names lists item names, sorted.
 func (v *Vault) Names() []string {
 	v.mu.Lock()
