@@ -26,23 +26,24 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 var (
 	catalogOnce sync.Once
 	catalog     fleetsim.Catalog
+	writes      fleetsim.Catalog
 )
 
 // generator targets faults at the operations a fault-free run of every
 // profile actually calls, so the schedules follow the phases that are wired.
 func generator(t testing.TB) fleetsim.Generator {
 	catalogOnce.Do(func() {
-		f, err := fleetsim.Build(fleetsim.Config{Hosts: 2 * len(fleetsim.Profiles), Seed: 7})
+		f, err := fleetsim.Build(fleetsim.Config{Hosts: 2 * len(fleetsim.Profiles), Seed: 7, FactoryReset: 1, ApplyOnReset: 0.5})
 		if err != nil {
 			panic(err)
 		}
 		st := f.Run(context.Background(), fleetsim.Options{})
-		catalog = fleetsim.CatalogOf(st.Calls)
+		catalog, writes = fleetsim.CatalogOf(st.Calls), fleetsim.WritesOf(st.Calls)
 	})
 	if len(catalog) == 0 {
 		t.Fatal("the calibration run called no system")
 	}
-	return fleetsim.Generator{Catalog: catalog, Events: fleetsim.IronicEvents}
+	return fleetsim.Generator{Catalog: catalog, Writes: writes}
 }
 
 func replay(s fleetsim.Schedule) string {
@@ -112,9 +113,10 @@ func TestGenerateIsDeterministic(t *testing.T) {
 		}
 		events += len(s.Events)
 	}
-	if len(kinds) != len(fleetsim.FaultKinds) {
-		t.Errorf("500 schedules drew %d of %d fault kinds", len(kinds), len(fleetsim.FaultKinds))
+	if len(kinds) != len(fleetsim.AllFaultKinds) {
+		t.Errorf("500 schedules drew %d of %d fault kinds", len(kinds), len(fleetsim.AllFaultKinds))
 	}
+	delete(systems, fleetsim.SysWorker)
 	if len(systems) != len(catalog) {
 		t.Errorf("500 schedules hit systems %v of %v", systems, catalog)
 	}
