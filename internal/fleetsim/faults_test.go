@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -104,14 +105,32 @@ func TestGenerateIsDeterministic(t *testing.T) {
 	}
 	kinds := map[fleetsim.FaultKind]bool{}
 	systems := map[string]bool{}
-	events := 0
+	events := map[string]bool{}
+	resets, applyOnReset := 0, 0
 	for seed := uint64(1); seed < 500; seed++ {
 		s := g.Generate(seed)
 		for _, f := range s.Faults {
 			kinds[f.Kind] = true
 			systems[f.System] = true
+			if f.Kind.Lost() && !slices.Contains(writes[f.System], f.Op) {
+				t.Errorf("seed %d: a lost answer on %s/%s, which is no write", seed, f.System, f.Op)
+			}
 		}
-		events += len(s.Events)
+		for _, e := range s.Events {
+			events[e.Kind] = true
+		}
+		if s.Fleet.FactoryReset > 0 {
+			resets++
+		}
+		if s.Fleet.ApplyOnReset > 0 {
+			applyOnReset++
+		}
+	}
+	if len(events) != len(fleetsim.Outcomes.Events) {
+		t.Errorf("500 schedules planted %d of %d kinds of host event", len(events), len(fleetsim.Outcomes.Events))
+	}
+	if resets < 100 || applyOnReset < 30 {
+		t.Errorf("500 schedules: %d with factory-reset BMCs, %d of them applying passwords on reset", resets, applyOnReset)
 	}
 	if len(kinds) != len(fleetsim.AllFaultKinds) {
 		t.Errorf("500 schedules drew %d of %d fault kinds", len(kinds), len(fleetsim.AllFaultKinds))
@@ -119,8 +138,5 @@ func TestGenerateIsDeterministic(t *testing.T) {
 	delete(systems, fleetsim.SysWorker)
 	if len(systems) != len(catalog) {
 		t.Errorf("500 schedules hit systems %v of %v", systems, catalog)
-	}
-	if events == 0 {
-		t.Error("500 schedules planted no host-level event")
 	}
 }

@@ -185,7 +185,7 @@ var Outcomes = OutcomeTable{
 			on(kinds(FaultInvalid, FaultConflict), netboxWriteRejected, platformClassRecord),
 			on(kinds(FaultNotFound), netboxDeviceNotFound, netboxWriteRejected, platformClassRecord),
 		),
-		fakes.SysFleetManager: on(AllFaultKinds, platformClassRecord),
+		fakes.SysFleetManager: on(FaultKinds, platformClassRecord),
 		fakes.SysVault: rows(
 			on(append(append(kinds(FaultUnauthorized), outages...), FaultInvalid, FaultConflict), bmcVaultUnavailable, ironicCredUnavailable),
 			on(kinds(FaultNotFound), bmcVaultUnavailable, ironicCredUnavailable, bmcCredentialMissing, bmcIPMICredMissing, bmcCredentialInvalid, ironicCredMissing),
@@ -235,4 +235,61 @@ var Outcomes = OutcomeTable{
 		}
 		return Converges
 	},
+}
+
+// Rows renders the table one line per system and group of fault kinds with
+// the same outcomes, then per host event and per breakage, as the package
+// documentation shows it.
+func (t OutcomeTable) Rows() []string {
+	var out []string
+	list := func(os []Outcome) string {
+		if len(os) == 0 {
+			return "the end state (converges on rerun)"
+		}
+		parts := make([]string, 0, len(os))
+		for _, o := range os {
+			parts = append(parts, o.String())
+		}
+		return strings.Join(parts, "; ")
+	}
+	systems := make([]string, 0, len(t.Calls))
+	for s := range t.Calls {
+		systems = append(systems, s)
+	}
+	sort.Strings(systems)
+	for _, sys := range systems {
+		var groups []string
+		byOutcomes := map[string][]string{}
+		for _, k := range AllFaultKinds {
+			os, ok := t.Calls[sys][k]
+			if !ok {
+				continue
+			}
+			key := list(os)
+			if byOutcomes[key] == nil {
+				groups = append(groups, key)
+			}
+			byOutcomes[key] = append(byOutcomes[key], string(k))
+		}
+		for _, g := range groups {
+			out = append(out, fmt.Sprintf("%s %s: %s", sys, strings.Join(byOutcomes[g], ","), g))
+		}
+	}
+	events := make([]string, 0, len(t.Events))
+	for e := range t.Events {
+		events = append(events, e)
+	}
+	sort.Strings(events)
+	for _, e := range events {
+		out = append(out, fmt.Sprintf("event %s: %s", e, list(t.Events[e])))
+	}
+	for _, b := range Breakages {
+		on, off := t.Breakage(b, true), t.Breakage(b, false)
+		if on == off {
+			out = append(out, fmt.Sprintf("breakage %s: %s", b, on))
+		} else {
+			out = append(out, fmt.Sprintf("breakage %s: %s; with the platform-class phase off: %s", b, on, off))
+		}
+	}
+	return out
 }
