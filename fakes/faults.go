@@ -63,14 +63,18 @@ func (f *faults) clear() {
 
 // take returns the before-effect error for this call, consuming one
 // injection. An op of "*" matches every operation of the system.
-func (f *faults) take(system, op string) error { return f.from(f.before, system, op) }
+func (f *faults) take(system, op string) error { return f.from(false, system, op) }
 
 // takeLost returns the lost-answer error for this call, consuming one.
-func (f *faults) takeLost(system, op string) error { return f.from(f.lost, system, op) }
+func (f *faults) takeLost(system, op string) error { return f.from(true, system, op) }
 
-func (f *faults) from(m map[string]*fault, system, op string) error {
+func (f *faults) from(lost bool, system, op string) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	m := f.before
+	if lost {
+		m = f.lost
+	}
 	for _, key := range []string{system + "/" + op, system + "/*"} {
 		if ft := m[key]; ft != nil && ft.n > 0 {
 			ft.n--

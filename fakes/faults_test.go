@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -358,3 +359,30 @@ func TestNetBoxEmulatorLosesAnswers(t *testing.T) {
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
+
+// TestInjectingWhileCallingIsSafe: faults are injected while other
+// goroutines call the fakes, as the fault-schedule suite does (-race).
+func TestInjectingWhileCallingIsSafe(t *testing.T) {
+	s := fakes.NewSite()
+	s.AddHost(fakes.HostSpec{Name: faultHost})
+	id := deviceID(s, faultHost)
+	var wg sync.WaitGroup
+	for g := 0; g < 4; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < 200; i++ {
+				_, _ = s.NetBox.Device(context.Background(), faultHost)
+				_ = s.NetBox.SetStatus(context.Background(), id, intent.StatusActive)
+			}
+		}()
+	}
+	for i := 0; i < 200; i++ {
+		s.Inject(fakes.SysNetBox, "device", 1, hostforge.ErrUnavailable)
+		s.InjectLost(fakes.SysNetBox, "set_status", 1, hostforge.ErrUnavailable)
+		if i%50 == 0 {
+			s.ClearFaults()
+		}
+	}
+	wg.Wait()
+}
