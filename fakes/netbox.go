@@ -4,9 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"sort"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/hostforge/hostforge"
 	"github.com/hostforge/hostforge/intent"
@@ -349,18 +351,116 @@ func cfString(cf map[string]any, key string) string {
 	return ""
 }
 
-// cloneJSON deep-copies a JSON-shaped map so callers cannot alias fake state.
+// cloneJSON deep-copies a JSON-shaped map so callers cannot alias fake
+// state. The copy is what the map reads back as from JSON (numbers are
+// float64, typed maps and slices generic), made without encoding it.
 func cloneJSON(m map[string]any) map[string]any {
 	if m == nil {
 		return nil
 	}
-	b, err := json.Marshal(m)
-	if err != nil {
-		panic(fmt.Sprintf("fakes: config context is not JSON: %v", err))
+	return copyJSON(m).(map[string]any)
+}
+
+// copyJSON copies a JSON value as a round trip through encoding/json
+// would: maps and slices of JSON values are copied, numbers become float64,
+// and anything else (a typed slice, a struct, a float32, text that is not
+// UTF-8) goes through encoding/json itself.
+func copyJSON(v any) any {
+	switch x := v.(type) {
+	case nil, bool:
+		return x
+	case string:
+		if utf8.ValidString(x) {
+			return x
+		}
+	case float64:
+		if !math.IsNaN(x) && !math.IsInf(x, 0) {
+			return x
+		}
+	case int:
+		return float64(x)
+	case int64:
+		return float64(x)
+	case int32:
+		return float64(x)
+	case uint:
+		return float64(x)
+	case uint64:
+		return float64(x)
+	case uint32:
+		return float64(x)
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			if !utf8.ValidString(k) {
+				return roundTrip(v)
+			}
+			out[k] = copyJSON(e)
+		}
+		return out
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = copyJSON(e)
+		}
+		return out
 	}
-	var out map[string]any
+	return roundTrip(v)
+}
+
+func roundTrip(v any) any {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(fmt.Sprintf("fakes: value is not JSON: %v", err))
+	}
+	var out any
 	if err := json.Unmarshal(b, &out); err != nil {
 		panic(err)
+	}
+	return out
+}
+
+// Clone deep-copies the state (custom fields and config contexts as JSON
+// reads them back), for snapshots that must not alias it.
+func (s *NetBoxState) Clone() *NetBoxState {
+	out := newNetBoxState()
+	out.NextID = s.NextID
+	for id, d := range s.Devices {
+		c := *d
+		c.TagIDs = append([]int(nil), d.TagIDs...)
+		c.CustomFields, c.ConfigContext = cloneJSON(d.CustomFields), cloneJSON(d.ConfigContext)
+		out.Devices[id] = &c
+	}
+	for id, t := range s.DeviceTypes {
+		c := *t
+		c.CustomFields = cloneJSON(t.CustomFields)
+		out.DeviceTypes[id] = &c
+	}
+	for id, m := range s.Manufacturers {
+		c := *m
+		out.Manufacturers[id] = &c
+	}
+	for id, r := range s.Roles {
+		c := *r
+		c.CustomFields = cloneJSON(r.CustomFields)
+		out.Roles[id] = &c
+	}
+	for id, st := range s.Sites {
+		c := *st
+		out.Sites[id] = &c
+	}
+	for id, i := range s.Interfaces {
+		c := *i
+		out.Interfaces[id] = &c
+	}
+	for id, cb := range s.Cables {
+		c := *cb
+		c.A, c.B = append([]NBTermination(nil), cb.A...), append([]NBTermination(nil), cb.B...)
+		out.Cables[id] = &c
+	}
+	for id, t := range s.Tags {
+		c := *t
+		out.Tags[id] = &c
 	}
 	return out
 }
