@@ -712,6 +712,23 @@ func TestColdReset(t *testing.T) {
 		}
 		w.rotatedOnce(t)
 	})
+	t.Run("reset request that never reached the BMC", func(t *testing.T) {
+		// The request timed out before the BMC acted on it: the BMC keeps
+		// answering on its factory credential, so after ResetBudget the
+		// phase requests the reset again — within the same run's budget.
+		// Found by the fault-schedule suite.
+		w := rotationWorld(t, "lenovo", (*fakes.FakeBMC).ApplyPasswordOnReset)
+		w.site.Inject(fakes.SysBMC, "reset_manager", 1, fmt.Errorf("no answer within the client's timeout: %w", hostforge.ErrUnavailable))
+		tg := w.target()
+		o := w.converge(tg)
+		if o.Err != nil {
+			t.Fatalf("err = %v after %s: a reset the BMC never took must be requested again within the budget", o.Err, o.Waited)
+		}
+		if n := w.b.State().ManagerResets; n != 1 {
+			t.Fatalf("resets = %d, want the one that reached the BMC", n)
+		}
+		w.rotatedOnce(t)
+	})
 	t.Run("lost answer to the reset", func(t *testing.T) {
 		w := newWorld(t, "ami")
 		w.b.LoseAnswers("reset_manager", 1)

@@ -33,7 +33,7 @@
 //
 //	bmc_busy            a 5xx answer          2 min, 5 s doubling to 30 s → BMC_HTTP_SERVICE_UNAVAILABLE (the BMC's reason)
 //	bmc_unreachable     no answer             2 min, 5 s doubling to 30 s → BMC_UNREACHABLE
-//	bmc_reset           after a cold reset    10 min, polled every 15 s   → BMC_RESET_TIMEOUT
+//	bmc_reset           after a cold reset    2×10 min, polled every 15 s → BMC_RESET_TIMEOUT
 //	idrac_job_schedule  job not scheduled     3 min per job, every 10 s   → the job deleted, BMC_JOB_NOT_SCHEDULED
 //	idrac_job_run       job applying/running  20 min per job, 10 s … 1 min → BMC_JOB_FAILED
 //
@@ -94,7 +94,11 @@
 // Target.RunID): D. send Manager.Reset; E. record reset_requested_at; wait
 // (bmc_reset). Each later attempt polls with the per-host password: Redfish
 // back and the credential accepted is the verification, and the reset
-// fields are removed (forced_reset_run records a forced one).
+// fields are removed (forced_reset_run records a forced one). A BMC still
+// answering on its old credential ResetBudget after the request never took
+// the reset (a request lost on its way looks like an answer lost on its
+// way back), so the reset is requested again; the run's reset budget
+// covers that second reset.
 //
 // The crash points, each converging on rerun with exactly one rotation:
 //

@@ -36,8 +36,13 @@ const (
 	// separately its no-answer waits.
 	BusyBudget = 2 * time.Minute
 	// ResetBudget is how long Redfish may take to come back, with the
-	// per-host credential accepted, after a cold reset.
+	// per-host credential accepted, after a cold reset. A BMC still
+	// answering on its old credential after that never took the reset (the
+	// request was lost on its way), and the phase requests it again.
 	ResetBudget = 10 * time.Minute
+	// ResetWaitBudget bounds the reset waits of one run of the step: one
+	// reset, and one more when the BMC did not take the first.
+	ResetWaitBudget = 2 * ResetBudget
 	// ResetPoll is the pause between polls after a cold reset.
 	ResetPoll = 15 * time.Second
 	// JobScheduleBudget is how long the Lifecycle Controller may take to
@@ -85,7 +90,7 @@ type WaitSpec struct {
 //	reason              budget        pause          at exhaustion
 //	bmc_busy            2 min         5 s → 30 s     BMC_HTTP_SERVICE_UNAVAILABLE (the BMC's reason)
 //	bmc_unreachable     2 min         5 s → 30 s     BMC_UNREACHABLE
-//	bmc_reset           10 min        15 s           BMC_RESET_TIMEOUT
+//	bmc_reset           2×10 min      15 s           BMC_RESET_TIMEOUT (the phase requests a reset the BMC did not take again after 10 min)
 //	idrac_job_schedule  2×(3 min+10 s) 10 s          BMC_JOB_NOT_SCHEDULED (the phase deletes the job at 3 min first)
 //	idrac_job_run       2×20 min      10 s … 1 min   BMC_JOB_FAILED (the pause grows with the time since the host reset)
 //
@@ -101,7 +106,7 @@ func Waits() []WaitSpec {
 			Exhausted: func(step string, last *hostforge.Wait, waited, budget time.Duration) error {
 				return Unreachable.Wrap(last, "step %s: the BMC did not answer for %s (budget %s): %s", step, waited, budget, last.Detail)
 			}},
-		{Reason: WaitReset, Budget: ResetBudget,
+		{Reason: WaitReset, Budget: ResetWaitBudget,
 			Exhausted: func(step string, last *hostforge.Wait, waited, budget time.Duration) error {
 				return ResetTimeout.Wrap(last, "step %s: waited %s (budget %s) after the cold reset: %s", step, waited, budget, last.Detail)
 			}},

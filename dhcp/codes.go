@@ -76,14 +76,14 @@ var (
 		Phase:     "configure_dhcp",
 		Owner:     hostforge.OwnerNetwork,
 		Retryable: true,
-		Action:    "The DHCP service restart command failed after its config test passed. The host's previous file was restored and the service restarted on it; the message says whether that restart worked — if not, DHCP is down on this server. Check the service's journal on the DHCP server (and bring it up if it is down), then rerun: the rerun uploads the new file again.",
+		Action:    "The DHCP service restart command failed after its config test passed. The host's previous file was restored (or, when that failed, the new file kept) and the service restarted on it; the message says whether that restart worked — if not, DHCP may be down on this server. Check the service's journal on the DHCP server (and bring it up if it is down), then rerun: the rerun uploads the new file again.",
 	})
 	ServiceInactive = hostforge.Declare(hostforge.Spec{
 		Code:      "DHCP_SERVICE_INACTIVE",
 		Phase:     "configure_dhcp",
 		Owner:     hostforge.OwnerNetwork,
 		Retryable: true,
-		Action:    "The DHCP service was not running after its restart on the new file. The host's previous file was restored and the service restarted on it; the message says whether that worked — if not, DHCP is down on this server. Check the service's journal on the DHCP server (and bring it up if it is down), then rerun: the rerun uploads the new file again.",
+		Action:    "The DHCP service was not running after its restart on the new file. The host's previous file was restored (or, when that failed, the new file kept) and the service restarted on it; the message says whether that worked — if not, DHCP may be down on this server. Check the service's journal on the DHCP server (and bring it up if it is down), then rerun: the rerun uploads the new file again.",
 	})
 	LockFailed = hostforge.Declare(hostforge.Spec{
 		Code:      "DHCP_LOCK_FAILED",

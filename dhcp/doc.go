@@ -44,8 +44,11 @@
 // new file removed, for a host that had none) and, when the service may
 // have loaded the new file, the restored configuration is tested and the
 // service restarted on it — never onto a configuration its own test
-// refuses. The failure's message says what the rollback did and whether the
-// service runs. Only the changing host's file is ever restored or removed: a
+// refuses. When the host's previous state cannot be put back (the backup
+// cannot be read, or the restoring write fails), the configuration left on
+// the server is tested and the service restarted on it the same way, so a
+// failed restart never leaves DHCP down unannounced. The failure's message
+// says what the rollback did and whether the service runs. Only the changing host's file is ever restored or removed: a
 // valid file is never moved aside because another host's file is broken.
 // The rollback runs even after the caller's context ended (each remote call
 // is bounded by the Remote's own deadline), because an untested file left

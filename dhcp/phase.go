@@ -246,21 +246,42 @@ func (t *txn) abort(ctx context.Context, cause error) error {
 	return &nf
 }
 
-// rollback restores the backup and says what it did.
+// rollback restores the backup and says what it did. When the service may
+// no longer run the configuration it had (a restart was attempted), it is
+// tested and restarted on whatever is live — the restored file, or the new
+// one when the restore failed — and the summary says whether DHCP runs.
 func (t *txn) rollback(ctx context.Context) string {
 	log := t.log.With("step", "rollback", "path", t.file, "backup", t.backup)
+	summary, restored := t.restore(ctx, log)
+	switch {
+	case t.restart:
+		summary += t.restartOnLive(ctx, log, restored)
+	case restored:
+		summary += "; the service was not restarted and still runs on the configuration it had"
+	}
+	if restored {
+		if err := t.r.Remove(ctx, t.backup); err != nil {
+			// Harmless: the backup now equals the live file.
+			log.Warn("could not remove the backup after restoring it", "error", err)
+		}
+	}
+	return summary
+}
+
+// restore puts the backup's content back, and says what it did.
+func (t *txn) restore(ctx context.Context, log *slog.Logger) (string, bool) {
 	b, ok, err := t.r.Read(ctx, t.backup)
 	if err == nil && !ok {
 		err = errors.New("it does not exist")
 	}
 	if err != nil {
 		log.Error("could not read the backup of the host's last accepted DHCP file; the new file stays in place", "error", err)
-		return fmt.Sprintf("rollback: could not read the backup %s (%v): the new file stays in place and the rerun restores or completes the change", t.backup, err)
+		return fmt.Sprintf("rollback: could not read the backup %s (%v): the new file stays in place and the rerun restores or completes the change", t.backup, err), false
 	}
 	prev, existed, err := decodeBackup(b)
 	if err != nil {
 		log.Error("the backup of the host's last accepted DHCP file is unreadable; restore it by hand", "error", err)
-		return fmt.Sprintf("rollback: the backup %s is unreadable (%v): the new file stays in place; restore the host's file by hand and delete the backup", t.backup, err)
+		return fmt.Sprintf("rollback: the backup %s is unreadable (%v): the new file stays in place; restore the host's file by hand and delete the backup", t.backup, err), false
 	}
 	what := "restored the host's previous file"
 	if existed {
@@ -271,34 +292,30 @@ func (t *txn) rollback(ctx context.Context) string {
 	}
 	if err != nil {
 		log.Error("could not restore the host's last accepted DHCP file; the new file stays in place", "error", err)
-		return fmt.Sprintf("rollback: could not restore the previous file (%v): the new file stays in place with its backup at %s, and the rerun restores or completes the change", err, t.backup)
+		return fmt.Sprintf("rollback: could not restore the previous file (%v): the new file stays in place with its backup at %s, and the rerun restores or completes the change", err, t.backup), false
 	}
 	log.Warn("rolled the DHCP change back", "action", what)
-	summary := "rollback: " + what
-	if t.restart {
-		summary += t.restartOnRestored(ctx, log)
-	} else {
-		summary += "; the service was not restarted and still runs on the configuration it had"
-	}
-	if err := t.r.Remove(ctx, t.backup); err != nil {
-		// Harmless: the backup now equals the live file.
-		log.Warn("could not remove the backup after restoring it", "error", err)
-	}
-	return summary
+	return "rollback: " + what, true
 }
 
-// restartOnRestored tests the restored configuration and restarts the
+// restartOnLive tests the configuration now on the server (the restored
+// one, or the new one when it could not be restored) and restarts the
 // service on it; it never restarts onto a configuration its test refuses.
-func (t *txn) restartOnRestored(ctx context.Context, log *slog.Logger) string {
+// Every outcome but a running service says that DHCP may be down.
+func (t *txn) restartOnLive(ctx context.Context, log *slog.Logger, restored bool) string {
 	cfg := t.p.cfg
+	which, done := "the restored configuration", " and restarted the service on it: the service is running"
+	if !restored {
+		which, done = "the configuration on the server (the new file)", "; restarted the service on the configuration on the server (the new file, which its test accepts): the service is running"
+	}
 	out, err := t.r.Run(ctx, cfg.ConfigTest)
 	switch {
 	case err != nil:
-		log.Error("could not test the restored DHCP configuration; the service was not restarted", "error", err)
-		return fmt.Sprintf("; could not run the config test on the restored configuration (%v), so the service was not restarted: check it on the DHCP server", err)
+		log.Error("could not test the DHCP configuration left after the rollback; the service was not restarted", "restored", restored, "error", err)
+		return fmt.Sprintf("; could not run the config test on %s (%v), so the service was not restarted: DHCP may be down on this server", which, err)
 	case out.Exit != 0:
-		log.Error("the config test refuses the restored DHCP configuration too; the service was not restarted", "exit", out.Exit, "output", tail(out.Output))
-		return fmt.Sprintf("; the config test refuses the restored configuration too (exit %d: %s), so the service was not restarted: DHCP may be down on this server", out.Exit, tail(out.Output))
+		log.Error("the config test refuses the DHCP configuration left after the rollback; the service was not restarted", "restored", restored, "exit", out.Exit, "output", tail(out.Output))
+		return fmt.Sprintf("; the config test refuses %s too (exit %d: %s), so the service was not restarted: DHCP may be down on this server", which, out.Exit, tail(out.Output))
 	}
 	for _, step := range []struct{ what, cmd string }{
 		{"restarting the service on it", cfg.Restart},
@@ -306,16 +323,16 @@ func (t *txn) restartOnRestored(ctx context.Context, log *slog.Logger) string {
 	} {
 		out, err = t.r.Run(ctx, step.cmd)
 		if err != nil {
-			log.Error("the DHCP service on the restored configuration: command failed: DHCP may be down", "command", step.cmd, "error", err)
+			log.Error("the DHCP service after the rollback: command failed: DHCP may be down", "command", step.cmd, "restored", restored, "error", err)
 			return fmt.Sprintf("; %s failed too (%v): DHCP may be down on this server", step.what, err)
 		}
 		if out.Exit != 0 {
-			log.Error("the DHCP service on the restored configuration: command failed: DHCP is down", "command", step.cmd, "exit", out.Exit, "output", tail(out.Output))
+			log.Error("the DHCP service after the rollback: command failed: DHCP is down", "command", step.cmd, "restored", restored, "exit", out.Exit, "output", tail(out.Output))
 			return fmt.Sprintf("; %s failed too (exit %d: %s): DHCP is down on this server", step.what, out.Exit, tail(out.Output))
 		}
 	}
-	log.Warn("restarted the DHCP service on the restored configuration; it is running")
-	return " and restarted the service on it: the service is running"
+	log.Warn("restarted the DHCP service after the rollback; it is running", "restored", restored)
+	return done
 }
 
 // remoteFailure classifies an error from the Remote. target names the file

@@ -497,6 +497,64 @@ func TestRollbackReportsAServiceThatStaysDown(t *testing.T) {
 	}
 }
 
+// A restart that fails and a rollback that cannot restore the host's
+// previous state (here: a new host, whose new file the rollback cannot
+// remove) still leave DHCP running when the live configuration passes its
+// test, and the failure says what runs; when even the test cannot run, it
+// says DHCP may be down. Found by the fault-schedule suite.
+func TestRollbackThatCannotRestoreStillRestartsTheService(t *testing.T) {
+	testCmd := dhcp.Defaults(dhcp.ISC).ConfigTest
+	for _, tc := range []struct {
+		name          string
+		failTestAgain bool
+		says          string
+		active        bool
+	}{
+		{"the live configuration passes its test", false, "restarted the service on the configuration on the server (the new file, which its test accepts): the service is running", true},
+		{"the config test cannot run either", true, "DHCP may be down on this server", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			site, rec, p := newPhase(t, dhcp.Config{})
+			ctx := context.Background()
+			_, file, _ := dhcp.Render(dhcp.ISC, p.Config().Dir, node1)
+			site.DHCP.FailRestarts(1)
+			tests := 0
+			rec.fail = func(op, arg string) error {
+				if op == "remove" && arg == file {
+					return &dhcp.RemoteError{Kind: dhcp.KindTransport, Op: "remove", Target: arg, Err: errors.New("EOF")}
+				}
+				if op == "run" && arg == testCmd {
+					if tests++; tests == 2 && tc.failTestAgain {
+						return &dhcp.RemoteError{Kind: dhcp.KindTransport, Op: "run", Target: arg, Err: errors.New("EOF")}
+					}
+				}
+				return nil
+			}
+			_, err := p.Configure(ctx, node1)
+			if !dhcp.RestartFailed.Is(err) {
+				t.Fatalf("err %v, want DHCP_RESTART_FAILED", err)
+			}
+			if !strings.Contains(err.Error(), "could not restore the previous file") || !strings.Contains(err.Error(), tc.says) {
+				t.Fatalf("failure %q does not say the restore failed and %q", err, tc.says)
+			}
+			if site.DHCP.Active() != tc.active {
+				t.Fatalf("service active %v, want %v", site.DHCP.Active(), tc.active)
+			}
+			if _, ok := site.DHCP.File(dhcp.BackupPath(file)); !ok {
+				t.Fatal("the backup of the unfinished change is gone; the rerun could not tell it is unfinished")
+			}
+			rec.fail = nil
+			res, err := p.Configure(ctx, node1)
+			if err != nil || !res.Changed || !site.DHCP.Active() {
+				t.Fatalf("rerun: %+v, %v, active %v; want the change completed and the service running", res, err, site.DHCP.Active())
+			}
+			if _, ok := site.DHCP.File(dhcp.BackupPath(file)); ok {
+				t.Fatal("the rerun left the backup behind")
+			}
+		})
+	}
+}
+
 // A change whose rollback cannot run (the connection is gone) leaves its
 // backup, and the next run completes the change although the file's hash
 // already matches.

@@ -526,7 +526,7 @@ func TestBMCWaitPolicies(t *testing.T) {
 		// 5 + 10 + 20 + 30 + 30 s; one more 30 s would pass 2 min.
 		{bmc.WaitBusy, time.Second, 95 * time.Second, bmc.ServiceUnavailable.Code, true, []time.Duration{5 * time.Second, 10 * time.Second, 20 * time.Second}},
 		{bmc.WaitUnreachable, time.Second, 95 * time.Second, bmc.Unreachable.Code, true, []time.Duration{5 * time.Second, 10 * time.Second, 20 * time.Second}},
-		{bmc.WaitReset, bmc.ResetPoll, bmc.ResetBudget, bmc.ResetTimeout.Code, true, []time.Duration{15 * time.Second, 15 * time.Second, 15 * time.Second}},
+		{bmc.WaitReset, bmc.ResetPoll, bmc.ResetWaitBudget, bmc.ResetTimeout.Code, true, []time.Duration{15 * time.Second, 15 * time.Second, 15 * time.Second}},
 		{bmc.WaitJobSchedule, bmc.JobPoll, bmc.JobsPerRun * (bmc.JobScheduleBudget + bmc.JobPoll), bmc.JobNotScheduled.Code, true, []time.Duration{10 * time.Second, 10 * time.Second, 10 * time.Second}},
 		{bmc.WaitJobRun, bmc.JobPoll, bmc.JobsPerRun * bmc.JobRunBudget, bmc.JobFailed.Code, false, []time.Duration{10 * time.Second, 10 * time.Second, 10 * time.Second}},
 	}

@@ -490,6 +490,19 @@ func (m *FakeBMC) Password(user string) string {
 	return ""
 }
 
+// StagedPassword returns the password a reset-to-apply BMC holds for user
+// until its next cold reset ("" when none is staged).
+func (m *FakeBMC) StagedPassword(user string) string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, a := range m.accounts {
+		if a.UserName == user {
+			return a.staged
+		}
+	}
+	return ""
+}
+
 // ---- the client -------------------------------------------------------------
 
 // Connect verifies the credential (a read) and returns a client that, like
@@ -523,11 +536,7 @@ func (m *FakeBMC) accepts(cred bmc.Credential) bool {
 
 // enter counts the call, applies injected faults, downtime and busy answers.
 func (m *FakeBMC) enter(ctx context.Context, op string, write, boot bool) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	m.site.calls.add(SysBMC, op, write)
-	if err := m.site.faults.take(SysBMC, op); err != nil {
+	if err := m.site.enter(ctx, SysBMC, op, write); err != nil {
 		return err
 	}
 	m.mu.Lock()
@@ -672,10 +681,11 @@ func (c *fakeBMCClient) account(id string) *fakeAccount {
 	return nil
 }
 
-func (c *fakeBMCClient) SetPassword(ctx context.Context, id, password string) error {
+func (c *fakeBMCClient) SetPassword(ctx context.Context, id, password string) (err error) {
 	if err := c.enter(ctx, "set_password", true, false); err != nil {
 		return err
 	}
+	defer c.m.site.answer(ctx, SysBMC, "set_password", &err)
 	c.m.mu.Lock()
 	defer c.m.mu.Unlock()
 	a := c.account(id)
@@ -699,10 +709,11 @@ func (c *fakeBMCClient) SetPassword(ctx context.Context, id, password string) er
 	return c.m.answerLocked("set_password")
 }
 
-func (c *fakeBMCClient) CreateAccount(ctx context.Context, a bmc.Account, password string) (string, error) {
+func (c *fakeBMCClient) CreateAccount(ctx context.Context, a bmc.Account, password string) (_ string, err error) {
 	if err := c.enter(ctx, "create_account", true, false); err != nil {
 		return "", err
 	}
+	defer c.m.site.answer(ctx, SysBMC, "create_account", &err)
 	c.m.mu.Lock()
 	defer c.m.mu.Unlock()
 	if c.m.noAccounts {
@@ -722,10 +733,11 @@ func (c *fakeBMCClient) CreateAccount(ctx context.Context, a bmc.Account, passwo
 	return a.ID, c.m.answerLocked("create_account")
 }
 
-func (c *fakeBMCClient) UpdateAccount(ctx context.Context, a bmc.Account) error {
+func (c *fakeBMCClient) UpdateAccount(ctx context.Context, a bmc.Account) (err error) {
 	if err := c.enter(ctx, "update_account", true, false); err != nil {
 		return err
 	}
+	defer c.m.site.answer(ctx, SysBMC, "update_account", &err)
 	c.m.mu.Lock()
 	defer c.m.mu.Unlock()
 	x := c.account(a.ID)
@@ -745,10 +757,11 @@ func (c *fakeBMCClient) ManagerNetwork(ctx context.Context) (bmc.ManagerNetwork,
 	return cloneNet(c.m.net), nil
 }
 
-func (c *fakeBMCClient) SetManagerNetwork(ctx context.Context, p bmc.NetworkPatch) error {
+func (c *fakeBMCClient) SetManagerNetwork(ctx context.Context, p bmc.NetworkPatch) (err error) {
 	if err := c.enter(ctx, "set_manager_network", true, false); err != nil {
 		return err
 	}
+	defer c.m.site.answer(ctx, SysBMC, "set_manager_network", &err)
 	c.m.mu.Lock()
 	defer c.m.mu.Unlock()
 	n := &c.m.net
@@ -788,10 +801,11 @@ func (c *fakeBMCClient) SyslogServers(ctx context.Context) ([]string, error) {
 	return slices.Clone(c.m.syslog), nil
 }
 
-func (c *fakeBMCClient) SetSyslogServers(ctx context.Context, servers []string) error {
+func (c *fakeBMCClient) SetSyslogServers(ctx context.Context, servers []string) (err error) {
 	if err := c.enter(ctx, "set_syslog", true, false); err != nil {
 		return err
 	}
+	defer c.m.site.answer(ctx, SysBMC, "set_syslog", &err)
 	c.m.mu.Lock()
 	defer c.m.mu.Unlock()
 	// Per-vendor limits: iDRAC keeps three servers, Lenovo and Supermicro one.
@@ -813,10 +827,11 @@ func (c *fakeBMCClient) BiosAttributes(ctx context.Context) (map[string]any, map
 	return cloneMap(c.m.bios), cloneMap(c.m.biosPending), nil
 }
 
-func (c *fakeBMCClient) SetBiosAttributes(ctx context.Context, attrs map[string]any) (string, error) {
+func (c *fakeBMCClient) SetBiosAttributes(ctx context.Context, attrs map[string]any) (_ string, err error) {
 	if err := c.enter(ctx, "set_bios", true, false); err != nil {
 		return "", err
 	}
+	defer c.m.site.answer(ctx, SysBMC, "set_bios", &err)
 	c.m.mu.Lock()
 	defer c.m.mu.Unlock()
 	c.m.tickLocked()
@@ -861,10 +876,11 @@ func (c *fakeBMCClient) BootOptions(ctx context.Context) ([]bmc.BootOption, erro
 	return out, nil
 }
 
-func (c *fakeBMCClient) SetBootOptionEnabled(ctx context.Context, id string, enabled bool) error {
+func (c *fakeBMCClient) SetBootOptionEnabled(ctx context.Context, id string, enabled bool) (err error) {
 	if err := c.enter(ctx, "set_boot_option", true, true); err != nil {
 		return err
 	}
+	defer c.m.site.answer(ctx, SysBMC, "set_boot_option", &err)
 	c.m.mu.Lock()
 	defer c.m.mu.Unlock()
 	for i := range c.m.options {
@@ -889,10 +905,11 @@ func (c *fakeBMCClient) BootOrder(ctx context.Context) ([]string, []string, erro
 	return slices.Clone(c.m.order), slices.Clone(c.m.pendingOrder), nil
 }
 
-func (c *fakeBMCClient) SetBootOrder(ctx context.Context, order []string) (string, error) {
+func (c *fakeBMCClient) SetBootOrder(ctx context.Context, order []string) (_ string, err error) {
 	if err := c.enter(ctx, "set_boot_order", true, true); err != nil {
 		return "", err
 	}
+	defer c.m.site.answer(ctx, SysBMC, "set_boot_order", &err)
 	c.m.mu.Lock()
 	defer c.m.mu.Unlock()
 	c.m.tickLocked()
@@ -936,10 +953,11 @@ func (c *fakeBMCClient) ListJobs(ctx context.Context) ([]bmc.Job, error) {
 	return out, nil
 }
 
-func (c *fakeBMCClient) DeleteJob(ctx context.Context, id string) error {
+func (c *fakeBMCClient) DeleteJob(ctx context.Context, id string) (err error) {
 	if err := c.enter(ctx, "delete_job", true, false); err != nil {
 		return err
 	}
+	defer c.m.site.answer(ctx, SysBMC, "delete_job", &err)
 	c.m.mu.Lock()
 	defer c.m.mu.Unlock()
 	for i, j := range c.m.jobs {
@@ -960,10 +978,11 @@ func (c *fakeBMCClient) DeleteJob(ctx context.Context, id string) error {
 	return bmc.HTTPError(http.StatusNotFound, "job "+id+" not found")
 }
 
-func (c *fakeBMCClient) ResetManager(ctx context.Context) error {
+func (c *fakeBMCClient) ResetManager(ctx context.Context) (err error) {
 	if err := c.enter(ctx, "reset_manager", true, false); err != nil {
 		return err
 	}
+	defer c.m.site.answer(ctx, SysBMC, "reset_manager", &err)
 	c.m.mu.Lock()
 	defer c.m.mu.Unlock()
 	c.m.managerResets++
@@ -976,10 +995,11 @@ func (c *fakeBMCClient) ResetManager(ctx context.Context) error {
 	return c.m.answerLocked("reset_manager")
 }
 
-func (c *fakeBMCClient) ResetSystem(ctx context.Context) error {
+func (c *fakeBMCClient) ResetSystem(ctx context.Context) (err error) {
 	if err := c.enter(ctx, "reset_system", true, false); err != nil {
 		return err
 	}
+	defer c.m.site.answer(ctx, SysBMC, "reset_system", &err)
 	c.m.mu.Lock()
 	defer c.m.mu.Unlock()
 	c.m.systemResets++

@@ -23,6 +23,8 @@ type Tally struct {
 	Writes int `json:"writes"`
 	// Ops counts calls per operation name.
 	Ops map[string]int `json:"ops,omitempty"`
+	// WriteOps counts the writes among them, per operation name.
+	WriteOps map[string]int `json:"write_ops,omitempty"`
 }
 
 // Calls is a snapshot of call counts per system.
@@ -65,10 +67,15 @@ func (c Calls) Sub(earlier Calls) Calls {
 	out := Calls{}
 	for k, t := range c {
 		e := earlier[k]
-		d := Tally{Reads: t.Reads - e.Reads, Writes: t.Writes - e.Writes, Ops: map[string]int{}}
+		d := Tally{Reads: t.Reads - e.Reads, Writes: t.Writes - e.Writes, Ops: map[string]int{}, WriteOps: map[string]int{}}
 		for op, n := range t.Ops {
 			if m := n - e.Ops[op]; m != 0 {
 				d.Ops[op] = m
+			}
+		}
+		for op, n := range t.WriteOps {
+			if m := n - e.WriteOps[op]; m != 0 {
+				d.WriteOps[op] = m
 			}
 		}
 		out[k] = d
@@ -90,11 +97,12 @@ func (c *counter) add(system, op string, write bool) {
 	}
 	t := c.m[system]
 	if t == nil {
-		t = &Tally{Ops: map[string]int{}}
+		t = &Tally{Ops: map[string]int{}, WriteOps: map[string]int{}}
 		c.m[system] = t
 	}
 	if write {
 		t.Writes++
+		t.WriteOps[op]++
 	} else {
 		t.Reads++
 	}
@@ -110,44 +118,11 @@ func (c *counter) snapshot() Calls {
 		for op, n := range t.Ops {
 			ops[op] = n
 		}
-		out[k] = Tally{Reads: t.Reads, Writes: t.Writes, Ops: ops}
+		wops := make(map[string]int, len(t.WriteOps))
+		for op, n := range t.WriteOps {
+			wops[op] = n
+		}
+		out[k] = Tally{Reads: t.Reads, Writes: t.Writes, Ops: ops, WriteOps: wops}
 	}
 	return out
-}
-
-// faults holds injected failures: the next N calls of system/op fail.
-type faults struct {
-	mu sync.Mutex
-	m  map[string]*fault
-}
-
-type fault struct {
-	n   int
-	err error
-}
-
-func (f *faults) inject(system, op string, n int, err error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.m == nil {
-		f.m = map[string]*fault{}
-	}
-	f.m[system+"/"+op] = &fault{n: n, err: err}
-}
-
-// take returns the error for this call, consuming one injection. An op of
-// "*" matches every operation of the system.
-func (f *faults) take(system, op string) error {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	for _, key := range []string{system + "/" + op, system + "/*"} {
-		if ft := f.m[key]; ft != nil && ft.n > 0 {
-			ft.n--
-			if ft.n == 0 {
-				delete(f.m, key)
-			}
-			return ft.err
-		}
-	}
-	return nil
 }

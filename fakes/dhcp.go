@@ -127,6 +127,15 @@ func (d *DHCPServer) PutFile(p string, data []byte) {
 	d.setFile(p, data)
 }
 
+// RemoveFile removes a file without counting a call.
+func (d *DHCPServer) RemoveFile(p string) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if _, ok := d.files[p]; ok {
+		d.removeFile(p)
+	}
+}
+
 // Mkdir creates a directory and its parents without counting a call.
 func (d *DHCPServer) Mkdir(p string) {
 	d.mu.Lock()
@@ -211,11 +220,7 @@ func (d *DHCPServer) DuringRestart(f func()) {
 }
 
 func (d *DHCPServer) enter(ctx context.Context, op string, write bool) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	d.site.calls.add(SysDHCP, op, write)
-	return d.site.faults.take(SysDHCP, op)
+	return d.site.enter(ctx, SysDHCP, op, write)
 }
 
 // Dial opens a session. It counts a "connect" read.
@@ -293,13 +298,14 @@ func (s *dhcpSession) Read(ctx context.Context, p string) ([]byte, bool, error) 
 	return append([]byte(nil), b...), true, nil
 }
 
-func (s *dhcpSession) Upload(ctx context.Context, p string, data []byte) error {
+func (s *dhcpSession) Upload(ctx context.Context, p string, data []byte) (err error) {
 	if err := s.check(); err != nil {
 		return err
 	}
 	if err := s.d.enter(ctx, "upload", true); err != nil {
 		return err
 	}
+	defer s.d.site.answer(ctx, SysDHCP, "upload", &err)
 	d := s.d
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -313,13 +319,14 @@ func (s *dhcpSession) Upload(ctx context.Context, p string, data []byte) error {
 	return nil
 }
 
-func (s *dhcpSession) Remove(ctx context.Context, p string) error {
+func (s *dhcpSession) Remove(ctx context.Context, p string) (err error) {
 	if err := s.check(); err != nil {
 		return err
 	}
 	if err := s.d.enter(ctx, "remove", true); err != nil {
 		return err
 	}
+	defer s.d.site.answer(ctx, SysDHCP, "remove", &err)
 	d := s.d
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -334,13 +341,14 @@ func (s *dhcpSession) Remove(ctx context.Context, p string) error {
 
 // Lock takes the server's lock on p, a directory or a file (created when
 // absent in an existing directory), waiting for its holder or ctx.
-func (s *dhcpSession) Lock(ctx context.Context, p string) (func() error, error) {
+func (s *dhcpSession) Lock(ctx context.Context, p string) (unlock func() error, err error) {
 	if err := s.check(); err != nil {
 		return nil, err
 	}
 	if err := s.d.enter(ctx, "lock", true); err != nil {
 		return nil, err
 	}
+	defer s.d.site.answer(ctx, SysDHCP, "lock", &err)
 	d := s.d
 	d.mu.Lock()
 	if !d.dirs[p] {
@@ -401,13 +409,14 @@ func (d *DHCPServer) removeFile(p string) {
 	d.unloaded[p] = true
 }
 
-func (s *dhcpSession) Run(ctx context.Context, command string) (dhcp.Output, error) {
+func (s *dhcpSession) Run(ctx context.Context, command string) (_ dhcp.Output, err error) {
 	if err := s.check(); err != nil {
 		return dhcp.Output{}, err
 	}
 	if err := s.d.enter(ctx, "run", true); err != nil {
 		return dhcp.Output{}, err
 	}
+	defer s.d.site.answer(ctx, SysDHCP, "run", &err)
 	return s.d.exec(ctx, command)
 }
 

@@ -9,7 +9,10 @@
 //   - counts its calls per system, split into reads and writes
 //     ([Site.Calls]), so tests and benchmarks can assert that a rerun on a
 //     converged host performs no writes;
-//   - can fail the next N calls of an operation ([Site.Inject]);
+//   - fails the way real systems do, in three kinds: the next N calls of an
+//     operation fail before any effect ([Site.Inject]); take effect and then
+//     fail, the answer lost ([Site.InjectLost]); or belong to a step attempt
+//     whose worker dies after N of its writes took effect ([WithCrash]);
 //   - runs on the Site's fake clock.
 //
 // Fakes import only the vocabulary and layer-1 packages, never the workflow,

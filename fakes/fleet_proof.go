@@ -92,11 +92,7 @@ func (f *FleetProofs) now() time.Time {
 }
 
 func (f *FleetProofs) enter(ctx context.Context, op string, write bool) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	f.site.calls.add(SysFleetManager, op, write)
-	return f.site.faults.take(SysFleetManager, op)
+	return f.site.enter(ctx, SysFleetManager, op, write)
 }
 
 // record returns the device's record, creating it when create is set.
@@ -196,10 +192,11 @@ func (f *FleetProofs) Snapshot(ctx context.Context, device string) (string, int6
 }
 
 // ProveEnrollment is the compare-and-set that establishes proof.
-func (f *FleetProofs) ProveEnrollment(ctx context.Context, device, identity, reference string, since int64, run string, deadline time.Time) (string, error) {
+func (f *FleetProofs) ProveEnrollment(ctx context.Context, device, identity, reference string, since int64, run string, deadline time.Time) (_ string, err error) {
 	if err := f.enter(ctx, "prove_enrollment", true); err != nil {
 		return "", err
 	}
+	defer f.site.answer(ctx, SysFleetManager, "prove_enrollment", &err)
 	if identity == "" || reference == "" || run == "" || deadline.IsZero() || since < 0 {
 		return "", fmt.Errorf("fleet manager: proof of %q needs an identity, a reference, a run, a deadline and a revision >= 0: %w", device, hostforge.ErrInvalid)
 	}
@@ -233,10 +230,11 @@ func (f *FleetProofs) ProveEnrollment(ctx context.Context, device, identity, ref
 }
 
 // FailEnrollment is the identity-guarded failure write.
-func (f *FleetProofs) FailEnrollment(ctx context.Context, device, identity, run string) (bool, error) {
+func (f *FleetProofs) FailEnrollment(ctx context.Context, device, identity, run string) (cleared bool, err error) {
 	if err := f.enter(ctx, "fail_enrollment", true); err != nil {
 		return false, err
 	}
+	defer f.site.answer(ctx, SysFleetManager, "fail_enrollment", &err)
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	r := f.devices[device]
@@ -269,10 +267,11 @@ func (f *FleetProofs) ProjectedReferences(ctx context.Context) (map[string]strin
 // ProjectReference is the projector's write: a change bumps the revision
 // and clears proof; an unknown device is recorded with identity
 // "fm-<device>".
-func (f *FleetProofs) ProjectReference(ctx context.Context, device, reference string) (bool, error) {
+func (f *FleetProofs) ProjectReference(ctx context.Context, device, reference string) (_ bool, err error) {
 	if err := f.enter(ctx, "project_reference", true); err != nil {
 		return false, err
 	}
+	defer f.site.answer(ctx, SysFleetManager, "project_reference", &err)
 	if device == "" || strings.ContainsAny(reference, " \t\n") {
 		return false, fmt.Errorf("fleet manager: projection of %q to %q: %w", device, reference, hostforge.ErrInvalid)
 	}

@@ -87,6 +87,7 @@ type inode struct {
 	lockHolder  string
 	failInspect int
 	failClean   int
+	failManage  int
 	ignorePower int
 	inventory   []byte
 	writes      []IronicWrite
@@ -125,11 +126,7 @@ func (s *Site) AddIronic(name string) *Ironic {
 var _ ironic.Client = (*Ironic)(nil)
 
 func (f *Ironic) enter(ctx context.Context, op string, write bool) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	f.site.calls.add(SysIronic, op, write)
-	return f.site.faults.take(SysIronic, op)
+	return f.site.enter(ctx, SysIronic, op, write)
 }
 
 func (f *Ironic) now() time.Time { return f.site.Clock.Now() }
@@ -251,10 +248,11 @@ var defaultInterfaces = map[string]map[string]string{
 }
 
 // CreateNode creates a node in ENROLL, powered off.
-func (f *Ironic) CreateNode(ctx context.Context, c ironic.NodeCreate) (ironic.Node, error) {
+func (f *Ironic) CreateNode(ctx context.Context, c ironic.NodeCreate) (_ ironic.Node, err error) {
 	if err := f.enter(ctx, "create_node", true); err != nil {
 		return ironic.Node{}, err
 	}
+	defer f.site.answer(ctx, SysIronic, "create_node", &err)
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	defs, ok := defaultInterfaces[c.Driver]
@@ -296,11 +294,12 @@ var interfaceStates = map[string]bool{
 // UpdateNode applies a JSON patch. Supported paths: /driver,
 // /<iface>_interface, /driver_info[/k], /properties[/k], /instance_uuid,
 // /resource_class, /owner, /lessee, /name.
-func (f *Ironic) UpdateNode(ctx context.Context, ident string, ops []ironic.PatchOp) (ironic.Node, error) {
+func (f *Ironic) UpdateNode(ctx context.Context, ident string, ops []ironic.PatchOp) (_ ironic.Node, err error) {
 	n, unlock, err := f.writeNode(ctx, "update_node", ident)
 	if err != nil {
 		return ironic.Node{}, err
 	}
+	defer f.site.answer(ctx, SysIronic, "update_node", &err)
 	defer unlock()
 	next := n.n
 	next.DriverInfo = cloneJSON(n.n.DriverInfo)
@@ -455,11 +454,12 @@ func (f *Ironic) writeNode(ctx context.Context, op, ident string) (*inode, func(
 
 // ChangeProvisionState runs Ironic's state machine for the actions manage,
 // inspect, provide, abort and active (deploy).
-func (f *Ironic) ChangeProvisionState(ctx context.Context, ident, action string) error {
+func (f *Ironic) ChangeProvisionState(ctx context.Context, ident, action string) (err error) {
 	n, unlock, err := f.writeNode(ctx, "provision", ident)
 	if err != nil {
 		return err
 	}
+	defer f.site.answer(ctx, SysIronic, "provision", &err)
 	defer unlock()
 	t := f.Timing.withDefaults()
 	now := f.now()
@@ -485,6 +485,10 @@ func (f *Ironic) ChangeProvisionState(ctx context.Context, ident, action string)
 				set(ironic.StateManageable, "")
 			})
 		case ironic.StateInspectFailed, ironic.StateCleanFailed, ironic.StateAvailable:
+			if n.failManage > 0 && from != ironic.StateAvailable {
+				n.failManage--
+				return fmt.Errorf("ironic: 503 No conductor is available to manage node %s (its power interface failed validation): %w", n.n.UUID, hostforge.ErrUnavailable)
+			}
 			set(ironic.StateManageable, "")
 		default:
 			return invalid
@@ -607,11 +611,12 @@ func (f *Ironic) ChangeProvisionState(ctx context.Context, ident, action string)
 }
 
 // ChangePowerState powers a node on or off; the lock is held while it changes.
-func (f *Ironic) ChangePowerState(ctx context.Context, ident, target string) error {
+func (f *Ironic) ChangePowerState(ctx context.Context, ident, target string) (err error) {
 	n, unlock, err := f.writeNode(ctx, "power", ident)
 	if err != nil {
 		return err
 	}
+	defer f.site.answer(ctx, SysIronic, "power", &err)
 	defer unlock()
 	if target != ironic.PowerOn && target != ironic.PowerOff {
 		return fmt.Errorf("ironic: 400 invalid power target %q: %w", target, hostforge.ErrInvalid)
@@ -635,11 +640,12 @@ func (f *Ironic) ChangePowerState(ctx context.Context, ident, target string) err
 }
 
 // SetMaintenance sets or clears maintenance.
-func (f *Ironic) SetMaintenance(ctx context.Context, ident string, on bool, reason string) error {
+func (f *Ironic) SetMaintenance(ctx context.Context, ident string, on bool, reason string) (err error) {
 	n, unlock, err := f.writeNode(ctx, "maintenance", ident)
 	if err != nil {
 		return err
 	}
+	defer f.site.answer(ctx, SysIronic, "maintenance", &err)
 	defer unlock()
 	n.n.Maintenance = on
 	n.n.MaintenanceReason = ""
@@ -651,11 +657,12 @@ func (f *Ironic) SetMaintenance(ctx context.Context, ident string, on bool, reas
 }
 
 // SetTraits replaces the node's traits.
-func (f *Ironic) SetTraits(ctx context.Context, ident string, traits []string) error {
+func (f *Ironic) SetTraits(ctx context.Context, ident string, traits []string) (err error) {
 	n, unlock, err := f.writeNode(ctx, "traits", ident)
 	if err != nil {
 		return err
 	}
+	defer f.site.answer(ctx, SysIronic, "traits", &err)
 	defer unlock()
 	seen := map[string]bool{}
 	var out []string
@@ -672,11 +679,12 @@ func (f *Ironic) SetTraits(ctx context.Context, ident string, traits []string) e
 }
 
 // SetRAIDConfig sets the target RAID config; only in MANAGEABLE.
-func (f *Ironic) SetRAIDConfig(ctx context.Context, ident string, cfg map[string]any) error {
+func (f *Ironic) SetRAIDConfig(ctx context.Context, ident string, cfg map[string]any) (err error) {
 	n, unlock, err := f.writeNode(ctx, "raid", ident)
 	if err != nil {
 		return err
 	}
+	defer f.site.answer(ctx, SysIronic, "raid", &err)
 	defer unlock()
 	if n.n.ProvisionState != ironic.StateManageable {
 		return fmt.Errorf("ironic: 400 the target RAID configuration of node %s can only be set in manageable, not %q: %w",
@@ -786,10 +794,11 @@ func (f *Ironic) PortByAddress(ctx context.Context, mac string) (ironic.Port, er
 // CreatePort creates a port. A duplicate MAC is a 409; a second PXE-enabled
 // port in one portgroup... is allowed, as in Ironic: the phases enforce PXE
 // on exactly one port.
-func (f *Ironic) CreatePort(ctx context.Context, p ironic.Port) (ironic.Port, error) {
+func (f *Ironic) CreatePort(ctx context.Context, p ironic.Port) (_ ironic.Port, err error) {
 	if err := f.enter(ctx, "create_port", true); err != nil {
 		return ironic.Port{}, err
 	}
+	defer f.site.answer(ctx, SysIronic, "create_port", &err)
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	n, err := f.find(p.NodeUUID)
@@ -823,10 +832,11 @@ func (f *Ironic) CreatePort(ctx context.Context, p ironic.Port) (ironic.Port, er
 }
 
 // UpdatePort patches /local_link_connection, /pxe_enabled or /portgroup_uuid.
-func (f *Ironic) UpdatePort(ctx context.Context, uuid string, ops []ironic.PatchOp) (ironic.Port, error) {
+func (f *Ironic) UpdatePort(ctx context.Context, uuid string, ops []ironic.PatchOp) (_ ironic.Port, err error) {
 	if err := f.enter(ctx, "update_port", true); err != nil {
 		return ironic.Port{}, err
 	}
+	defer f.site.answer(ctx, SysIronic, "update_port", &err)
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	p, ok := f.ports[uuid]
@@ -889,10 +899,11 @@ func (f *Ironic) ListPortgroups(ctx context.Context, nodeUUID string) ([]ironic.
 }
 
 // CreatePortgroup creates a portgroup; a duplicate name or address is a 409.
-func (f *Ironic) CreatePortgroup(ctx context.Context, pg ironic.Portgroup) (ironic.Portgroup, error) {
+func (f *Ironic) CreatePortgroup(ctx context.Context, pg ironic.Portgroup) (_ ironic.Portgroup, err error) {
 	if err := f.enter(ctx, "create_portgroup", true); err != nil {
 		return ironic.Portgroup{}, err
 	}
+	defer f.site.answer(ctx, SysIronic, "create_portgroup", &err)
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	n, err := f.find(pg.NodeUUID)
@@ -960,10 +971,16 @@ func (f *Ironic) Node(name string) (ironic.Node, bool) {
 	return n.view(), true
 }
 
-// Ports lists a node's ports.
+// Ports lists a node's ports, by address.
 func (f *Ironic) Ports(name string) []ironic.Port {
 	uuid := f.node(name).n.UUID
-	out, _ := f.ListPorts(context.Background(), uuid)
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out []ironic.Port
+	for _, p := range f.portsOfNode[uuid] {
+		out = append(out, copyPort(*p))
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Address < out[j].Address })
 	return out
 }
 
@@ -1032,6 +1049,11 @@ func (f *Ironic) FailInspection(name string, k int) {
 // FailCleaning makes the node's next k cleanings end in clean failed (with
 // maintenance set, as Ironic does).
 func (f *Ironic) FailCleaning(name string, k int) { f.with(name, func(n *inode) { n.failClean += k }) }
+
+// FailManage makes the node's next k manage requests from a failed state
+// (the recovery of inspect failed or clean failed) fail before any effect
+// with a 503, as when no conductor can take the node.
+func (f *Ironic) FailManage(name string, k int) { f.with(name, func(n *inode) { n.failManage += k }) }
 
 // IgnorePowerOn makes the node's next k power-ons (requested, or by an
 // inspection or cleaning) never happen: a power-on timeout.

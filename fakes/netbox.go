@@ -4,9 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"sort"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/hostforge/hostforge"
 	"github.com/hostforge/hostforge/intent"
@@ -349,18 +351,116 @@ func cfString(cf map[string]any, key string) string {
 	return ""
 }
 
-// cloneJSON deep-copies a JSON-shaped map so callers cannot alias fake state.
+// cloneJSON deep-copies a JSON-shaped map so callers cannot alias fake
+// state. The copy is what the map reads back as from JSON (numbers are
+// float64, typed maps and slices generic), made without encoding it.
 func cloneJSON(m map[string]any) map[string]any {
 	if m == nil {
 		return nil
 	}
-	b, err := json.Marshal(m)
-	if err != nil {
-		panic(fmt.Sprintf("fakes: config context is not JSON: %v", err))
+	return copyJSON(m).(map[string]any)
+}
+
+// copyJSON copies a JSON value as a round trip through encoding/json
+// would: maps and slices of JSON values are copied, numbers become float64,
+// and anything else (a typed slice, a struct, a float32, text that is not
+// UTF-8) goes through encoding/json itself.
+func copyJSON(v any) any {
+	switch x := v.(type) {
+	case nil, bool:
+		return x
+	case string:
+		if utf8.ValidString(x) {
+			return x
+		}
+	case float64:
+		if !math.IsNaN(x) && !math.IsInf(x, 0) {
+			return x
+		}
+	case int:
+		return float64(x)
+	case int64:
+		return float64(x)
+	case int32:
+		return float64(x)
+	case uint:
+		return float64(x)
+	case uint64:
+		return float64(x)
+	case uint32:
+		return float64(x)
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			if !utf8.ValidString(k) {
+				return roundTrip(v)
+			}
+			out[k] = copyJSON(e)
+		}
+		return out
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = copyJSON(e)
+		}
+		return out
 	}
-	var out map[string]any
+	return roundTrip(v)
+}
+
+func roundTrip(v any) any {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(fmt.Sprintf("fakes: value is not JSON: %v", err))
+	}
+	var out any
 	if err := json.Unmarshal(b, &out); err != nil {
 		panic(err)
+	}
+	return out
+}
+
+// Clone deep-copies the state (custom fields and config contexts as JSON
+// reads them back), for snapshots that must not alias it.
+func (s *NetBoxState) Clone() *NetBoxState {
+	out := newNetBoxState()
+	out.NextID = s.NextID
+	for id, d := range s.Devices {
+		c := *d
+		c.TagIDs = append([]int(nil), d.TagIDs...)
+		c.CustomFields, c.ConfigContext = cloneJSON(d.CustomFields), cloneJSON(d.ConfigContext)
+		out.Devices[id] = &c
+	}
+	for id, t := range s.DeviceTypes {
+		c := *t
+		c.CustomFields = cloneJSON(t.CustomFields)
+		out.DeviceTypes[id] = &c
+	}
+	for id, m := range s.Manufacturers {
+		c := *m
+		out.Manufacturers[id] = &c
+	}
+	for id, r := range s.Roles {
+		c := *r
+		c.CustomFields = cloneJSON(r.CustomFields)
+		out.Roles[id] = &c
+	}
+	for id, st := range s.Sites {
+		c := *st
+		out.Sites[id] = &c
+	}
+	for id, i := range s.Interfaces {
+		c := *i
+		out.Interfaces[id] = &c
+	}
+	for id, cb := range s.Cables {
+		c := *cb
+		c.A, c.B = append([]NBTermination(nil), cb.A...), append([]NBTermination(nil), cb.B...)
+		out.Cables[id] = &c
+	}
+	for id, t := range s.Tags {
+		c := *t
+		out.Tags[id] = &c
 	}
 	return out
 }
@@ -395,16 +495,23 @@ func (n *NetBox) Enter(ctx context.Context, op string, write bool) error {
 	return n.enter(ctx, op, write)
 }
 
+// Answer ends a write of op that took effect: it returns the error the
+// caller sees instead of the success answer — a lost answer injected with
+// Site.InjectLost, or the crash of the caller's attempt (WithCrash) — or
+// nil. The REST emulator calls it after a write request's handler
+// succeeded, and then fails the request instead of answering.
+func (n *NetBox) Answer(ctx context.Context, op string) error {
+	var err error
+	n.site.answer(ctx, SysNetBox, op, &err)
+	return err
+}
+
 // PlatformClassFieldDefined reports whether the platform_class custom field
 // exists on this site (see Site.RemovePlatformClassField).
 func (n *NetBox) PlatformClassFieldDefined() bool { return n.site.platformClassFieldDefined() }
 
 func (n *NetBox) enter(ctx context.Context, op string, write bool) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	n.site.calls.add(SysNetBox, op, write)
-	return n.site.faults.take(SysNetBox, op)
+	return n.site.enter(ctx, SysNetBox, op, write)
 }
 
 // Device reads one device's intent.
@@ -437,10 +544,11 @@ func (n *NetBox) DeviceNames(ctx context.Context) ([]string, error) {
 }
 
 // SetStatus changes a device's status and nothing else.
-func (n *NetBox) SetStatus(ctx context.Context, deviceID int, status intent.Status) error {
+func (n *NetBox) SetStatus(ctx context.Context, deviceID int, status intent.Status) (err error) {
 	if err := n.enter(ctx, "set_status", true); err != nil {
 		return err
 	}
+	defer n.site.answer(ctx, SysNetBox, "set_status", &err)
 	if !status.Known() {
 		return fmt.Errorf("netbox: status %q is not a valid choice: %w", status, hostforge.ErrInvalid)
 	}
@@ -455,10 +563,11 @@ func (n *NetBox) SetStatus(ctx context.Context, deviceID int, status intent.Stat
 }
 
 // AddTags adds tags, creating missing tag objects, keeping existing tags.
-func (n *NetBox) AddTags(ctx context.Context, deviceID int, slugs ...string) error {
+func (n *NetBox) AddTags(ctx context.Context, deviceID int, slugs ...string) (err error) {
 	if err := n.enter(ctx, "add_tags", true); err != nil {
 		return err
 	}
+	defer n.site.answer(ctx, SysNetBox, "add_tags", &err)
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	d := n.state.Devices[deviceID]
@@ -482,10 +591,11 @@ func (n *NetBox) AddTags(ctx context.Context, deviceID int, slugs ...string) err
 }
 
 // SetPlatformClass writes custom_fields.platform_class and nothing else.
-func (n *NetBox) SetPlatformClass(ctx context.Context, deviceID int, value string) error {
+func (n *NetBox) SetPlatformClass(ctx context.Context, deviceID int, value string) (err error) {
 	if err := n.enter(ctx, "set_platform_class", true); err != nil {
 		return err
 	}
+	defer n.site.answer(ctx, SysNetBox, "set_platform_class", &err)
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	d := n.state.Devices[deviceID]

@@ -56,9 +56,11 @@ func NewSite() *Site {
 // Calls returns the calls made so far, per system.
 func (s *Site) Calls() Calls { return s.calls.snapshot() }
 
-// Inject makes the next n calls of system's op fail with err ("*" matches
-// every op of the system). Typical errors: hostforge.ErrUnavailable for a
-// 5xx, hostforge.ErrUnauthorized, context.DeadlineExceeded.
+// Inject makes the next n calls of system's op fail with err, before they
+// have any effect ("*" matches every op of the system; n = 0 withdraws the
+// injection). Typical errors: hostforge.ErrUnavailable for a 5xx or a
+// client timeout, hostforge.ErrUnauthorized. See InjectLost for a write
+// that takes effect and then fails, and WithCrash for a worker that dies.
 func (s *Site) Inject(system, op string, n int, err error) { s.faults.inject(system, op, n, err) }
 
 // RemovePlatformClassField makes NetBox behave as if the platform_class
@@ -85,11 +87,7 @@ type FleetManager struct {
 }
 
 func (f *FleetManager) enter(ctx context.Context, op string, write bool) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	f.site.calls.add(SysFleetManager, op, write)
-	return f.site.faults.take(SysFleetManager, op)
+	return f.site.enter(ctx, SysFleetManager, op, write)
 }
 
 // PlatformClass returns the recorded value ("" when unset).
@@ -104,10 +102,11 @@ func (f *FleetManager) PlatformClass(ctx context.Context, device string) (string
 
 // SetPlatformClass records a value. The fleet manager refuses keys longer
 // than 128 characters.
-func (f *FleetManager) SetPlatformClass(ctx context.Context, device, value string) error {
+func (f *FleetManager) SetPlatformClass(ctx context.Context, device, value string) (err error) {
 	if err := f.enter(ctx, "set_platform_class", true); err != nil {
 		return err
 	}
+	defer f.site.answer(ctx, SysFleetManager, "set_platform_class", &err)
 	if len(value) > 128 {
 		return fmt.Errorf("fleet manager: platform_class longer than 128 characters: %w", hostforge.ErrInvalid)
 	}
@@ -151,11 +150,7 @@ type Vault struct {
 
 // Item returns a copy of an item's fields.
 func (v *Vault) Item(ctx context.Context, name string) (map[string]string, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	v.site.calls.add(SysVault, "item", false)
-	if err := v.site.faults.take(SysVault, "item"); err != nil {
+	if err := v.site.enter(ctx, SysVault, "item", false); err != nil {
 		return nil, err
 	}
 	v.mu.Lock()
@@ -172,14 +167,11 @@ func (v *Vault) Item(ctx context.Context, name string) (map[string]string, error
 }
 
 // PutItem replaces an item's fields.
-func (v *Vault) PutItem(ctx context.Context, name string, fields map[string]string) error {
-	if err := ctx.Err(); err != nil {
+func (v *Vault) PutItem(ctx context.Context, name string, fields map[string]string) (err error) {
+	if err := v.site.enter(ctx, SysVault, "put_item", true); err != nil {
 		return err
 	}
-	v.site.calls.add(SysVault, "put_item", true)
-	if err := v.site.faults.take(SysVault, "put_item"); err != nil {
-		return err
-	}
+	defer v.site.answer(ctx, SysVault, "put_item", &err)
 	v.Set(name, fields)
 	return nil
 }
@@ -193,6 +185,29 @@ func (v *Vault) Set(name string, fields map[string]string) {
 		cp[k] = val
 	}
 	v.items[name] = cp
+}
+
+// Peek returns a copy of an item's fields without counting a call or
+// taking a fault, for tests and invariant checks; false when absent.
+func (v *Vault) Peek(name string) (map[string]string, bool) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	it, ok := v.items[name]
+	if !ok {
+		return nil, false
+	}
+	out := make(map[string]string, len(it))
+	for k, val := range it {
+		out[k] = val
+	}
+	return out, true
+}
+
+// Delete removes an item without counting a call.
+func (v *Vault) Delete(name string) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	delete(v.items, name)
 }
 
 // Names lists item names, sorted.

@@ -144,6 +144,24 @@ func (s *Server) enter(w http.ResponseWriter, r *http.Request, op string, write 
 	if err == nil {
 		return true
 	}
+	writeFault(w, err)
+	return false
+}
+
+// answered ends a write request whose handler succeeded: false, with the
+// failure written instead of the answer, when the answer is to be lost
+// (fakes.Site.InjectLost). The write has taken effect either way.
+func (s *Server) answered(w http.ResponseWriter, r *http.Request, op string) bool {
+	if err := s.nb.Answer(r.Context(), op); err != nil {
+		writeFault(w, err)
+		return false
+	}
+	return true
+}
+
+// writeFault answers an injected failure with the status a real NetBox (or
+// the proxy in front of it) would give.
+func writeFault(w http.ResponseWriter, err error) {
 	status := http.StatusInternalServerError
 	switch {
 	case errors.Is(err, hostforge.ErrUnavailable), errors.Is(err, context.DeadlineExceeded):
@@ -158,7 +176,6 @@ func (s *Server) enter(w http.ResponseWriter, r *http.Request, op string, write 
 		status = http.StatusConflict
 	}
 	writeJSON(w, status, map[string]any{"detail": err.Error()})
-	return false
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {
@@ -553,6 +570,9 @@ func (s *Server) createTag(w http.ResponseWriter, r *http.Request) {
 		badRequest(w, dup, "tag with this "+dup+" already exists.")
 		return
 	}
+	if !s.answered(w, r, "create_tag") {
+		return
+	}
 	writeJSON(w, http.StatusCreated, out)
 }
 
@@ -666,7 +686,7 @@ func (s *Server) patchDevice(w http.ResponseWriter, r *http.Request) {
 		notFound(w, "Device")
 	case field != "":
 		badRequest(w, field, reason)
-	default:
+	case s.answered(w, r, op):
 		writeJSON(w, http.StatusOK, out)
 	}
 }

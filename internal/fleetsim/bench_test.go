@@ -3,7 +3,10 @@ package fleetsim_test
 import (
 	"context"
 	"flag"
+	"fmt"
 	"runtime"
+	"strings"
+	"sync"
 	"testing"
 
 	"github.com/hostforge/hostforge/internal/fleetsim"
@@ -14,8 +17,12 @@ import (
 //
 //	go test ./internal/fleetsim -run '^$' -bench 'Engine|StraightLine' -benchtime=1x
 //	go test ./internal/fleetsim -run '^$' -bench 'CallEconomy' -benchtime=1x
+//	go test ./internal/fleetsim -run '^$' -bench 'FaultSchedules' -benchtime=1x
 
-var benchHosts = flag.Int("fleetsim.benchhosts", 10000, "hosts of the Engine and StraightLine benchmarks")
+var (
+	benchHosts     = flag.Int("fleetsim.benchhosts", 10000, "hosts of the Engine and StraightLine benchmarks")
+	benchSchedules = flag.Int("fleetsim.benchschedules", 10000, "schedules of BenchmarkFaultSchedules")
+)
 
 func benchFleet() fleetsim.Config { return fleetsim.Config{Hosts: *benchHosts, Seed: 1} }
 
@@ -83,4 +90,67 @@ func report(b *testing.B, f *fleetsim.Fleet, st fleetsim.RunStats) {
 	}
 	b.ReportMetric(float64(len(f.Names))/b.Elapsed().Seconds()*float64(b.N), "hosts/s")
 	b.ReportMetric(float64(st.PeakHeap)/(1<<20), "peak-heap-MiB")
+}
+
+// BenchmarkFaultSchedules runs 10,000 seeded fault schedules
+// (-fleetsim.benchschedules; seeds from 1) with every fault kind — call
+// faults, lost answers, crashes — factory-reset BMCs and host events, one
+// schedule per core at a time, and reports the schedules that broke a
+// promise (goal 0), the UNCLASSIFIED failures and panics (goal 0), and the
+// share of hosts that ended as the outcome table says once the faults
+// cleared (goal 100 %). ns/op is the wall time of the whole run.
+func BenchmarkFaultSchedules(b *testing.B) {
+	g := generator(b)
+	for i := 0; i < b.N; i++ {
+		seeds := make(chan uint64)
+		go func() {
+			defer close(seeds)
+			for k := 0; k < *benchSchedules; k++ {
+				seeds <- uint64(1 + k)
+			}
+		}()
+		var mu sync.Mutex
+		var tot fleetsim.Verdict
+		var broken []string
+		var wg sync.WaitGroup
+		for w := 0; w < runtime.GOMAXPROCS(0); w++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for seed := range seeds {
+					s := g.Generate(seed)
+					v := fleetsim.CheckSchedule(context.Background(), s, fleetsim.CheckOptions{})
+					mu.Lock()
+					tot.Hosts += v.Hosts
+					tot.FailedFaulted += v.FailedFaulted
+					tot.Unclassified += v.Unclassified
+					tot.Unexpected += v.Unexpected
+					tot.RerunAsExpected += v.RerunAsExpected
+					tot.Crashes += v.Crashes
+					tot.Rotations += v.Rotations
+					if len(v.Problems) > 0 {
+						broken = append(broken, fmt.Sprintf("%s\n  %s\nreplay: %s", s, strings.Join(v.Problems, "\n  "), replay(s)))
+					}
+					mu.Unlock()
+				}
+			}()
+		}
+		wg.Wait()
+		b.ReportMetric(float64(*benchSchedules), "schedules")
+		b.ReportMetric(float64(len(broken)), "violations")
+		b.ReportMetric(float64(tot.Unclassified), "unclassified")
+		b.ReportMetric(float64(tot.Unexpected), "unexplained")
+		b.ReportMetric(100*float64(tot.RerunAsExpected)/float64(max(tot.Hosts, 1)), "%rerun-as-table")
+		b.ReportMetric(float64(tot.Hosts), "hosts")
+		b.ReportMetric(float64(tot.FailedFaulted), "faulted-failures")
+		b.ReportMetric(float64(tot.Crashes), "crashes")
+		b.ReportMetric(float64(tot.Rotations), "rotations")
+		for k, p := range broken {
+			if k == 5 {
+				b.Errorf("… %d more", len(broken)-5)
+				break
+			}
+			b.Error(p)
+		}
+	}
 }

@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -26,23 +27,24 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 var (
 	catalogOnce sync.Once
 	catalog     fleetsim.Catalog
+	writes      fleetsim.Catalog
 )
 
 // generator targets faults at the operations a fault-free run of every
 // profile actually calls, so the schedules follow the phases that are wired.
 func generator(t testing.TB) fleetsim.Generator {
 	catalogOnce.Do(func() {
-		f, err := fleetsim.Build(fleetsim.Config{Hosts: 2 * len(fleetsim.Profiles), Seed: 7})
+		f, err := fleetsim.Build(fleetsim.Config{Hosts: 2 * len(fleetsim.Profiles), Seed: 7, FactoryReset: 1, ApplyOnReset: 0.5})
 		if err != nil {
 			panic(err)
 		}
 		st := f.Run(context.Background(), fleetsim.Options{})
-		catalog = fleetsim.CatalogOf(st.Calls)
+		catalog, writes = fleetsim.CatalogOf(st.Calls), fleetsim.WritesOf(st.Calls)
 	})
 	if len(catalog) == 0 {
 		t.Fatal("the calibration run called no system")
 	}
-	return fleetsim.Generator{Catalog: catalog, Events: fleetsim.IronicEvents}
+	return fleetsim.Generator{Catalog: catalog, Writes: writes}
 }
 
 func replay(s fleetsim.Schedule) string {
@@ -103,22 +105,38 @@ func TestGenerateIsDeterministic(t *testing.T) {
 	}
 	kinds := map[fleetsim.FaultKind]bool{}
 	systems := map[string]bool{}
-	events := 0
+	events := map[string]bool{}
+	resets, applyOnReset := 0, 0
 	for seed := uint64(1); seed < 500; seed++ {
 		s := g.Generate(seed)
 		for _, f := range s.Faults {
 			kinds[f.Kind] = true
 			systems[f.System] = true
+			if f.Kind.Lost() && !slices.Contains(writes[f.System], f.Op) {
+				t.Errorf("seed %d: a lost answer on %s/%s, which is no write", seed, f.System, f.Op)
+			}
 		}
-		events += len(s.Events)
+		for _, e := range s.Events {
+			events[e.Kind] = true
+		}
+		if s.Fleet.FactoryReset > 0 {
+			resets++
+		}
+		if s.Fleet.ApplyOnReset > 0 {
+			applyOnReset++
+		}
 	}
-	if len(kinds) != len(fleetsim.FaultKinds) {
-		t.Errorf("500 schedules drew %d of %d fault kinds", len(kinds), len(fleetsim.FaultKinds))
+	if len(events) != len(fleetsim.Outcomes.Events) {
+		t.Errorf("500 schedules planted %d of %d kinds of host event", len(events), len(fleetsim.Outcomes.Events))
 	}
+	if resets < 100 || applyOnReset < 30 {
+		t.Errorf("500 schedules: %d with factory-reset BMCs, %d of them applying passwords on reset", resets, applyOnReset)
+	}
+	if len(kinds) != len(fleetsim.AllFaultKinds) {
+		t.Errorf("500 schedules drew %d of %d fault kinds", len(kinds), len(fleetsim.AllFaultKinds))
+	}
+	delete(systems, fleetsim.SysWorker)
 	if len(systems) != len(catalog) {
 		t.Errorf("500 schedules hit systems %v of %v", systems, catalog)
-	}
-	if events == 0 {
-		t.Error("500 schedules planted no host-level event")
 	}
 }

@@ -70,6 +70,16 @@ type Config struct {
 	// Divergent is the share of healthy hosts whose NetBox platform_class is
 	// already populated with a value that differs from the computed key.
 	Divergent float64
+	// FactoryReset is the share, 0..1, of hosts whose BMC answers on its
+	// factory credential, so the BMC phase rotates its admin password: half
+	// of them are new (no per-host credential in the vault yet), the other
+	// half were factory-reset as a remediation (the vault still holds a
+	// per-host password the BMC refuses). Supermicro BMCs, which have no
+	// password setup, are never drawn.
+	FactoryReset float64
+	// ApplyOnReset is the share, 0..1, of those factory-reset BMCs that
+	// apply a password change only on their next cold reset.
+	ApplyOnReset float64
 }
 
 // Profile is one kind of host in the mix.
@@ -103,6 +113,12 @@ type Fleet struct {
 	Broken map[string]Breakage
 	// Profile maps each host to its profile name.
 	Profile map[string]string
+	// FactoryReset maps each host whose BMC starts on its factory
+	// credential to "new" or "remediated" (see Config.FactoryReset).
+	FactoryReset map[string]string
+	// ApplyOnReset lists the hosts whose BMC applies a password change on
+	// its next cold reset.
+	ApplyOnReset map[string]bool
 }
 
 // SiteConfig is the simulated site's configuration with every phase on;
@@ -147,6 +163,9 @@ func Build(cfg Config) (*Fleet, error) {
 	if cfg.Divergent < 0 || cfg.Divergent > 1 {
 		return nil, fmt.Errorf("fleetsim: divergent share %v is outside 0..1", cfg.Divergent)
 	}
+	if cfg.FactoryReset < 0 || cfg.FactoryReset > 1 || cfg.ApplyOnReset < 0 || cfg.ApplyOnReset > 1 {
+		return nil, fmt.Errorf("fleetsim: factory-reset share %v or apply-on-reset share %v is outside 0..1", cfg.FactoryReset, cfg.ApplyOnReset)
+	}
 	kinds := cfg.Breakages
 	if len(kinds) == 0 {
 		kinds = Breakages
@@ -156,7 +175,8 @@ func Build(cfg Config) (*Fleet, error) {
 	for _, inst := range SiteConfig().IronicInstances {
 		site.AddIronic(inst)
 	}
-	f := &Fleet{Config: cfg, Site: site, Clock: NewSimClock(site.Clock), Broken: map[string]Breakage{}, Profile: map[string]string{}}
+	f := &Fleet{Config: cfg, Site: site, Clock: NewSimClock(site.Clock), Broken: map[string]Breakage{}, Profile: map[string]string{},
+		FactoryReset: map[string]string{}, ApplyOnReset: map[string]bool{}}
 	nBroken := int(float64(cfg.Hosts)*cfg.Broken + 0.5)
 	broken := map[int]bool{}
 	for _, i := range rng.Perm(cfg.Hosts)[:nBroken] {
@@ -204,7 +224,36 @@ func Build(cfg Config) (*Fleet, error) {
 			f.Broken[spec.Name] = kind
 		}
 	}
+	f.resetBMCs()
 	return f, nil
+}
+
+// resetBMCs puts the drawn share of BMCs on their factory credential. It
+// draws from its own stream, so a fleet without factory-reset BMCs is the
+// fleet the same seed always built.
+func (f *Fleet) resetBMCs() {
+	if f.Config.FactoryReset <= 0 {
+		return
+	}
+	rng := rand.New(rand.NewPCG(f.Config.Seed, 0x7265736574))
+	for _, name := range f.Names {
+		h, _ := f.Site.Host(name)
+		m, ok := f.Site.BMCs.Of(name)
+		if !ok || h == nil || m.Vendor() == "supermicro" || rng.Float64() >= f.Config.FactoryReset {
+			continue
+		}
+		m.FactoryReset()
+		if rng.IntN(2) == 0 {
+			f.Site.Vault.Delete(fakes.AdminItem(name))
+			f.FactoryReset[name] = "new"
+		} else {
+			f.FactoryReset[name] = "remediated" // the vault's per-host password is stale
+		}
+		if rng.Float64() < f.Config.ApplyOnReset {
+			m.ApplyPasswordOnReset()
+			f.ApplyOnReset[name] = true
+		}
+	}
 }
 
 // plant gives the host its inspection_validation expectations (from its

@@ -1,7 +1,6 @@
 package fleetsim
 
 import (
-	"encoding/json"
 	"fmt"
 	"reflect"
 	"sort"
@@ -12,17 +11,9 @@ import (
 
 // SnapshotNetBox deep-copies the fake NetBox's state.
 func SnapshotNetBox(nb *fakes.NetBox) *fakes.NetBoxState {
-	var out fakes.NetBoxState
-	nb.View(func(st *fakes.NetBoxState) {
-		b, err := json.Marshal(st)
-		if err != nil {
-			panic(fmt.Sprintf("fleetsim: NetBox state is not JSON: %v", err))
-		}
-		if err := json.Unmarshal(b, &out); err != nil {
-			panic(fmt.Sprintf("fleetsim: NetBox state does not read back: %v", err))
-		}
-	})
-	return &out
+	var out *fakes.NetBoxState
+	nb.View(func(st *fakes.NetBoxState) { out = st.Clone() })
+	return out
 }
 
 // DiffNetBox lists what changed between two NetBox snapshots that the

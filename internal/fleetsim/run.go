@@ -44,6 +44,8 @@ type Options struct {
 	// wrap and done let Record see each host's runtime.
 	wrap func(host string, rt flow.Runtime) flow.Runtime
 	done func(host string, rt flow.Runtime)
+	// crashes, when set, kills the workers of the step attempts it arms.
+	crashes *crashPlan
 }
 
 // HostOutcome is how one host's enrollment ended.
@@ -222,6 +224,9 @@ func (f *Fleet) enrolOne(ctx context.Context, name string, o Options, clk clock.
 			}
 		}}
 	var run flow.Runtime = rt
+	if o.crashes != nil {
+		run = crashRuntime{Runtime: rt, plan: o.crashes, host: name}
+	}
 	if o.wrap != nil {
 		run = o.wrap(name, rt)
 	}

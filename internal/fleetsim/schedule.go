@@ -1,31 +1,32 @@
 package fleetsim
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"math/rand/v2"
 	"sort"
 	"strings"
-	"time"
 
 	"github.com/hostforge/hostforge"
+	"github.com/hostforge/hostforge/enrollment"
 	"github.com/hostforge/hostforge/fakes"
-	"github.com/hostforge/hostforge/ironic"
 )
 
-// FaultKind is how an injected call fails.
+// FaultKind is how an injected fault strikes.
 type FaultKind string
 
-// The fault kinds a schedule draws from. Each maps to the error a real client
-// returns for it (see Err).
+// The fault kinds a schedule draws from. A call fault maps to the error a
+// real client returns for it (see Err); FaultLost and FaultLostTimeout take
+// effect before they fail; FaultCrash kills a step attempt's worker.
 const (
 	// Fault5xx is a 5xx answer (a busy BMC, an overloaded NetBox).
 	Fault5xx FaultKind = "5xx"
-	// FaultTimeout is a call that hit its own deadline.
+	// FaultTimeout is a call that hit the client's own deadline: the
+	// adapters report it as the system being unavailable, never as a
+	// cancellation (the caller's context is still live).
 	FaultTimeout FaultKind = "timeout"
 	// FaultDrop is a connection dropped mid-call (an SSH session torn down
-	// mid-transfer, a reset TCP stream).
+	// mid-transfer, a reset TCP stream), before the system acted.
 	FaultDrop FaultKind = "drop"
 	// FaultConflict is a 409 (a fleet manager write conflict).
 	FaultConflict FaultKind = "conflict"
@@ -35,10 +36,30 @@ const (
 	FaultInvalid FaultKind = "invalid"
 	// FaultNotFound is a 404 for an object that exists (a stale replica).
 	FaultNotFound FaultKind = "not_found"
+	// FaultLost is a write the system applied whose answer was lost: the
+	// connection dropped after the commit.
+	FaultLost FaultKind = "lost"
+	// FaultLostTimeout is a write the system applied after the client's
+	// deadline expired: the caller saw a timeout.
+	FaultLostTimeout FaultKind = "lost_timeout"
+	// FaultCrash is the worker running a step attempt dying after N of the
+	// attempt's writes took effect (Fault.N); the runtime notices the
+	// missing heartbeat and runs the attempt again, as Temporal does.
+	FaultCrash FaultKind = "crash"
 )
 
+// SysWorker is the "system" of a crash fault: its Op is a step name (or
+// "*", any step) and its N the writes the attempt makes before it dies.
+const SysWorker = "worker"
+
 // FaultKinds lists the call-fault kinds, in a fixed order.
-var FaultKinds = []FaultKind{Fault5xx, FaultTimeout, FaultDrop, FaultConflict, FaultUnauthorized, FaultInvalid, FaultNotFound}
+var FaultKinds = []FaultKind{Fault5xx, FaultTimeout, FaultDrop, FaultConflict, FaultUnauthorized, FaultInvalid, FaultNotFound, FaultLost, FaultLostTimeout}
+
+// AllFaultKinds lists every kind a schedule draws: the call faults and the crash.
+var AllFaultKinds = append(append([]FaultKind(nil), FaultKinds...), FaultCrash)
+
+// Lost reports whether the fault strikes after the call took effect.
+func (k FaultKind) Lost() bool { return k == FaultLost || k == FaultLostTimeout }
 
 // Err is the error a client returns for the fault.
 func (k FaultKind) Err(system, op string) error {
@@ -47,7 +68,7 @@ func (k FaultKind) Err(system, op string) error {
 	case Fault5xx:
 		return fmt.Errorf("injected: %s answered 503 Service Unavailable: %w", where, hostforge.ErrUnavailable)
 	case FaultTimeout:
-		return fmt.Errorf("injected: %s: %w", where, context.DeadlineExceeded)
+		return fmt.Errorf("injected: %s: no answer within the client's timeout: %w", where, hostforge.ErrUnavailable)
 	case FaultDrop:
 		return fmt.Errorf("injected: %s: connection reset by peer: %w", where, hostforge.ErrUnavailable)
 	case FaultConflict:
@@ -58,13 +79,18 @@ func (k FaultKind) Err(system, op string) error {
 		return fmt.Errorf("injected: %s answered 400 Bad Request: %w", where, hostforge.ErrInvalid)
 	case FaultNotFound:
 		return fmt.Errorf("injected: %s answered 404 Not Found: %w", where, hostforge.ErrNotFound)
+	case FaultLost:
+		return fmt.Errorf("injected: %s: connection reset by peer after the request was sent: %w", where, hostforge.ErrUnavailable)
+	case FaultLostTimeout:
+		return fmt.Errorf("injected: %s: no answer within the client's timeout (the request was sent): %w", where, hostforge.ErrUnavailable)
 	}
 	return errors.New("injected: unknown fault kind " + string(k))
 }
 
 // Fault is one entry of a schedule: once the fleet has run AtStep steps,
-// the next N calls of System's Op fail as Kind. Op "*" is any operation of
-// the system.
+// the next N calls of System's Op fail as Kind (Op "*" is any operation of
+// the system) — or, for FaultCrash, the next attempt of step Op whose N-th
+// write takes effect dies there.
 type Fault struct {
 	AtStep int       `json:"at_step"`
 	System string    `json:"system"`
@@ -74,16 +100,24 @@ type Fault struct {
 }
 
 func (f Fault) String() string {
+	if f.Kind == FaultCrash {
+		return fmt.Sprintf("after step %d: the worker of the next %s attempt dies after its write %d", f.AtStep, f.Op, f.N)
+	}
 	return fmt.Sprintf("after step %d: next %d× %s/%s → %s", f.AtStep, f.N, f.System, f.Op, f.Kind)
 }
 
 // HostEvent is a host-level fault a fake system offers through its own
-// injection API (a locked Ironic node, an inspection that fails once).
-// Apply plants it on the fleet before the faulted run; Name says what it is.
+// injection API (a locked Ironic node, an inspection that fails once, a
+// stale DHCP reservation). Apply plants it on the fleet before the faulted
+// run (Before) or once the host's Ironic node exists; Name says what it is
+// and Kind is its row in the outcome table (Outcomes).
 type HostEvent struct {
-	Host  string                      `json:"host"`
-	Name  string                      `json:"name"`
-	Apply func(f *Fleet, host string) `json:"-"`
+	Host string `json:"host"`
+	Name string `json:"name"`
+	Kind string `json:"kind"`
+	// Before plants the event before the faulted run starts.
+	Before bool                        `json:"before,omitempty"`
+	Apply  func(f *Fleet, host string) `json:"-"`
 	// Clear withdraws what Apply planted and the run did not consume.
 	Clear func(f *Fleet, host string) `json:"-"`
 }
@@ -106,6 +140,9 @@ type Schedule struct {
 func (s Schedule) String() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "schedule seed=%d: %d hosts (broken %.2f, divergent %.2f)", s.Seed, s.Fleet.Hosts, s.Fleet.Broken, s.Fleet.Divergent)
+	if s.Fleet.FactoryReset > 0 {
+		fmt.Fprintf(&b, ", factory-reset BMCs %.2f (apply on reset %.2f)", s.Fleet.FactoryReset, s.Fleet.ApplyOnReset)
+	}
 	if s.PlatformClassOff {
 		b.WriteString(", platform class off")
 	}
@@ -137,6 +174,19 @@ func CatalogOf(c fakes.Calls) Catalog {
 	return out
 }
 
+// WritesOf lists the operations that wrote, per system, sorted: what a
+// lost answer may target.
+func WritesOf(c fakes.Calls) Catalog {
+	out := Catalog{}
+	for sys, t := range c {
+		for op := range t.WriteOps {
+			out[sys] = append(out[sys], op)
+		}
+		sort.Strings(out[sys])
+	}
+	return out
+}
+
 func (c Catalog) systems() []string {
 	out := make([]string, 0, len(c))
 	for s := range c {
@@ -146,17 +196,29 @@ func (c Catalog) systems() []string {
 	return out
 }
 
+// WritingSteps are the enrollment steps that write to some system: the
+// steps a crash may cut off.
+var WritingSteps = []string{
+	enrollment.StepRecordPlatformClass, enrollment.StepConfigureDHCP, enrollment.StepConfigureBMC,
+	enrollment.StepTagDevice, enrollment.StepActivateDevice, enrollment.StepIronicInspection,
+	enrollment.StepIronicSwitchIPMI, enrollment.StepIronicCleaning, enrollment.StepIronicFinalize,
+}
+
 // HostEventMaker builds a host-level fault for a host from the seed's
 // generator; nil entries of Generator.Events are skipped.
 type HostEventMaker func(rng *rand.Rand, host string) HostEvent
 
 // Generator draws schedules.
 type Generator struct {
-	// Catalog is what faults may target.
+	// Catalog is what call faults may target.
 	Catalog Catalog
+	// Writes is what lost answers target (default: Catalog).
+	Writes Catalog
+	// Steps are what crashes target (default: WritingSteps).
+	Steps []string
 	// MaxHosts bounds a schedule's fleet (default 3).
 	MaxHosts int
-	// Events are the host-level faults available (see ironic.go).
+	// Events are the host-level faults available (default: AllEvents).
 	Events []HostEventMaker
 }
 
@@ -167,6 +229,18 @@ func (g Generator) Generate(seed uint64) Schedule {
 	if maxHosts <= 0 {
 		maxHosts = 3
 	}
+	writes := g.Writes
+	if writes == nil {
+		writes = g.Catalog
+	}
+	steps := g.Steps
+	if steps == nil {
+		steps = WritingSteps
+	}
+	events := g.Events
+	if events == nil {
+		events = AllEvents
+	}
 	s := Schedule{Seed: seed}
 	s.Fleet = Config{Hosts: 1 + rng.IntN(maxHosts), Seed: seed}
 	if rng.IntN(3) == 0 {
@@ -175,18 +249,37 @@ func (g Generator) Generate(seed uint64) Schedule {
 	if rng.IntN(4) == 0 {
 		s.Fleet.Divergent = 0.5
 	}
+	// Half the schedules run BMCs that need their password rotated (new
+	// from the factory, or factory-reset as a remediation); a third of
+	// those BMCs apply it only on their next cold reset.
+	if rng.IntN(2) == 0 {
+		s.Fleet.FactoryReset = []float64{0.5, 1}[rng.IntN(2)]
+		if rng.IntN(3) == 0 {
+			s.Fleet.ApplyOnReset = 1
+		}
+	}
 	s.PlatformClassOff = rng.IntN(8) == 0
 	s.Concurrent = rng.IntN(4) == 0
 	systems := g.Catalog.systems()
 	if len(systems) > 0 {
 		for i, n := 0, 1+rng.IntN(3); i < n; i++ {
-			sys := systems[rng.IntN(len(systems))]
-			ops := append([]string{"*"}, g.Catalog[sys]...)
-			f := Fault{
-				AtStep: rng.IntN(6 * s.Fleet.Hosts),
-				System: sys,
-				Op:     ops[rng.IntN(len(ops))],
-				Kind:   FaultKinds[rng.IntN(len(FaultKinds))],
+			f := Fault{AtStep: rng.IntN(6 * s.Fleet.Hosts), Kind: AllFaultKinds[rng.IntN(len(AllFaultKinds))]}
+			switch {
+			case f.Kind == FaultCrash:
+				// Die after one of the first few writes of a step attempt:
+				// every step writes at least once, the BMC's many times.
+				f.System, f.N = SysWorker, 1+rng.IntN(4)
+				f.Op = append([]string{"*"}, steps...)[rng.IntN(len(steps)+1)]
+				s.Faults = append(s.Faults, f)
+				continue
+			case f.Kind.Lost() && len(writes) > 0:
+				ws := writes.systems()
+				f.System = ws[rng.IntN(len(ws))]
+				f.Op = writes[f.System][rng.IntN(len(writes[f.System]))]
+			default:
+				f.System = systems[rng.IntN(len(systems))]
+				ops := append([]string{"*"}, g.Catalog[f.System]...)
+				f.Op = ops[rng.IntN(len(ops))]
 			}
 			// Mostly short blips the retry policy rides out; sometimes an
 			// outage longer than any budget.
@@ -199,9 +292,9 @@ func (g Generator) Generate(seed uint64) Schedule {
 			s.Faults = append(s.Faults, f)
 		}
 	}
-	if len(g.Events) > 0 && rng.IntN(2) == 0 {
+	if len(events) > 0 && rng.IntN(2) == 0 {
 		for i, n := 0, 1+rng.IntN(2); i < n; i++ {
-			mk := g.Events[rng.IntN(len(g.Events))]
+			mk := events[rng.IntN(len(events))]
 			if mk == nil {
 				continue
 			}
@@ -214,49 +307,3 @@ func (g Generator) Generate(seed uint64) Schedule {
 
 // hostName is the name Build gives host i of n.
 func hostName(i, n int) string { return fmt.Sprintf("sim-%0*d", len(fmt.Sprint(n)), i) }
-
-// IronicEvents are the host-level faults the fake Ironic offers: a node
-// locked by another conductor (briefly, or past the lock budget), an
-// inspection or a cleaning that fails once, a power-on that never happens.
-var IronicEvents = []HostEventMaker{
-	func(rng *rand.Rand, host string) HostEvent {
-		d := []time.Duration{30 * time.Second, 5 * time.Minute, 20 * time.Minute}[rng.IntN(3)]
-		return HostEvent{Host: host, Name: fmt.Sprintf("node locked by another conductor for %s", d),
-			Apply: func(f *Fleet, h string) { f.ironicOf(h).HoldLock(h, "other-conductor-2", d) },
-			Clear: func(f *Fleet, h string) { f.ironicOf(h).HoldLock(h, "", 0) }}
-	},
-	func(_ *rand.Rand, host string) HostEvent {
-		return HostEvent{Host: host, Name: "inspection fails once",
-			Apply: func(f *Fleet, h string) { f.ironicOf(h).FailInspection(h, 1) },
-			Clear: func(f *Fleet, h string) { f.ironicOf(h).FailInspection(h, -1) }}
-	},
-	func(_ *rand.Rand, host string) HostEvent {
-		return HostEvent{Host: host, Name: "cleaning fails once",
-			Apply: func(f *Fleet, h string) { f.ironicOf(h).FailCleaning(h, 1) },
-			Clear: func(f *Fleet, h string) { f.ironicOf(h).FailCleaning(h, -1) }}
-	},
-	func(_ *rand.Rand, host string) HostEvent {
-		return HostEvent{Host: host, Name: "power-on never happens once",
-			Apply: func(f *Fleet, h string) { f.ironicOf(h).IgnorePowerOn(h, 1) },
-			Clear: func(f *Fleet, h string) {
-				ir := f.ironicOf(h)
-				ir.IgnorePowerOn(h, -1)
-				// A ramdisk that never booted leaves the node waiting for a
-				// call-back; Ironic's own timeouts (inspect_wait_timeout,
-				// clean_callback_timeout) fail it, which the fake leaves to us.
-				n, _ := ir.Node(h)
-				switch {
-				case n.ProvisionState == ironic.StateInspectWait && n.PowerState != ironic.PowerOn:
-					ir.SetState(h, ironic.StateInspectFailed)
-				case n.ProvisionState == ironic.StateCleanWait && n.PowerState != ironic.PowerOn:
-					ir.SetState(h, ironic.StateCleanFailed)
-					ir.SetMaintenanceFlag(h, true, "Timeout reached while cleaning the node")
-				}
-			}}
-	},
-}
-
-func (f *Fleet) ironicOf(host string) *fakes.Ironic {
-	ir, _ := f.nodeOf(host)
-	return ir
-}

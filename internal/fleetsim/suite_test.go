@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hostforge/hostforge/bmc"
+	"github.com/hostforge/hostforge/dhcp"
 	"github.com/hostforge/hostforge/enrollment"
 	"github.com/hostforge/hostforge/fakes"
 	"github.com/hostforge/hostforge/intent"
@@ -124,6 +126,242 @@ func (m monitoringVault) Item(ctx context.Context, name string) (map[string]stri
 		name = fakes.MonitoringItem
 	}
 	return m.v.Item(ctx, name)
+}
+
+// withIronic swaps every Ironic phase's client for wrap(client).
+func withIronic(e *enrollment.Executor, wrap func(ironic.Client) ironic.Client) {
+	for inst, p := range e.Ironic {
+		if ph, ok := p.(*ironic.Phases); ok {
+			cp := *ph
+			cp.Client = wrap(ph.Client)
+			e.Ironic[inst] = &cp
+		}
+	}
+}
+
+// noWriteAheadVault drops rotation's write-ahead: the vault write that
+// records the new password as pending before the BMC changes.
+type noWriteAheadVault struct{ bmc.Vault }
+
+func (v noWriteAheadVault) PutItem(ctx context.Context, name string, fields map[string]string) error {
+	if fields[bmc.FieldPendingPassword] != "" && fields[bmc.FieldPassword] == "" {
+		return nil
+	}
+	return v.Vault.PutItem(ctx, name, fields)
+}
+
+// noRestoreIronic never sets maintenance back on: the restore after a failed
+// manage recovery is gone.
+type noRestoreIronic struct{ ironic.Client }
+
+func (c noRestoreIronic) SetMaintenance(ctx context.Context, ident string, on bool, reason string) error {
+	if on {
+		return nil
+	}
+	return c.Client.SetMaintenance(ctx, ident, on, reason)
+}
+
+// blindIronic does not see instance_uuid: the Nova guard cannot work.
+type blindIronic struct{ ironic.Client }
+
+func (c blindIronic) GetNode(ctx context.Context, ident string) (ironic.Node, error) {
+	n, err := c.Client.GetNode(ctx, ident)
+	n.InstanceUUID = ""
+	return n, err
+}
+
+// pxeEverywhereIronic creates every port PXE-enabled.
+type pxeEverywhereIronic struct{ ironic.Client }
+
+func (c pxeEverywhereIronic) CreatePort(ctx context.Context, p ironic.Port) (ironic.Port, error) {
+	p.PXEEnabled = true
+	return c.Client.CreatePort(ctx, p)
+}
+
+// pinStrippingIronic drops the root-device hint on every node update that
+// does not set it, as a client that replaces the whole properties object.
+type pinStrippingIronic struct{ ironic.Client }
+
+func (c pinStrippingIronic) UpdateNode(ctx context.Context, ident string, ops []ironic.PatchOp) (ironic.Node, error) {
+	n, err := c.Client.UpdateNode(ctx, ident, ops)
+	if err != nil {
+		return n, err
+	}
+	for _, op := range ops {
+		if strings.HasPrefix(op.Path, "/properties") {
+			return n, nil
+		}
+	}
+	if _, ok := n.Properties["root_device"]; ok {
+		return c.Client.UpdateNode(ctx, ident, []ironic.PatchOp{ironic.Remove("/properties/root_device")})
+	}
+	return n, nil
+}
+
+// tagBlindNetBox does not see the ironic tag on a device, so every run tags
+// the device again.
+type tagBlindNetBox struct{ enrollment.NetBox }
+
+func (n tagBlindNetBox) Device(ctx context.Context, name string) (intent.Device, error) {
+	d, err := n.NetBox.Device(ctx, name)
+	kept := d.Tags[:0]
+	for _, t := range d.Tags {
+		if t != intent.DefaultIronicTag {
+			kept = append(kept, t)
+		}
+	}
+	d.Tags = kept
+	return d, err
+}
+
+// quarantiningDHCP is a DHCP server whose rollback moves the host's file
+// aside instead of restoring its previous content: the behaviour a refused
+// change had before changes were transactional.
+type quarantiningDHCP struct{ d *fakes.DHCPServer }
+
+func (q quarantiningDHCP) Dial(ctx context.Context) (dhcp.Remote, error) {
+	r, err := q.d.Dial(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &quarantiningRemote{Remote: r, test: q.d.Config().ConfigTest}, nil
+}
+
+type quarantiningRemote struct {
+	dhcp.Remote
+	test    string
+	refused bool
+}
+
+func (r *quarantiningRemote) Run(ctx context.Context, cmd string) (dhcp.Output, error) {
+	out, err := r.Remote.Run(ctx, cmd)
+	if err == nil && cmd == r.test && out.Exit != 0 {
+		r.refused = true
+	}
+	return out, err
+}
+
+func (r *quarantiningRemote) Upload(ctx context.Context, p string, data []byte) error {
+	if r.refused && !strings.Contains(p, ".hostforge-backup") {
+		return r.Remote.Remove(ctx, p)
+	}
+	return r.Remote.Upload(ctx, p, data)
+}
+
+// downDHCP is a DHCP server whose rollback never restarts the service on
+// the restored file, while saying it did.
+type downDHCP struct{ d *fakes.DHCPServer }
+
+func (q downDHCP) Dial(ctx context.Context) (dhcp.Remote, error) {
+	r, err := q.d.Dial(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &downRemote{Remote: r, restart: q.d.Config().Restart, status: q.d.Config().Status}, nil
+}
+
+type downRemote struct {
+	dhcp.Remote
+	restart, status string
+	failed          bool
+}
+
+func (r *downRemote) Run(ctx context.Context, cmd string) (dhcp.Output, error) {
+	if r.failed && (cmd == r.restart || cmd == r.status) {
+		return dhcp.Output{}, nil
+	}
+	out, err := r.Remote.Run(ctx, cmd)
+	if err == nil && cmd == r.restart && out.Exit != 0 {
+		r.failed = true
+	}
+	return out, err
+}
+
+// brokenClients are one deliberately broken client per invariant of the
+// specification's never-do list, and the report that catches each.
+var brokenClients = []struct {
+	name string
+	wrap func(f *fleetsim.Fleet, e *enrollment.Executor)
+	want string
+}{
+	{
+		name: "password rotation without its write-ahead",
+		wrap: func(_ *fleetsim.Fleet, e *enrollment.Executor) {
+			c := *e.BMC.(*bmc.Configurator)
+			c.Vault = noWriteAheadVault{c.Vault}
+			e.BMC = &c
+		},
+		want: "its only copy was lost",
+	},
+	{
+		name: "clean failed recovery without the maintenance restore",
+		wrap: func(_ *fleetsim.Fleet, e *enrollment.Executor) {
+			withIronic(e, func(c ironic.Client) ironic.Client { return noRestoreIronic{c} })
+		},
+		want: "a cleared maintenance flag was not restored",
+	},
+	{
+		name: "Ironic client blind to instance_uuid (no Nova guard)",
+		wrap: func(_ *fleetsim.Fleet, e *enrollment.Executor) {
+			withIronic(e, func(c ironic.Client) ironic.Client { return blindIronic{c} })
+		},
+		want: "Nova-owned",
+	},
+	{
+		name: "Ironic client that PXE-enables every port",
+		wrap: func(_ *fleetsim.Fleet, e *enrollment.Executor) {
+			withIronic(e, func(c ironic.Client) ironic.Client { return pxeEverywhereIronic{c} })
+		},
+		want: "has PXE on",
+	},
+	{
+		name: "Ironic client that strips the root-device hint",
+		wrap: func(_ *fleetsim.Fleet, e *enrollment.Executor) {
+			withIronic(e, func(c ironic.Client) ironic.Client { return pinStrippingIronic{c} })
+		},
+		want: "lost its root-device hint",
+	},
+	{
+		name: "DHCP rollback that moves the host's file aside",
+		wrap: func(f *fleetsim.Fleet, e *enrollment.Executor) {
+			e.DHCP = dhcp.New(quarantiningDHCP{f.Site.DHCP}, f.Site.DHCP.Config(), nil)
+		},
+		want: "valid before, was removed",
+	},
+	{
+		name: "DHCP rollback that leaves the service down",
+		wrap: func(f *fleetsim.Fleet, e *enrollment.Executor) {
+			e.DHCP = dhcp.New(downDHCP{f.Site.DHCP}, f.Site.DHCP.Config(), nil)
+		},
+		want: "the DHCP service is down",
+	},
+	{
+		name: "NetBox client that re-tags a tagged device",
+		wrap: func(_ *fleetsim.Fleet, e *enrollment.Executor) { e.NetBox = tagBlindNetBox{e.NetBox} },
+		want: "converged rerun: 1 write(s) to netbox",
+	},
+}
+
+// TestSuiteCatchesBrokenClients: for each invariant, the seeded schedules
+// — drawn by the same generator as TestFaultSchedules, from seed 1 on —
+// catch a client broken against it, well within the suite's budget.
+func TestSuiteCatchesBrokenClients(t *testing.T) {
+	g := generator(t)
+	const budget = 200
+	for _, tc := range brokenClients {
+		t.Run(tc.name, func(t *testing.T) {
+			for seed := uint64(1); seed <= budget; seed++ {
+				s := g.Generate(seed)
+				for _, p := range fleetsim.Check(context.Background(), s, fleetsim.CheckOptions{Wrap: tc.wrap}) {
+					if strings.Contains(p, tc.want) {
+						t.Logf("caught by schedule seed %d: %s", seed, p)
+						return
+					}
+				}
+			}
+			t.Fatalf("%d schedules did not report %q", budget, tc.want)
+		})
+	}
 }
 
 // TestHealthyScheduleHasNoProblems: without faults or broken clients, a
