@@ -75,6 +75,9 @@ is read from the environment variable or the file the config names.
   bmc:                                  # how BMCs' Redfish service is reached
     ca_file: /etc/hostforge/bmc-ca.pem  # optional: the CA that signed the BMCs
     insecure_skip_verify: false         # opt-in for self-signed lab BMCs; logged
+    tls:                                # optional: per-BMC trust by device or range (below)
+      - cidrs: [10.10.1.0/24]
+        ca_file: /etc/hostforge/rack1-ca.pem
     endpoints:                          # optional: reach these BMCs elsewhere than their
       - address: 10.10.0.12             #   out-of-band IP on 443 (a jump host's forwarded
         endpoint: 127.0.0.1:40443       #   port, a lab's emulator): TLS is still verified
@@ -93,6 +96,8 @@ BMC with the per-host admin credential in the vault item bmc-admin-<device>,
 which the BMC phase creates from bmc-factory and rotates. The file vault is
 safe to share between a worker and CLI runs on one host: writes lock the
 file (<path>.lock) and never drop another writer's item.
+
+` + BMCTLSHelp + `
 
 A bad config file fails with CONFIG_INVALID naming the key and its line.
 This build wires NetBox, DHCP over SSH, the Redfish BMC phase, Ironic
@@ -183,6 +188,10 @@ type BMCConfig struct {
 	// out-of-band address (which NetBox records and the DHCP reservation
 	// uses): a jump host's forwarded port, a lab's emulator.
 	Endpoints []BMCEndpoint `yaml:"endpoints"`
+	// TLS, Networks and RedfishVerifyCAPaths: see tls.go (BMCTLSHelp).
+	TLS                  []BMCTLS `yaml:"tls"`
+	Networks             []string `yaml:"networks"`
+	RedfishVerifyCAPaths []string `yaml:"redfish_verify_ca_paths"`
 }
 
 // BMCEndpoint is where the BMC whose out-of-band address is Address is
@@ -290,6 +299,8 @@ func (c *Config) SiteConfig() enrollment.SiteConfig {
 		MaxAttempts:                 c.Gates.MaxAttempts,
 		IronicInstances:             map[string]string{},
 		EnrolProject:                c.Gates.EnrolProject,
+		BMCNetworks:                 c.BMC.Networks,
+		RedfishVerifyCAPaths:        c.BMC.RedfishVerifyCAPaths,
 	}
 	for _, ir := range c.Ironic {
 		for _, dc := range ir.DeviceClasses {
@@ -480,8 +491,8 @@ func (c *Config) validate() error {
 			return err
 		}
 	}
-	if c.BMC.CAFile != "" && c.BMC.InsecureSkipVerify {
-		return c.keyError("bmc.insecure_skip_verify", "set ca_file or insecure_skip_verify, not both")
+	if err := c.validateBMCTLS(); err != nil {
+		return err
 	}
 	seenAddr := map[string]bool{}
 	for i, e := range c.BMC.Endpoints {
