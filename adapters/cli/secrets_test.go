@@ -336,7 +336,10 @@ func TestTheSecretScanFindsWhatLeaks(t *testing.T) {
 		for _, kind := range []string{"logs", "Failure JSON", "err.Error()", "events", "CLI -o json", "CLI logs", "history payloads", "activity errors", "Temporal SDK logs"} {
 			for _, form := range []func(string) string{
 				func(v string) string { return v },
-				func(v string) string { b, _ := json.Marshal(map[string]string{"m": "the value " + v}); return string(b) },
+				func(v string) string {
+					b, _ := json.Marshal(map[string]string{"m": "the value " + v})
+					return string(b)
+				},
 			} {
 				planted := artifacts{}
 				for k, b := range a {
@@ -350,4 +353,3 @@ func TestTheSecretScanFindsWhatLeaks(t *testing.T) {
 		}
 	})
 }
-
