@@ -42,8 +42,8 @@ import (
 // held to rules (checked when Ironic enrolment is on; a breach is
 // NETBOX_DATA_INVALID naming the key, before any phase runs):
 //
-//   - redfish_address_override is a bare host name or IP address, with an
-//     optional :port (an emulator's; IPv6 in brackets then): no scheme (https
+//   - redfish_address_override is a bare host name or IP address (IPv6 in
+//     brackets), with an optional :port (an emulator's): no scheme (https
 //     is always used), no path, no user info. When the site names its BMC
 //     networks (SiteConfig.BMCNetworks) it must be an IP address in one.
 //   - ironic_driver_info passes only these extras: redfish_system_id (a
@@ -237,16 +237,31 @@ func checkAddressOverride(v string, networks []string) error {
 		return fmt.Errorf("want a bare host name or IP address, optionally with :port; no scheme (https is always used), path or user info")
 	}
 	host := v
-	if h, port, err := net.SplitHostPort(v); err == nil {
-		n, perr := strconv.Atoi(port)
-		if perr != nil || n < 1 || n > 65535 {
+	switch {
+	case strings.HasPrefix(v, "[") && strings.HasSuffix(v, "]"):
+		host = v[1 : len(v)-1]
+		if a, err := netip.ParseAddr(host); err != nil || !a.Is6() || a.Zone() != "" {
+			return fmt.Errorf("want an IPv6 address between the brackets")
+		}
+	case strings.Contains(v, ":"):
+		h, port, err := net.SplitHostPort(v)
+		if err != nil {
+			return fmt.Errorf("want host, IP, host:port, [IPv6] or [IPv6]:port")
+		}
+		if n, perr := strconv.Atoi(port); perr != nil || n < 1 || n > 65535 || port != strconv.Itoa(n) {
 			return fmt.Errorf("the port %q is not a number from 1 to 65535", port)
 		}
+		if strings.Contains(h, ":") != strings.HasPrefix(v, "[") {
+			return fmt.Errorf("want an IPv6 address in brackets")
+		}
 		host = h
-	} else if strings.ContainsAny(v, "[]") || strings.Contains(v, ":") && net.ParseIP(v) == nil {
-		return fmt.Errorf("want host, IP, host:port or [IPv6]:port")
+	case strings.ContainsAny(v, "[]"):
+		return fmt.Errorf("want host, IP, host:port, [IPv6] or [IPv6]:port")
 	}
 	ip, ipErr := netip.ParseAddr(host)
+	if ipErr == nil && ip.Zone() != "" {
+		return fmt.Errorf("an IPv6 zone is not an address Ironic can reach")
+	}
 	if ipErr != nil {
 		labels := strings.Split(strings.TrimSuffix(host, "."), ".")
 		for _, l := range labels {

@@ -1,6 +1,8 @@
 package enrollment_test
 
 import (
+	"net/netip"
+	"net/url"
 	"strings"
 	"testing"
 
@@ -27,6 +29,8 @@ func TestNetBoxDataCannotSteerCredentials(t *testing.T) {
 		{"bare IP override", map[string]any{"redfish_address_override": "10.10.0.77"}, nil, "", "https://10.10.0.77"},
 		{"host:port override", map[string]any{"redfish_address_override": "sushy.lab.example:8443"}, nil, "", "https://sushy.lab.example:8443"},
 		{"IPv6 with port", map[string]any{"redfish_address_override": "[fd00::7]:8000"}, nil, "", "https://[fd00::7]:8000"},
+		{"IPv6 in brackets", map[string]any{"redfish_address_override": "[fd00::7]"}, nil, "", "https://[fd00::7]"},
+		{"IPv6 without brackets", map[string]any{"redfish_address_override": "fd00::7"}, nil, "redfish_address_override", ""},
 		{"override in the site's BMC networks", map[string]any{"redfish_address_override": "10.10.0.77"}, func(c *enrollment.SiteConfig) { c.BMCNetworks = []string{"10.10.0.0/16"} }, "", "https://10.10.0.77"},
 		{"override with a scheme", map[string]any{"redfish_address_override": "http://10.10.0.77"}, nil, "redfish_address_override", ""},
 		{"override with user info", map[string]any{"redfish_address_override": "10.10.0.7@evil.example"}, nil, "redfish_address_override", ""},
@@ -81,4 +85,33 @@ func TestNetBoxDataCannotSteerCredentials(t *testing.T) {
 			}
 		})
 	}
+}
+
+// FuzzRedfishAddressOverride: an override the rule accepts, given to Ironic
+// as https://<override>, names that host and nothing else: no user info, no
+// path, no other scheme; with BMC networks set, an address inside them.
+func FuzzRedfishAddressOverride(f *testing.F) {
+	for _, s := range []string{"10.10.0.77", "sushy.lab.example:8443", "[fd00::7]:8000", "fd00::7", "[fd00::7]", "[fe80::1%eth0]", "x:+80", "x:080", "http://x", "a@b", "a/b", "x:0", "[::1]", "10.10.0.7:", "bmc..example"} {
+		f.Add(s, false)
+		f.Add(s, true)
+	}
+	f.Fuzz(func(t *testing.T, v string, withNetworks bool) {
+		var nets []string
+		if withNetworks {
+			nets = []string{"10.10.0.0/16", "fd00::/8"}
+		}
+		if enrollment.CheckAddressOverride(v, nets) != nil {
+			return
+		}
+		u, err := url.Parse("https://" + v)
+		if err != nil || u.Host != v || u.User != nil || u.Path != "" || u.RawQuery != "" || u.Fragment != "" {
+			t.Fatalf("accepted %q: https://%s is %+v (%v)", v, v, u, err)
+		}
+		if withNetworks {
+			ip, perr := netip.ParseAddr(u.Hostname())
+			if perr != nil || !(netip.MustParsePrefix("10.10.0.0/16").Contains(ip) || netip.MustParsePrefix("fd00::/8").Contains(ip)) {
+				t.Fatalf("accepted %q outside the BMC networks", v)
+			}
+		}
+	})
 }
