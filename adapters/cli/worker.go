@@ -19,6 +19,7 @@ type workerWorkflow func(*wiring.Systems) (temporal.Workflow, error)
 // the systems the config names. A new workflow adds one entry.
 var workerWorkflows = []workerWorkflow{
 	enrollmentWorkflow,
+	settlementWorkflow,
 }
 
 // enrollmentWorkflow is the enrollment on the wired systems.
@@ -57,6 +58,12 @@ Workflows survive the worker: waits are durable timers, and a step a dead
 worker left is rerun (every step is idempotent) when a worker polls again.
 Several workers may poll one queue; the file vault is safe to share between
 processes on one host.
+
+With the ledger: section the worker also settles each enrollment's
+completion proof (a settlement workflow the enrollment starts, which
+outlives it and its submitter) and projects every Ironic instance's nodes
+into the ledger every ledger.projection_interval (1m by default). Workers
+sharing a queue should share the ledger (driver: postgres).
 
 Ctrl-C (or SIGTERM) stops polling and lets running steps finish for up to
 --stop-timeout, then cancels them; their workflows carry on with the next
@@ -107,6 +114,9 @@ worker.
 			if err != nil {
 				return err
 			}
+			if len(wf.Definitions) == 0 {
+				continue // not configured on these systems
+			}
 			wfs = append(wfs, wf)
 			names = append(names, wf.Name)
 		}
@@ -125,9 +135,11 @@ worker.
 		out := cmd.OutOrStdout()
 		fmt.Fprintf(out, "worker polling task queue %s at %s (namespace %s) for %s on site %s; interrupt to stop\n",
 			tf.queue, tf.address, tf.namespace, strings.Join(names, ", "), sys.Site)
+		projecting := runProjection(ctx, sys)
 		<-ctx.Done()
 		fmt.Fprintf(out, "stopping: running steps have %s to finish\n", stopTimeout)
 		w.Stop()
+		projecting()
 		fmt.Fprintln(out, "worker stopped")
 		return nil
 	}
