@@ -314,7 +314,9 @@ func openDHCP(ctx context.Context, cfg *Config, v *vault.File, log *slog.Logger,
 // address: the BMC phase and the Ironic phases know a BMC by the address
 // NetBox records, and Endpoints maps it to the host:port that reaches it
 // (a jump host's forwarded port, a lab's emulator). Other addresses are
-// connected as they are.
+// connected as they are. Open gives bmc.endpoints to the Redfish connector
+// itself (redfish.Connector.Endpoints), which chooses TLS by the BMC's own
+// address; EndpointConnector wraps any other bmc.Connector.
 type EndpointConnector struct {
 	Connector bmc.Connector
 	Endpoints map[string]string
