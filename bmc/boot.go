@@ -244,7 +244,12 @@ func (r *run) idracBoot(ctx context.Context) (string, error) {
 			err := r.write(ctx, "boot_order", func() (err error) { id, err = r.cl.SetBootOrder(ctx, want); return err })
 			return id, err
 		}
-		out, err = r.idracJob(ctx, "boot_order", !slices.Equal(pend, want), stage)
+		converged := func() (bool, error) {
+			var now []string
+			err := r.read(ctx, "read boot order", func() (err error) { now, _, err = r.cl.BootOrder(ctx); return err })
+			return slices.Equal(now, want), err
+		}
+		out, err = r.idracJob(ctx, "boot_order", !slices.Equal(pend, want), stage, converged)
 	}
 	if err != nil {
 		return "", err

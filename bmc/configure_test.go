@@ -941,3 +941,50 @@ func TestEchoedSecretsAreScrubbed(t *testing.T) {
 		})
 	}
 }
+
+// jobFinishingClient lets a running iDRAC job finish just before the job
+// queue is read: the phase read the settings while the job ran, and finds
+// it Completed a moment later, as happens when other work holds the worker
+// (or the clock) between the two reads.
+type jobFinishingClient struct {
+	bmc.Client
+	clk *clock.Fake
+}
+
+func (c jobFinishingClient) ListJobs(ctx context.Context) ([]bmc.Job, error) {
+	js, err := c.Client.ListJobs(ctx)
+	for _, j := range js {
+		if j.State == bmc.JobRunning {
+			c.clk.Advance(fakes.DefaultBMCTiming.JobRun)
+			return c.Client.ListJobs(ctx)
+		}
+	}
+	return js, err
+}
+
+type jobFinishingConnector struct {
+	bmc.Connector
+	clk *clock.Fake
+}
+
+func (c jobFinishingConnector) Connect(ctx context.Context, addr string, cred bmc.Credential) (bmc.Client, error) {
+	cl, err := c.Connector.Connect(ctx, addr, cred)
+	if err != nil {
+		return nil, err
+	}
+	return jobFinishingClient{Client: cl, clk: c.clk}, nil
+}
+
+// A job that completes between the read of the settings and the read of
+// the job queue applied them: the step reads them again and converges,
+// instead of failing with BMC_JOB_FAILED.
+func TestIDRACJobCompletingBetweenReads(t *testing.T) {
+	w := newWorld(t, "dell")
+	w.cfg.Connector = jobFinishingConnector{Connector: w.site.BMCs, clk: w.site.Clock}
+	o := w.configure(t, w.target())
+	for _, step := range []string{"bios:applied", "boot_order:restricted/applied"} {
+		if !slices.Contains(o.Steps(), step) {
+			t.Fatalf("steps %v lack %s", o.Steps(), step)
+		}
+	}
+}
