@@ -104,9 +104,9 @@ func (r *run) idracBios(ctx context.Context) (string, error) {
 }
 
 // idracJob drives one staged change through the Lifecycle Controller.
-// needsWrite is true when the change is not staged yet. converged reads
-// the settings again: a job may complete between the caller's read of the
-// settings and this read of the job queue.
+// needsWrite is true when the change is not staged yet. converged re-reads
+// the step's settings: the job queue is read after the settings, so a job
+// can complete in between (TestJobCompletingBetweenReads).
 func (r *run) idracJob(ctx context.Context, step string, needsWrite bool, stage func() (string, error), converged func() (bool, error)) (string, error) {
 	js, err := r.jobs(ctx)
 	if err != nil {
@@ -174,8 +174,8 @@ func (r *run) followJob(ctx context.Context, step string, m jobMarker, j *Job, c
 		}
 		return "", JobFailed.New("%s: %s: job %s %s: %s", r.t.Device, step, m.ID, j.State, r.scrub(j.Message))
 	case j.State == JobCompleted:
-		// The caller read the settings before this read of the queue: the
-		// job may have completed in between. Read them again.
+		// The caller read its settings before the job queue: the job may
+		// have completed in between. Read them again before judging.
 		ok, err := converged()
 		if err != nil {
 			return "", err
@@ -186,8 +186,7 @@ func (r *run) followJob(ctx context.Context, step string, m jobMarker, j *Job, c
 		if ok {
 			return "applied", nil
 		}
-		// Completed, yet the settings still differ: staging again would
-		// loop.
+		// Completed, yet the settings still differ: staging again would loop.
 		return "", JobFailed.New("%s: %s: job %s completed but the settings did not apply (%s)", r.t.Device, step, m.ID, r.scrub(j.Message))
 	case j.State == JobRunning && !m.hasReset:
 		if err := forget(); err != nil {
