@@ -39,8 +39,9 @@ const Redacted = "<redacted>"
 // same set. A nil *Secrets is valid: it holds nothing and scrubs nothing.
 // It is safe for concurrent use.
 type Secrets struct {
-	mu   sync.RWMutex
-	vals map[string]bool
+	mu sync.RWMutex
+	// vals maps each value to its variants.
+	vals map[string][]string
 	// rep replaces every variant of every value; nil while stale.
 	rep *strings.Replacer
 }
@@ -69,13 +70,16 @@ func (s *Secrets) Add(values ...string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, v := range values {
-		if v == "" || s.vals[v] {
+		if v == "" {
+			continue
+		}
+		if _, ok := s.vals[v]; ok {
 			continue
 		}
 		if s.vals == nil {
-			s.vals = map[string]bool{}
+			s.vals = map[string][]string{}
 		}
-		s.vals[v] = true
+		s.vals[v] = Variants(v)
 		s.rep = nil
 	}
 }
@@ -200,8 +204,8 @@ func (s *Secrets) replacer() *strings.Replacer {
 	}
 	seen := map[string]bool{}
 	var all []string
-	for v := range s.vals {
-		for _, x := range Variants(v) {
+	for _, vs := range s.vals {
+		for _, x := range vs {
 			if !seen[x] {
 				seen[x] = true
 				all = append(all, x)

@@ -203,3 +203,38 @@ func ExampleSecrets() {
 	fmt.Println(s.Scrub(echo))
 	// Output: BMC answered HTTP 400: The value '<redacted>' for the property Password is of a different format than the property can accept.
 }
+
+// BenchmarkSecretsScrub: the cost of scrubbing one log line in a worker
+// that has handled a fleet's credentials (two per host).
+func BenchmarkSecretsScrub(b *testing.B) {
+	for _, hosts := range []int{10, 1000} {
+		s := hostforge.NewSecrets()
+		for i := range hosts {
+			s.AddCredential("admin", fmt.Sprintf("Rotated-%06d-xK9pQ2mZ7vL4", i))
+			s.Add(fmt.Sprintf("pending-%06d-Wq3Rt8Yu1Io5", i))
+		}
+		clean := `time=2026-01-01T00:00:00Z level=INFO msg="BMC step" device=rack1-node7 phase=configure_bmc vendor=dell step=boot_order outcome=restricted/applied`
+		echo := `BMC answered HTTP 400: The value 'Rotated-000007-xK9pQ2mZ7vL4' for the property Password is of a different format than the property can accept.`
+		s.Scrub(clean) // build the replacer once
+		for _, tc := range []struct{ name, text string }{{"clean line", clean}, {"echo", echo}} {
+			b.Run(fmt.Sprintf("%d hosts/%s", hosts, tc.name), func(b *testing.B) {
+				b.ReportAllocs()
+				for b.Loop() {
+					_ = s.Scrub(tc.text)
+				}
+			})
+		}
+		// A new value (a rotated password) rebuilds the replacer on the
+		// next Scrub: the cost of the first line after it.
+		b.Run(fmt.Sprintf("%d hosts/first line after a new password", hosts), func(b *testing.B) {
+			b.ReportAllocs()
+			vals := s.Values()
+			for b.Loop() {
+				b.StopTimer()
+				fresh := hostforge.NewSecrets(vals...)
+				b.StartTimer()
+				_ = fresh.Scrub(clean)
+			}
+		})
+	}
+}
