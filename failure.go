@@ -56,7 +56,10 @@ func (s *Spec) Is(err error) bool { return CodeOf(err) == s.Code }
 // Failure is a classified, operator-actionable failure.
 type Failure struct {
 	Spec
-	// Message describes this occurrence. It never carries a secret.
+	// Message describes this occurrence. It never carries a secret: the
+	// adapters scrub what a remote system says of every secret value in
+	// flight before it becomes an error (see Secrets), the phases scrub the
+	// credentials they handle, and the step runtimes scrub once more.
 	Message string
 	// Cause is the underlying error, if any. It is not serialised.
 	Cause error `json:"-"`

@@ -105,6 +105,13 @@ var (
 		Retryable: false,
 		Action:    "The vault has no usable ipmi-exporter item (username and password) for the shared monitoring user: create it, then rerun.",
 	})
+	LinkOffOrigin = hostforge.Declare(hostforge.Spec{
+		Code:      "BMC_LINK_OFF_ORIGIN",
+		Phase:     "configure_bmc",
+		Owner:     hostforge.OwnerInfraEng,
+		Retryable: false,
+		Action:    "The BMC answered a Redfish link (an @odata.id, an action target) that is not a path on its own service — it names another host, a scheme, user info, '..' or a backslash — and hostforge refused to follow it: no request, and no credential, went there. Treat the BMC as suspect: check what answers at its address and its firmware (a firmware update or factory reset clears a corrupt tree), then rerun.",
+	})
 	LinkUnobservable = hostforge.Declare(hostforge.Spec{
 		Code:      "BMC_LINK_UNOBSERVABLE",
 		Phase:     "frontend_link_guard",

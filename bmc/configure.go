@@ -58,6 +58,11 @@ type Configurator struct {
 	// NewPassword generates a rotated admin password (nil: 24 random
 	// characters from crypto/rand).
 	NewPassword func() (string, error)
+	// Secrets is the process's set of secret values. Every credential an
+	// attempt handles (read from the vault, generated, sent to the BMC) is
+	// registered in it, and every error, wait and log line the phase makes
+	// from a BMC's text is scrubbed with it; nil keeps a set per attempt.
+	Secrets *hostforge.Secrets
 }
 
 var hostnameRE = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$`)
@@ -106,13 +111,16 @@ func (c *Configurator) Configure(ctx context.Context, t Target) (Result, error) 
 		return Result{}, err
 	}
 	r := c.newRun(t)
-	err := r.configure(ctx)
+	err := r.configure(hostforge.WithDevice(ctx, t.Device))
 	if w, ok := hostforge.AsWait(err); ok && !isFailure(err) {
+		w = r.secrets.Err(w).(*hostforge.Wait)
 		r.log.Info("BMC configuration waits", "reason", w.Reason, "after", w.After.String(), "detail", w.Detail, "writes", r.res.Writes)
 		return r.res, w
 	}
 	if err != nil {
-		err = hostforge.Classified(err)
+		// The phase's one exit: whatever text a BMC echoed, the Failure
+		// that leaves carries none of the credentials the attempt handled.
+		err = r.secrets.Err(hostforge.Classified(err))
 		r.log.Warn("BMC configuration failed", "code", hostforge.CodeOf(err), "error", err.Error())
 		return r.res, err
 	}
@@ -132,9 +140,10 @@ type run struct {
 	cred   Credential
 	vendor Vendor
 	res    Result
-	// secrets are the credentials this attempt handles; text a BMC echoes
-	// is scrubbed of them before it reaches an error or a log.
-	secrets []string
+	// secrets holds the credentials this attempt handles (the
+	// configurator's set, or one of its own); text a BMC echoes is
+	// scrubbed of them before it reaches an error or a log.
+	secrets *hostforge.Secrets
 	// net is the manager network as last read this attempt (nil: read it).
 	net *ManagerNetwork
 	// hostResetNeeded is set by a step that staged settings for the next
@@ -151,7 +160,8 @@ func (c *Configurator) newRun(t Target) *run {
 	if clk == nil {
 		clk = clock.Real{}
 	}
-	return &run{c: c, t: t, clk: clk, log: log.With("device", t.Device, "phase", Phase)}
+	sec := c.Secrets.OrNew()
+	return &run{c: c, t: t, clk: clk, secrets: sec, log: slog.New(sec.Handler(log.Handler())).With("device", t.Device, "phase", Phase)}
 }
 
 func (r *run) now() time.Time { return r.clk.Now() }
@@ -177,7 +187,7 @@ func (r *run) configure(ctx context.Context) error {
 		return err
 	}
 	r.admin = admin{fields: fields}
-	r.remember(credOf(fields, FieldPassword).Password, credOf(fields, FieldPendingPassword).Password)
+	r.remember(credOf(fields, FieldPassword), credOf(fields, FieldPendingPassword))
 	if err := r.credentials(ctx); err != nil {
 		return err
 	}
@@ -286,7 +296,7 @@ func (r *run) classify(ctx context.Context, what string, err error) error {
 	var he *Error
 	switch {
 	case errors.As(err, &he) && he.Status >= 500:
-		return r.wait(WaitBusy, BusyBackoff.First, "%s: BMC answered HTTP %d: %s", what, he.Status, bmcMessage(err))
+		return r.wait(WaitBusy, BusyBackoff.First, "%s: BMC answered HTTP %d: %s", what, he.Status, r.scrub(bmcMessage(err)))
 	case errors.Is(err, hostforge.ErrUnavailable), errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled):
 		// A context error while the attempt's own context is alive is
 		// the request's timeout: the BMC did not answer.
@@ -307,38 +317,15 @@ func (r *run) vaultErr(item string, err error) error {
 
 // ---- secrets in remote text --------------------------------------------------
 
-func (r *run) remember(secrets ...string) {
-	for _, s := range secrets {
-		if s != "" {
-			r.secrets = append(r.secrets, s)
-		}
+// remember registers credentials the attempt handles: their passwords and
+// basic-auth encodings.
+func (r *run) remember(creds ...Credential) {
+	for _, c := range creds {
+		r.secrets.AddCredential(c.Username, c.Password)
 	}
 }
 
-func (r *run) scrub(s string) string {
-	for _, p := range r.secrets {
-		s = strings.ReplaceAll(s, p, "<redacted>")
-	}
-	return s
-}
+func (r *run) scrub(s string) string { return r.secrets.Scrub(s) }
 
-// redacted is an error whose text is scrubbed of secrets; errors.Is and As
-// still see the original.
-type redacted struct {
-	err  error
-	text string
-}
-
-func (e *redacted) Error() string { return e.text }
-func (e *redacted) Unwrap() error { return e.err }
-
-func (r *run) redact(err error) error {
-	if err == nil {
-		return nil
-	}
-	t := r.scrub(err.Error())
-	if t == err.Error() {
-		return err
-	}
-	return &redacted{err: err, text: t}
-}
+// redact is err with its text scrubbed; errors.Is still sees the original.
+func (r *run) redact(err error) error { return r.secrets.Err(err) }

@@ -3,6 +3,7 @@ package bmc_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"slices"
@@ -901,6 +902,60 @@ func TestFrontendLinks(t *testing.T) {
 		if _, err := src.FrontendLinks(context.Background(), h.OOBIP, fakes.AdminItem("n1"), macs); !bmc.LinkUnobservable.Is(err) {
 			t.Errorf("%s: a refused credential returned %v, want BMC_LINK_UNOBSERVABLE", name, err)
 		}
+	}
+}
+
+// TestEchoedSecretsAreScrubbed: a BMC that refuses a password echoes it
+// (DMTF PropertyValueFormatError: "The value %1 for the property %2 ...").
+// Neither the rotated admin password nor the shared monitoring password
+// may reach the Failure, its JSON, err.Error(), a wait or a log line.
+func TestEchoedSecretsAreScrubbed(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		vendor string
+		setup  func(w *world)
+		// secret returns the value the BMC echoed.
+		secret func(w *world) string
+	}{
+		{"rotated admin password refused", "dell", func(w *world) {
+			w.b.FactoryReset()
+			w.b.RefusePasswords(1)
+			w.cfg.NewPassword = func() (string, error) { return "Rotated-Pw-Echoed-1", nil }
+		}, func(*world) string { return "Rotated-Pw-Echoed-1" }},
+		{"shared monitoring password refused on create", "ami", func(w *world) {
+			w.site.Vault.Set(fakes.MonitoringItem, map[string]string{"username": "ipmi_exporter", "password": "Shared-Monitoring-Pw"})
+			w.b.RefusePasswords(1)
+		}, func(*world) string { return "Shared-Monitoring-Pw" }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			for _, shared := range []bool{false, true} {
+				w := newWorld(t, tc.vendor)
+				tc.setup(w)
+				if shared {
+					w.cfg.Secrets = hostforge.NewSecrets()
+				}
+				o := w.converge(w.target())
+				if !bmc.WriteRejected.Is(o.Err) {
+					t.Fatalf("err = %v, want the refusal", o.Err)
+				}
+				secret := tc.secret(w)
+				f, _ := hostforge.AsFailure(o.Err)
+				b, _ := json.Marshal(f)
+				text := o.Err.Error() + string(b) + f.Error() + w.logs.String()
+				for _, wt := range o.Waits {
+					text += wt.Detail
+				}
+				if strings.Contains(text, secret) {
+					t.Fatalf("shared set %v: the echoed secret reached the failure or the logs:\n%s", shared, text)
+				}
+				if !strings.Contains(o.Err.Error(), "PropertyValueFormatError") || !strings.Contains(o.Err.Error(), hostforge.Redacted) {
+					t.Fatalf("the BMC's reason was lost: %v", o.Err)
+				}
+				if shared && !w.cfg.Secrets.Contains(secret) {
+					t.Fatal("the handled secret was not registered in the configurator's set")
+				}
+			}
+		})
 	}
 }
 

@@ -31,6 +31,10 @@ func AdminCredential(ctx context.Context, v Vault, item string) (Credential, err
 type LinkReader struct {
 	Connector Connector
 	Vault     Vault
+	// Secrets is the process's set of secret values: the credential a read
+	// logs in with is registered in it, and the BMC's text scrubbed with it
+	// (nil: a set per read).
+	Secrets *hostforge.Secrets
 }
 
 // LinkStates maps each requested MAC (keyed lower-case with colons) to its
@@ -64,13 +68,15 @@ func (l *LinkReader) FrontendLinks(ctx context.Context, bmcAddress, credentialIt
 		}
 		return nil, LinkUnobservable.Wrap(err, "%s: no credential", bmcAddress)
 	}
+	sec := l.Secrets.OrNew()
+	sec.AddCredential(cred.Username, cred.Password)
 	cl, err := l.Connector.Connect(ctx, bmcAddress, cred)
 	if err != nil {
-		return nil, LinkUnobservable.Wrap(err, "%s: connecting", bmcAddress)
+		return nil, sec.Failure(LinkUnobservable.Wrap(err, "%s: connecting", bmcAddress))
 	}
 	nics, err := cl.HostNICs(ctx)
 	if err != nil {
-		return nil, LinkUnobservable.Wrap(err, "%s: reading host NIC link state", bmcAddress)
+		return nil, sec.Failure(LinkUnobservable.Wrap(err, "%s: reading host NIC link state", bmcAddress))
 	}
 	return LinkStates(nics, macs), nil
 }

@@ -36,7 +36,7 @@ func (r *run) item(ctx context.Context, name string) (map[string]string, error) 
 // returned as the bare hostforge.ErrUnauthorized so the caller can try the
 // next credential; anything else is classified (a wait or a failure).
 func (r *run) connect(ctx context.Context, cred Credential) (Client, error) {
-	r.remember(cred.Password)
+	r.remember(cred)
 	cl, err := r.c.Connector.Connect(ctx, r.t.Address, cred)
 	if err == nil {
 		return cl, nil
@@ -198,7 +198,7 @@ func (r *run) rotate(ctx context.Context, factory Credential) error {
 		}
 		newPass = p
 	}
-	r.remember(newPass)
+	r.remember(Credential{Username: factory.Username, Password: newPass})
 	// A. Write-ahead: the vault learns the new password first.
 	if r.admin.get(FieldPendingPassword) != newPass || r.admin.get(FieldUsername) != factory.Username || r.admin.get(FieldPassword) != "" {
 		if err := r.save(ctx, map[string]string{FieldUsername: factory.Username, FieldPassword: "", FieldPendingPassword: newPass}); err != nil {
@@ -347,7 +347,7 @@ func (r *run) pollReset(ctx context.Context, at time.Time) (done bool, err error
 	if !cred.Valid() {
 		return false, nil
 	}
-	r.remember(cred.Password)
+	r.remember(cred)
 	cl, err := r.c.Connector.Connect(ctx, r.t.Address, cred)
 	if err == nil {
 		r.cl, r.cred = cl, cred

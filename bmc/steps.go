@@ -158,6 +158,9 @@ func (r *run) ipmiUser(ctx context.Context) (string, error) {
 		return "", err
 	}
 	cred := credOf(item, FieldPassword)
+	// Known before it is ever sent: a BMC that refuses the shared
+	// monitoring password echoes it in its answer to the create.
+	r.remember(cred)
 	if !cred.Valid() {
 		return "", IPMICredentialMissing.New("%s: vault item %q: missing or without username/password", r.t.Device, name)
 	}

@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/hostforge/hostforge"
 	"github.com/hostforge/hostforge/bmc"
 	"github.com/hostforge/hostforge/clock"
 	"github.com/hostforge/hostforge/dhcp"
@@ -31,6 +32,11 @@ type Executor struct {
 	Ironic map[string]IronicPhases
 	// Log receives structured logs with device, phase, step and code fields.
 	Log *slog.Logger
+	// Secrets is the process's set of secret values (passwords, tokens,
+	// keys the vault hands out): every step's error leaves scrubbed of
+	// them, whatever a remote system echoed (flow.Step.Scrubbed). nil
+	// scrubs nothing here; the adapters still scrub what they know.
+	Secrets *hostforge.Secrets
 
 	once  sync.Once
 	table *flow.Table
@@ -122,8 +128,12 @@ func (e *Executor) steps() *flow.Table {
 	return e.table
 }
 
-// Step returns the step registered under name.
-func (e *Executor) Step(name string) (flow.Step, bool) { return e.steps().Step(name) }
+// Step returns the step registered under name, its errors scrubbed of
+// e.Secrets.
+func (e *Executor) Step(name string) (flow.Step, bool) {
+	s, ok := e.steps().Step(name)
+	return s.Scrubbed(e.Secrets), ok
+}
 
 // StepNames lists every registered step, sorted, for orchestrator adapters
 // that register one activity per step.

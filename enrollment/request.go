@@ -82,6 +82,14 @@ type SiteConfig struct {
 	// MonitoringItem names the vault item of the shared ipmi_exporter
 	// monitoring user (default "ipmi-exporter").
 	MonitoringItem string `json:"monitoring_item,omitempty"`
+	// BMCNetworks are the site's BMC address ranges (CIDRs). When set, a
+	// NetBox ironic_settings.redfish_address_override must be an IP address
+	// in one of them (see IronicSettings).
+	BMCNetworks []string `json:"bmc_networks,omitempty"`
+	// RedfishVerifyCAPaths are the CA bundles (paths on the Ironic
+	// conductors) that NetBox's ironic_driver_info.redfish_verify_ca may
+	// name; empty allows only true.
+	RedfishVerifyCAPaths []string `json:"redfish_verify_ca_paths,omitempty"`
 }
 
 // Defaults of SiteConfig fields left zero.

@@ -6,7 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/netip"
+	"regexp"
+	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/hostforge/hostforge/intent"
@@ -33,6 +37,21 @@ import (
 //	  "target_raid_config": {"logical_disks": [...]},
 //	  "ironic_driver_info": {"redfish_system_id": "/redfish/v1/Systems/1"}
 //	}
+//
+// Two keys steer where Ironic sends the BMC credential, so NetBox data is
+// held to rules (checked when Ironic enrolment is on; a breach is
+// NETBOX_DATA_INVALID naming the key, before any phase runs):
+//
+//   - redfish_address_override is a bare host name or IP address (IPv6 in
+//     brackets), with an optional :port (an emulator's): no scheme (https
+//     is always used), no path, no user info. When the site names its BMC
+//     networks (SiteConfig.BMCNetworks) it must be an IP address in one.
+//   - ironic_driver_info passes only these extras: redfish_system_id (a
+//     /redfish/v1/Systems/... path on the BMC itself), redfish_auth_type
+//     (basic, session or auto) and redfish_verify_ca (true, or a CA bundle
+//     path the site allows in SiteConfig.RedfishVerifyCAPaths; never false:
+//     NetBox cannot turn verification off). The address and credential keys
+//     are hostforge's; anything else is refused.
 type IronicSettings struct {
 	Driver                 string            `json:"driver"`
 	InterfaceType          string            `json:"interface_type"`
@@ -170,8 +189,137 @@ func buildPlan(req Request, d intent.Device) (Plan, error) {
 		if len(p.Frontend) == 0 {
 			return Plan{}, invalid(d.Name, "interfaces", "no frontend interface of type %q", p.Ironic.InterfaceType)
 		}
+		if err := checkCredentialSteering(d.Name, p.Ironic, site); err != nil {
+			return Plan{}, err
+		}
 	}
 	return p, nil
+}
+
+// DriverInfoExtras are the ironic_driver_info keys NetBox may set; see
+// IronicSettings for what each accepts.
+var DriverInfoExtras = []string{"redfish_auth_type", "redfish_system_id", "redfish_verify_ca"}
+
+// managedDriverInfo are driver_info keys hostforge sets itself: the BMC's
+// address and the per-host credential.
+var managedDriverInfo = map[string]bool{
+	"redfish_address": true, "redfish_username": true, "redfish_password": true,
+	"ipmi_address": true, "ipmi_username": true, "ipmi_password": true,
+}
+
+// checkCredentialSteering holds the NetBox keys that steer where Ironic
+// sends the BMC credential to the rules IronicSettings documents.
+func checkCredentialSteering(device string, s *IronicSettings, site SiteConfig) error {
+	if s.RedfishAddressOverride != "" {
+		if err := checkAddressOverride(s.RedfishAddressOverride, site.BMCNetworks); err != nil {
+			return invalid(device, "config_context.ironic_settings.redfish_address_override", "%q: %v", s.RedfishAddressOverride, err)
+		}
+	}
+	keys := make([]string, 0, len(s.IronicDriverInfo))
+	for k := range s.IronicDriverInfo {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		if err := checkDriverInfoExtra(k, s.IronicDriverInfo[k], site); err != nil {
+			return invalid(device, "config_context.ironic_settings.ironic_driver_info."+k, "%v", err)
+		}
+	}
+	return nil
+}
+
+var hostLabel = regexp.MustCompile(`^[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?$`)
+
+// checkAddressOverride accepts host, IP, host:port or [IPv6]:port, and
+// with networks only an IP address inside one of them.
+func checkAddressOverride(v string, networks []string) error {
+	if strings.Contains(v, "://") || strings.ContainsAny(v, "/@?#\\%") || strings.IndexFunc(v, func(r rune) bool { return r <= ' ' || r == 0x7f }) >= 0 {
+		return fmt.Errorf("want a bare host name or IP address, optionally with :port; no scheme (https is always used), path or user info")
+	}
+	host := v
+	switch {
+	case strings.HasPrefix(v, "[") && strings.HasSuffix(v, "]"):
+		host = v[1 : len(v)-1]
+		if a, err := netip.ParseAddr(host); err != nil || !a.Is6() || a.Zone() != "" {
+			return fmt.Errorf("want an IPv6 address between the brackets")
+		}
+	case strings.Contains(v, ":"):
+		h, port, err := net.SplitHostPort(v)
+		if err != nil {
+			return fmt.Errorf("want host, IP, host:port, [IPv6] or [IPv6]:port")
+		}
+		if n, perr := strconv.Atoi(port); perr != nil || n < 1 || n > 65535 || port != strconv.Itoa(n) {
+			return fmt.Errorf("the port %q is not a number from 1 to 65535", port)
+		}
+		if strings.Contains(h, ":") != strings.HasPrefix(v, "[") {
+			return fmt.Errorf("want an IPv6 address in brackets")
+		}
+		host = h
+	case strings.ContainsAny(v, "[]"):
+		return fmt.Errorf("want host, IP, host:port, [IPv6] or [IPv6]:port")
+	}
+	ip, ipErr := netip.ParseAddr(host)
+	if ipErr == nil && ip.Zone() != "" {
+		return fmt.Errorf("an IPv6 zone is not an address Ironic can reach")
+	}
+	if ipErr != nil {
+		labels := strings.Split(strings.TrimSuffix(host, "."), ".")
+		for _, l := range labels {
+			if !hostLabel.MatchString(l) {
+				return fmt.Errorf("%q is neither an IP address nor a host name", host)
+			}
+		}
+	}
+	if len(networks) == 0 {
+		return nil
+	}
+	if ipErr != nil {
+		return fmt.Errorf("the site names its BMC networks (%s): the override must be an IP address in one of them, not a host name", strings.Join(networks, ", "))
+	}
+	for _, n := range networks {
+		if p, err := netip.ParsePrefix(n); err == nil && p.Contains(ip.Unmap()) {
+			return nil
+		}
+	}
+	return fmt.Errorf("%s is outside the site's BMC networks (%s)", ip, strings.Join(networks, ", "))
+}
+
+// checkDriverInfoExtra accepts one ironic_driver_info key and value.
+func checkDriverInfoExtra(k string, v any, site SiteConfig) error {
+	switch k {
+	case "redfish_system_id":
+		s, ok := v.(string)
+		if !ok || !strings.HasPrefix(s, "/redfish/v1/Systems/") || len(s) == len("/redfish/v1/Systems/") ||
+			strings.Contains(s, "..") || strings.Contains(s, "//") || strings.ContainsAny(s, "@\\?#%") ||
+			strings.IndexFunc(s, func(r rune) bool { return r <= ' ' || r == 0x7f }) >= 0 {
+			return fmt.Errorf("%v: want a path on the BMC itself, /redfish/v1/Systems/<id>", v)
+		}
+	case "redfish_auth_type":
+		switch v {
+		case "basic", "session", "auto":
+		default:
+			return fmt.Errorf("%v: want basic, session or auto", v)
+		}
+	case "redfish_verify_ca":
+		switch x := v.(type) {
+		case bool:
+			if !x {
+				return fmt.Errorf("false: NetBox data cannot turn off Ironic's TLS verification of the BMC")
+			}
+		case string:
+			if !slices.Contains(site.RedfishVerifyCAPaths, x) {
+				return fmt.Errorf("%q: not a CA bundle the site allows (redfish_verify_ca_paths: %s); true verifies against the conductor's default bundle", x, strings.Join(site.RedfishVerifyCAPaths, ", "))
+			}
+		default:
+			return fmt.Errorf("is a %T: want true or an allowed CA bundle path", v)
+		}
+	default:
+		if managedDriverInfo[k] {
+			return fmt.Errorf("is hostforge's to set (the BMC address and the per-host credential); NetBox cannot override it")
+		}
+		return fmt.Errorf("not an allowed driver_info extra (allowed: %s)", strings.Join(DriverInfoExtras, ", "))
+	}
+	return nil
 }
 
 // decodeSection decodes one config-context section into out, naming the key

@@ -222,6 +222,8 @@ type FakeBMC struct {
 	applyOnReset bool
 	// lose makes the next n calls of an op apply, then lose their answer.
 	lose map[string]int
+	// refusePasswords refuses the next n password writes, echoing the value.
+	refusePasswords int
 
 	managerResets int
 	systemResets  int
@@ -389,6 +391,27 @@ func (m *FakeBMC) LoseAnswers(op string, n int) {
 		m.lose = map[string]int{}
 	}
 	m.lose[op] = n
+}
+
+// RefusePasswords makes the next n password writes (a password change, or
+// an account created with a password) fail with HTTP 400
+// PropertyValueFormatError, the refused value echoed in the message as
+// DMTF's Base registry words it ("The value %1 for the property %2 ..."):
+// the answer real BMCs give, and the way a secret reaches an error.
+func (m *FakeBMC) RefusePasswords(n int) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.refusePasswords = n
+}
+
+// refusedLocked is the echoing refusal of a password write RefusePasswords
+// asked for, or nil. Call it with m.mu held.
+func (m *FakeBMC) refusedLocked(password string) error {
+	if m.refusePasswords <= 0 {
+		return nil
+	}
+	m.refusePasswords--
+	return bmc.HTTPError(http.StatusBadRequest, fmt.Sprintf("Base.1.8.PropertyValueFormatError: The value '%s' for the property Password is of a different format than the property can accept.", password))
 }
 
 // PasswordChanges counts the changes of a user's password to a new value,
@@ -692,6 +715,9 @@ func (c *fakeBMCClient) SetPassword(ctx context.Context, id, password string) (e
 	if a == nil {
 		return bmc.HTTPError(http.StatusNotFound, "account "+id+" not found")
 	}
+	if err := c.m.refusedLocked(password); err != nil {
+		return err
+	}
 	if len(password) < 8 {
 		return bmc.HTTPError(http.StatusBadRequest, "Base.1.8.PropertyValueFormatError: the password does not meet the complexity requirements.")
 	}
@@ -718,6 +744,9 @@ func (c *fakeBMCClient) CreateAccount(ctx context.Context, a bmc.Account, passwo
 	defer c.m.mu.Unlock()
 	if c.m.noAccounts {
 		return "", bmc.HTTPError(http.StatusMethodNotAllowed, "accounts cannot be created")
+	}
+	if err := c.m.refusedLocked(password); err != nil {
+		return "", err
 	}
 	for _, x := range c.m.accounts {
 		if x.UserName == a.UserName {

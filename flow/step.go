@@ -75,6 +75,41 @@ func Bind[I, O any](name string, attempt time.Duration, fn func(context.Context,
 	}
 }
 
+// Scrubbed returns s whose error leaves scrubbed of secrets: a Failure's
+// message and cause, a wait's detail (hostforge.Secrets.Err). Whatever text
+// a remote system echoed into a phase's error, the runtime, its logs and
+// its events see none of the values in secrets. A nil set returns s.
+func (s Step) Scrubbed(secrets *hostforge.Secrets) Step {
+	if secrets == nil || s.call == nil {
+		return s
+	}
+	call := s.call
+	s.call = func(ctx context.Context, in, out any, roundTrip bool) error {
+		return secrets.Err(call(ctx, in, out, roundTrip))
+	}
+	return s
+}
+
+// Scrubbed returns steps whose every step is Step.Scrubbed with secrets.
+func Scrubbed(steps Steps, secrets *hostforge.Secrets) Steps {
+	if secrets == nil {
+		return steps
+	}
+	return scrubbedSteps{steps: steps, secrets: secrets}
+}
+
+type scrubbedSteps struct {
+	steps   Steps
+	secrets *hostforge.Secrets
+}
+
+func (s scrubbedSteps) Step(name string) (Step, bool) {
+	st, ok := s.steps.Step(name)
+	return st.Scrubbed(s.secrets), ok
+}
+
+func (s scrubbedSteps) StepNames() []string { return s.steps.StepNames() }
+
 // Steps is a set of steps by name: what Local runs and a remote runtime's
 // worker dispatches to. *Table is one.
 type Steps interface {

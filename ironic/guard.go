@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hostforge/hostforge"
 	"github.com/hostforge/hostforge/link"
 )
 
@@ -46,7 +47,9 @@ func (p *Phases) guardLinks(ctx context.Context, spec NodeSpec, node Node, g *Li
 			macs = append(macs, normMAC(n.MAC))
 		}
 	}
-	states, err := p.Links.FrontendLinks(ctx, spec.BMCAddress, spec.CredentialItem, macs)
+	// The device travels with the read: the Redfish connector picks the
+	// BMC's TLS trust (a per-device pin) by it.
+	states, err := p.Links.FrontendLinks(hostforge.WithDevice(ctx, spec.Name), spec.BMCAddress, spec.CredentialItem, macs)
 	if err != nil {
 		f := LinkObservationFailed.At(phase).Wrap(err, "node %s: reading frontend link state from BMC %s", spec.Name, spec.BMCAddress)
 		return f

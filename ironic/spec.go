@@ -36,7 +36,9 @@ type NodeSpec struct {
 	// MonitoringItem names the vault item of the shared ipmi_exporter
 	// monitoring user, which Ironic must never be given.
 	MonitoringItem string `json:"monitoring_item,omitempty"`
-	// RedfishAddressOverride replaces the Redfish address (emulated nodes).
+	// RedfishAddressOverride replaces the Redfish address (emulated nodes):
+	// a bare host[:port], reached over https (enrollment holds NetBox's
+	// value to that); a value with a scheme is used as it is.
 	RedfishAddressOverride string `json:"redfish_address_override,omitempty"`
 	// DriverInfoExtras are operator extras merged into driver_info; they
 	// never override a managed key (address, username, password).
@@ -185,8 +187,11 @@ func (s NodeSpec) driverInfo(driver string, c Credential) map[string]any {
 }
 
 func (s NodeSpec) redfishAddress() string {
-	if s.RedfishAddressOverride != "" {
-		return s.RedfishAddressOverride
+	if o := s.RedfishAddressOverride; o != "" {
+		if strings.Contains(o, "://") {
+			return o
+		}
+		return "https://" + o
 	}
 	if strings.Contains(s.BMCAddress, "://") {
 		return s.BMCAddress

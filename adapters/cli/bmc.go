@@ -17,6 +17,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/hostforge/hostforge"
+	"github.com/hostforge/hostforge/adapters/redfish"
 	"github.com/hostforge/hostforge/bmc"
 )
 
@@ -113,6 +114,7 @@ with BMC_VENDOR_UNSUPPORTED, exit code 4.
 				return inputErr("--user %s: set the password in the environment variable %s", o.user, EnvBMCPassword)
 			}
 			rd.user, rd.password = o.user, pw
+			a.secrets.AddCredential(o.user, pw)
 		}
 		tc := &tls.Config{MinVersion: tls.VersionTLS12}
 		if o.caFile != "" {
@@ -262,12 +264,22 @@ func (rd *redfishReader) first(ctx context.Context, link, fallback string) ([]by
 	return rd.get(ctx, coll.Members[0].ID)
 }
 
+// get reads one resource. path is a link the BMC answered (the anonymous
+// service root names the managers and systems): it is followed only when
+// it is a path on the BMC's own service, so a planted "@host/x" cannot
+// send the credential elsewhere.
 func (rd *redfishReader) get(ctx context.Context, path string) ([]byte, error) {
+	if err := redfish.CheckLink(path); err != nil {
+		return nil, bmc.LinkOffOrigin.At("bmc_detect").New("%s answered the link %q: %v; refused, nothing was sent there", rd.base, path, err)
+	}
 	ctx, cancel := context.WithTimeout(ctx, rd.timeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, rd.base+path, nil)
 	if err != nil {
 		return nil, inputErr("--url: %v", err)
+	}
+	if base, _ := url.Parse(rd.base); base == nil || req.URL.Host != base.Host || req.URL.User != nil {
+		return nil, bmc.LinkOffOrigin.At("bmc_detect").New("%s answered the link %q, which leaves it; refused, nothing was sent there", rd.base, path)
 	}
 	req.Header.Set("Accept", "application/json")
 	if rd.user != "" && path != "/redfish/v1/" {

@@ -139,3 +139,39 @@ func TestBMCDetectAccess(t *testing.T) {
 	wantCode(t, r, ExitOnSite)
 	wantError(t, r, "BMC_UNREACHABLE")
 }
+
+// bmc detect follows links from the anonymous service root: a root that
+// points its Managers at another host ("@host/x", which a URL built by
+// appending the path sends to that host) is refused, and the credential
+// goes nowhere but the BMC.
+func TestBMCDetectRefusesLinksOffTheBMC(t *testing.T) {
+	var evilHits atomic.Int32
+	evil := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		evilHits.Add(1)
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"Members": [{"@odata.id": "/redfish/v1/Managers/1"}]}`))
+	}))
+	defer evil.Close()
+	evilHost := strings.TrimPrefix(evil.URL, "http://")
+	for _, link := range []string{"@" + evilHost + "/redfish/v1/Managers", "//" + evilHost + "/redfish/v1/Managers", "/redfish/v1/../../x"} {
+		t.Run(link, func(t *testing.T) {
+			bmcSrv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Content-Type", "application/json")
+				_, _ = w.Write([]byte(`{"Vendor": "Dell", "RedfishVersion": "1.11.0", "Managers": {"@odata.id": "` + link + `"}, "Systems": {"@odata.id": "/redfish/v1/Systems"}}`))
+			}))
+			defer bmcSrv.Close()
+			for _, out := range []string{"text", "json"} {
+				r := run(t, "", map[string]string{EnvBMCPassword: "calvin-secret"}, "bmc", "detect", "--url", bmcSrv.URL, "--user", "root", "-o", out)
+				if evilHits.Load() != 0 {
+					t.Fatalf("-o %s: %d requests reached the other host", out, evilHits.Load())
+				}
+				if r.code == ExitOK || !strings.Contains(r.err, "BMC_LINK_OFF_ORIGIN") {
+					t.Fatalf("-o %s: exit %d\nstdout:\n%s\nstderr:\n%s", out, r.code, r.out, r.err)
+				}
+				if strings.Contains(r.out+r.err, "calvin-secret") {
+					t.Fatal("the password reached the output")
+				}
+			}
+		})
+	}
+}

@@ -332,7 +332,7 @@ func TestBackfillDemo(t *testing.T) {
 }
 
 func TestBackfillWritesOnceThenNothing(t *testing.T) {
-	sys := demoSystems(slog.New(slog.DiscardHandler))
+	sys := demoSystems(slog.New(slog.DiscardHandler), nil)
 	ctx := context.Background()
 	names := []string{"gpu-r1-u02", "cpu-r1-u10"}
 	for i, wantWrites := range []bool{true, false} {

@@ -57,7 +57,7 @@ func (a *app) systems(cmd *cobra.Command, demo bool, config string) (*systems, e
 	case demo && config != "":
 		return nil, inputErr("--demo and --config exclude each other: run against the demo rack or against the systems the config file names")
 	case demo:
-		return demoSystems(log), nil
+		return demoSystems(log, a.secrets), nil
 	case config != "":
 		cfg, err := loadConfigFile(config)
 		if err != nil {
@@ -86,7 +86,7 @@ func (a *app) logger(cmd *cobra.Command) (*slog.Logger, error) {
 	default:
 		return nil, inputErr("--log-level %q: want debug, info, warn, error or off", lvl)
 	}
-	return slog.New(slog.NewTextHandler(a.streams.Err, &slog.HandlerOptions{Level: l})), nil
+	return slog.New(a.secrets.Handler(slog.NewTextHandler(a.streams.Err, &slog.HandlerOptions{Level: l}))), nil
 }
 
 // logLevelFlag adds --log-level to a command that talks to systems.

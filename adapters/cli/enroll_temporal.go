@@ -26,7 +26,7 @@ func (a *app) enrollTemporal(cmd *cobra.Command, o enrollOpts, devices []string)
 	ctx := cmd.Context()
 	// The submitter reads NetBox and the site's gates; the phases run on
 	// the workers, so nothing else is connected here.
-	ws, err := wiring.Open(ctx, cfg, wiring.Options{Log: log, Getenv: a.getenv, SubmitOnly: true})
+	ws, err := wiring.Open(ctx, cfg, wiring.Options{Log: log, Getenv: a.getenv, SubmitOnly: true, Secrets: a.secrets})
 	if err != nil {
 		if ConfigInvalid.Is(err) {
 			return usageErr(err)

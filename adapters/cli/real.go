@@ -25,7 +25,7 @@ func loadConfigFile(path string) (*wiring.Config, error) {
 // wiring every command and the worker share. A config the wiring refuses is
 // a usage error; a system that refuses keeps its own code.
 func (a *app) openWiring(ctx context.Context, cfg *wiring.Config, log *slog.Logger) (*wiring.Systems, error) {
-	ws, err := wiring.Open(ctx, cfg, wiring.Options{Log: log, Getenv: a.getenv})
+	ws, err := wiring.Open(ctx, cfg, wiring.Options{Log: log, Getenv: a.getenv, Secrets: a.secrets})
 	if err != nil {
 		if ConfigInvalid.Is(err) {
 			return nil, usageErr(err)

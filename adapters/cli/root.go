@@ -30,6 +30,10 @@ type Env func(key string) (string, bool)
 type app struct {
 	streams Streams
 	env     Env
+	// secrets is the process's set of secret values: the systems a command
+	// wires register what they read and send, and every byte the command
+	// writes to its streams — text, -o json, logs — is scrubbed of them.
+	secrets *hostforge.Secrets
 }
 
 func (a *app) getenv(key string) string {
@@ -52,7 +56,9 @@ func NewRoot(s Streams, env Env) *cobra.Command {
 	if s.Err == nil {
 		s.Err = io.Discard
 	}
-	a := &app{streams: s, env: env}
+	secrets := hostforge.NewSecrets()
+	s.Out, s.Err = secrets.Writer(s.Out), secrets.Writer(s.Err)
+	a := &app{streams: s, env: env, secrets: secrets}
 	root := &cobra.Command{
 		Use:   "hostforge",
 		Short: "Enrol NetBox-registered servers into OpenStack Ironic, and the offline tools around it",

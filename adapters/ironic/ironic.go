@@ -11,6 +11,12 @@
 // is unavailable, not a cancelled run. It never waits for a provision
 // state itself (gophercloud's WaitForProvisionState polls every second and
 // is blind to failed states): the phases return waits instead.
+//
+// Ironic's error text quotes what it refused, driver_info included, and a
+// node's last_error may too: every message the adapter keeps (faultstring,
+// description, last_error, maintenance_reason) is scrubbed of the BMC
+// passwords it sent in driver_info, the Keystone password, and the
+// process's Config.Secrets.
 package ironic
 
 import (
@@ -23,6 +29,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"path"
 	"strconv"
 	"strings"
 	"time"
@@ -55,11 +62,16 @@ type Config struct {
 	// Timeout bounds each request (default 60 s).
 	Timeout time.Duration
 	Log     *slog.Logger
+	// Secrets is the process's set of secret values: the driver_info
+	// passwords the adapter sends are registered in it, and Ironic's text
+	// is scrubbed with it (nil: a set of the adapter's own).
+	Secrets *hostforge.Secrets
 }
 
 // Client is the adapter.
 type Client struct {
-	sc *gophercloud.ServiceClient
+	sc      *gophercloud.ServiceClient
+	secrets *hostforge.Secrets
 }
 
 var _ ironic.Client = (*Client)(nil)
@@ -69,6 +81,11 @@ func New(ctx context.Context, cfg Config) (*Client, error) {
 	log := cfg.Log
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
+	}
+	sec := cfg.Secrets.OrNew()
+	if ks := cfg.Keystone; ks != nil {
+		sec.AddCredential(ks.Username, ks.Password)
+		sec.Add(ks.ApplicationCredentialSecret, ks.TokenID)
 	}
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	tr.TLSClientConfig = &tls.Config{MinVersion: tls.VersionTLS12}
@@ -98,7 +115,7 @@ func New(ctx context.Context, cfg Config) (*Client, error) {
 		}
 		pc.HTTPClient = httpc
 		if err := openstack.Authenticate(ctx, pc, *cfg.Keystone); err != nil {
-			return nil, mapErr(ctx, err, "authenticating with keystone")
+			return nil, mapErr(ctx, sec, err, "authenticating with keystone")
 		}
 		sc, err = openstack.NewBareMetalV1(pc, gophercloud.EndpointOpts{Region: cfg.Region})
 		if err == nil && cfg.Endpoint != "" {
@@ -113,7 +130,7 @@ func New(ctx context.Context, cfg Config) (*Client, error) {
 	if err != nil {
 		return nil, fmt.Errorf("ironic: %v: %w", err, hostforge.ErrInvalid)
 	}
-	c := &Client{sc: sc}
+	c := &Client{sc: sc, secrets: sec}
 	if err := c.negotiate(ctx); err != nil {
 		return nil, err
 	}
@@ -129,7 +146,7 @@ func (c *Client) negotiate(ctx context.Context) error {
 		} `json:"version"`
 	}
 	if _, err := c.sc.Get(ctx, c.sc.Endpoint, &root, &gophercloud.RequestOpts{OkCodes: []int{200}}); err != nil {
-		return mapErr(ctx, err, "reading the Ironic API version")
+		return mapErr(ctx, c.secrets, err, "reading the Ironic API version")
 	}
 	if root.Version.Version != "" && versionLess(root.Version.Version, MinMicroversion) {
 		return fmt.Errorf("ironic: the API offers up to %s, hostforge needs at least %s: %w", root.Version.Version, MinMicroversion, hostforge.ErrInvalid)
@@ -151,26 +168,35 @@ func versionLess(a, b string) bool {
 }
 
 // mapErr turns a gophercloud error into hostforge's system errors, keeping
-// Ironic's own message (faultstring / description). ctx is the caller's:
+// Ironic's own message (faultstring / description) scrubbed of every
+// secret in sec. ctx is the caller's:
 // only when it has ended is the error a cancellation. The HTTP client's
 // own timeout (Config.Timeout) also matches context.DeadlineExceeded, but
 // it means Ironic did not answer in time — ErrUnavailable, retryable — so
 // it is reported without the context error in its chain.
-func mapErr(ctx context.Context, err error, what string) error {
+func mapErr(ctx context.Context, sec *hostforge.Secrets, err error, what string) error {
 	if err == nil {
 		return nil
 	}
+	var ue gophercloud.ErrUnexpectedResponseCode
+	isResp := errors.As(err, &ue)
+	text := err.Error()
+	if isResp {
+		// gophercloud's own text quotes the whole body: keep only the
+		// (scrubbed) fault message.
+		text = fmt.Sprintf("HTTP %d", ue.Actual)
+	}
+	text = sec.Scrub(text)
 	if ctxErr := ctx.Err(); ctxErr != nil {
-		return fmt.Errorf("ironic: %s: %v: %w", what, err, ctxErr)
+		return fmt.Errorf("ironic: %s: %s: %w", what, text, ctxErr)
 	}
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-		return fmt.Errorf("ironic: %s: no answer within the client's timeout: %v: %w", what, err, hostforge.ErrUnavailable)
+		return fmt.Errorf("ironic: %s: no answer within the client's timeout: %s: %w", what, text, hostforge.ErrUnavailable)
 	}
-	var ue gophercloud.ErrUnexpectedResponseCode
-	if !errors.As(err, &ue) {
-		return fmt.Errorf("ironic: %s: %v: %w", what, err, hostforge.ErrUnavailable)
+	if !isResp {
+		return fmt.Errorf("ironic: %s: %s: %w", what, text, hostforge.ErrUnavailable)
 	}
-	msg := faultMessage(ue.Body)
+	msg := sec.Scrub(faultMessage(ue.Body))
 	var kind error
 	switch {
 	case ue.Actual == 404:
@@ -220,6 +246,17 @@ func faultMessage(body []byte) string {
 	return outer.ErrorMessage
 }
 
+// register adds the secret values of a driver_info map (redfish_password,
+// ipmi_password) to the client's set before they are sent: Ironic quotes
+// driver_info in its errors.
+func (c *Client) register(di map[string]any) {
+	for k, v := range di {
+		if s, ok := v.(string); ok && hostforge.SecretField(k) {
+			c.secrets.Add(s)
+		}
+	}
+}
+
 func (c *Client) url(parts ...string) string {
 	for i, p := range parts {
 		parts[i] = url.PathEscape(p)
@@ -260,7 +297,8 @@ func s(p *string) string {
 	return *p
 }
 
-func decodeNode(b json.RawMessage) (ironic.Node, error) {
+// decodeNode reads a node; its free-text fields are scrubbed of secrets.
+func (c *Client) decodeNode(b json.RawMessage) (ironic.Node, error) {
 	var w wireNode
 	if err := json.Unmarshal(b, &w); err != nil {
 		return ironic.Node{}, fmt.Errorf("ironic: node JSON: %v: %w", err, hostforge.ErrUnavailable)
@@ -270,8 +308,8 @@ func decodeNode(b json.RawMessage) (ironic.Node, error) {
 	n := ironic.Node{
 		UUID: w.UUID, Name: w.Name, Driver: w.Driver, ProvisionState: w.ProvisionState,
 		TargetProvisionState: s(w.TargetProvisionState), PowerState: s(w.PowerState), TargetPowerState: s(w.TargetPowerState),
-		Maintenance: w.Maintenance, MaintenanceReason: s(w.MaintenanceReason), InstanceUUID: s(w.InstanceUUID),
-		Reservation: s(w.Reservation), LastError: s(w.LastError), Owner: s(w.Owner), Lessee: s(w.Lessee),
+		Maintenance: w.Maintenance, MaintenanceReason: c.secrets.Scrub(s(w.MaintenanceReason)), InstanceUUID: s(w.InstanceUUID),
+		Reservation: s(w.Reservation), LastError: c.secrets.Scrub(s(w.LastError)), Owner: s(w.Owner), Lessee: s(w.Lessee),
 		ResourceClass: s(w.ResourceClass), Properties: w.Properties, DriverInfo: w.DriverInfo,
 		TargetRAIDConfig: w.TargetRAIDConfig, Traits: w.Traits, Interfaces: map[string]string{},
 	}
@@ -293,9 +331,9 @@ func decodeNode(b json.RawMessage) (ironic.Node, error) {
 func (c *Client) GetNode(ctx context.Context, ident string) (ironic.Node, error) {
 	var b json.RawMessage
 	if _, err := c.sc.Get(ctx, c.url("nodes", ident), &b, ok(200)); err != nil {
-		return ironic.Node{}, mapErr(ctx, err, "GET node "+ident)
+		return ironic.Node{}, mapErr(ctx, c.secrets, err, "GET node "+ident)
 	}
-	return decodeNode(b)
+	return c.decodeNode(b)
 }
 
 // CreateNode creates a node.
@@ -305,6 +343,7 @@ func (c *Client) CreateNode(ctx context.Context, in ironic.NodeCreate) (ironic.N
 		body[k+"_interface"] = v
 	}
 	if in.DriverInfo != nil {
+		c.register(in.DriverInfo)
 		body["driver_info"] = in.DriverInfo
 	}
 	if in.Properties != nil {
@@ -317,30 +356,38 @@ func (c *Client) CreateNode(ctx context.Context, in ironic.NodeCreate) (ironic.N
 	}
 	var b json.RawMessage
 	if _, err := c.sc.Post(ctx, c.url("nodes"), body, &b, ok(201)); err != nil {
-		return ironic.Node{}, mapErr(ctx, err, "create node "+in.Name)
+		return ironic.Node{}, mapErr(ctx, c.secrets, err, "create node "+in.Name)
 	}
-	return decodeNode(b)
+	return c.decodeNode(b)
 }
 
 // UpdateNode applies a JSON patch.
 func (c *Client) UpdateNode(ctx context.Context, ident string, ops []ironic.PatchOp) (ironic.Node, error) {
+	for _, op := range ops {
+		if v, ok := op.Value.(string); ok && hostforge.SecretField(path.Base(op.Path)) {
+			c.secrets.Add(v)
+		}
+		if m, ok := op.Value.(map[string]any); ok {
+			c.register(m)
+		}
+	}
 	var b json.RawMessage
 	if _, err := c.sc.Patch(ctx, c.url("nodes", ident), ops, &b, ok(200)); err != nil {
-		return ironic.Node{}, mapErr(ctx, err, "PATCH node "+ident)
+		return ironic.Node{}, mapErr(ctx, c.secrets, err, "PATCH node "+ident)
 	}
-	return decodeNode(b)
+	return c.decodeNode(b)
 }
 
 // ChangeProvisionState requests a provision action (202).
 func (c *Client) ChangeProvisionState(ctx context.Context, ident, action string) error {
 	_, err := c.sc.Put(ctx, c.url("nodes", ident, "states", "provision"), map[string]any{"target": action}, nil, ok(202))
-	return mapErr(ctx, err, "provision "+action+" of node "+ident)
+	return mapErr(ctx, c.secrets, err, "provision "+action+" of node "+ident)
 }
 
 // ChangePowerState requests a power change (202).
 func (c *Client) ChangePowerState(ctx context.Context, ident, target string) error {
 	_, err := c.sc.Put(ctx, c.url("nodes", ident, "states", "power"), map[string]any{"target": target}, nil, ok(202))
-	return mapErr(ctx, err, target+" of node "+ident)
+	return mapErr(ctx, c.secrets, err, target+" of node "+ident)
 }
 
 // SetMaintenance sets or clears maintenance.
@@ -355,7 +402,7 @@ func (c *Client) SetMaintenance(ctx context.Context, ident string, on bool, reas
 	} else {
 		_, err = c.sc.Delete(ctx, c.url("nodes", ident, "maintenance"), ok(202))
 	}
-	return mapErr(ctx, err, "maintenance of node "+ident)
+	return mapErr(ctx, c.secrets, err, "maintenance of node "+ident)
 }
 
 // SetTraits replaces the traits: gophercloud has no call for it, so this is
@@ -365,20 +412,20 @@ func (c *Client) SetTraits(ctx context.Context, ident string, traits []string) e
 		traits = []string{}
 	}
 	_, err := c.sc.Put(ctx, c.url("nodes", ident, "traits"), map[string]any{"traits": traits}, nil, ok(204))
-	return mapErr(ctx, err, "traits of node "+ident)
+	return mapErr(ctx, c.secrets, err, "traits of node "+ident)
 }
 
 // SetRAIDConfig sets the target RAID config.
 func (c *Client) SetRAIDConfig(ctx context.Context, ident string, cfg map[string]any) error {
 	_, err := c.sc.Put(ctx, c.url("nodes", ident, "states", "raid"), cfg, nil, ok(204))
-	return mapErr(ctx, err, "target RAID config of node "+ident)
+	return mapErr(ctx, c.secrets, err, "target RAID config of node "+ident)
 }
 
 // Inventory reads the node's inspection data.
 func (c *Client) Inventory(ctx context.Context, ident string) ([]byte, error) {
 	var b json.RawMessage
 	if _, err := c.sc.Get(ctx, c.url("nodes", ident, "inventory"), &b, ok(200)); err != nil {
-		return nil, mapErr(ctx, err, "inventory of node "+ident)
+		return nil, mapErr(ctx, c.secrets, err, "inventory of node "+ident)
 	}
 	return b, nil
 }
@@ -405,7 +452,7 @@ func (c *Client) listPorts(ctx context.Context, q url.Values) ([]ironic.Port, er
 		Ports []wirePort `json:"ports"`
 	}
 	if _, err := c.sc.Get(ctx, c.url("ports", "detail")+"?"+q.Encode(), &body, ok(200)); err != nil {
-		return nil, mapErr(ctx, err, "list ports")
+		return nil, mapErr(ctx, c.secrets, err, "list ports")
 	}
 	out := make([]ironic.Port, 0, len(body.Ports))
 	for _, w := range body.Ports {
@@ -439,7 +486,7 @@ func (c *Client) CreatePort(ctx context.Context, p ironic.Port) (ironic.Port, er
 	}
 	var out wirePort
 	if _, err := c.sc.Post(ctx, c.url("ports"), w, &out, ok(201)); err != nil {
-		return ironic.Port{}, mapErr(ctx, err, "create port "+p.Address)
+		return ironic.Port{}, mapErr(ctx, c.secrets, err, "create port "+p.Address)
 	}
 	return fromWirePort(out), nil
 }
@@ -448,7 +495,7 @@ func (c *Client) CreatePort(ctx context.Context, p ironic.Port) (ironic.Port, er
 func (c *Client) UpdatePort(ctx context.Context, uuid string, ops []ironic.PatchOp) (ironic.Port, error) {
 	var out wirePort
 	if _, err := c.sc.Patch(ctx, c.url("ports", uuid), ops, &out, ok(200)); err != nil {
-		return ironic.Port{}, mapErr(ctx, err, "PATCH port "+uuid)
+		return ironic.Port{}, mapErr(ctx, c.secrets, err, "PATCH port "+uuid)
 	}
 	return fromWirePort(out), nil
 }
@@ -473,7 +520,7 @@ func (c *Client) ListPortgroups(ctx context.Context, nodeUUID string) ([]ironic.
 	}
 	q := url.Values{"node": {nodeUUID}}
 	if _, err := c.sc.Get(ctx, c.url("portgroups", "detail")+"?"+q.Encode(), &body, ok(200)); err != nil {
-		return nil, mapErr(ctx, err, "list portgroups")
+		return nil, mapErr(ctx, c.secrets, err, "list portgroups")
 	}
 	out := make([]ironic.Portgroup, 0, len(body.Portgroups))
 	for _, w := range body.Portgroups {
@@ -497,7 +544,7 @@ func (c *Client) CreatePortgroup(ctx context.Context, pg ironic.Portgroup) (iron
 	}
 	var out wirePortgroup
 	if _, err := c.sc.Post(ctx, c.url("portgroups"), w, &out, ok(201)); err != nil {
-		return ironic.Portgroup{}, mapErr(ctx, err, "create portgroup")
+		return ironic.Portgroup{}, mapErr(ctx, c.secrets, err, "create portgroup")
 	}
 	return fromWirePG(out), nil
 }
@@ -505,11 +552,11 @@ func (c *Client) CreatePortgroup(ctx context.Context, pg ironic.Portgroup) (iron
 // DeleteNode deletes a node (tests clean up with it; the phases never delete).
 func (c *Client) DeleteNode(ctx context.Context, ident string) error {
 	_, err := c.sc.Delete(ctx, c.url("nodes", ident), ok(204))
-	return mapErr(ctx, err, "delete node "+ident)
+	return mapErr(ctx, c.secrets, err, "delete node "+ident)
 }
 
 // CleanSteps starts a manual clean (tests use it to provoke clean failed).
 func (c *Client) CleanSteps(ctx context.Context, ident string, steps []map[string]any) error {
 	_, err := c.sc.Put(ctx, c.url("nodes", ident, "states", "provision"), map[string]any{"target": "clean", "clean_steps": steps}, nil, ok(202))
-	return mapErr(ctx, err, "clean of node "+ident)
+	return mapErr(ctx, c.secrets, err, "clean of node "+ident)
 }

@@ -32,10 +32,10 @@ func (c *Client) ListNodes(ctx context.Context) ([]ironic.Node, error) {
 			Next  string            `json:"next"`
 		}
 		if _, err := c.sc.Get(ctx, c.url("nodes")+"?"+q.Encode(), &body, ok(200)); err != nil {
-			return nil, mapErr(ctx, err, "list nodes")
+			return nil, mapErr(ctx, c.secrets, err, "list nodes")
 		}
 		for _, b := range body.Nodes {
-			n, err := decodeNode(b)
+			n, err := c.decodeNode(b)
 			if err != nil {
 				return nil, err
 			}

@@ -64,6 +64,11 @@ type Config struct {
 	Transport http.RoundTripper
 	// Log receives warnings about retries and opt-ins; nil discards.
 	Log *slog.Logger
+	// Secrets is the process's set of secret values: the token is
+	// registered in it, and NetBox's text (error details, malformed
+	// answers) is scrubbed with it before it becomes an error (nil: a set of
+	// the client's own).
+	Secrets *hostforge.Secrets
 }
 
 // Client reads and writes NetBox over its REST API. It implements
@@ -74,6 +79,7 @@ type Client struct {
 	http     *retryablehttp.Client
 	pageSize int
 	log      *slog.Logger
+	secrets  *hostforge.Secrets
 }
 
 // New returns a client. It does not contact NetBox.
@@ -148,7 +154,9 @@ func New(cfg Config) (*Client, error) {
 			log.Warn("netbox: retrying request", "method", req.Method, "path", req.URL.Path, "attempt", attempt+1)
 		}
 	}
-	return &Client{base: base, token: cfg.Token, http: rc, pageSize: cfg.PageSize, log: log}, nil
+	sec := cfg.Secrets.OrNew()
+	sec.Add(cfg.Token)
+	return &Client{base: base, token: cfg.Token, http: rc, pageSize: cfg.PageSize, log: log, secrets: sec}, nil
 }
 
 // checkRetry retries connection errors (except TLS verification and other
@@ -242,8 +250,12 @@ func truncate(s string) string {
 
 // do performs one API call under ctx (retries included) and decodes a 2xx
 // JSON answer into out (when out is not nil). path is relative to /api/, with
-// its query.
+// its query. Its error's text is scrubbed of every secret the client knows.
 func (c *Client) do(ctx context.Context, method, path string, body, out any) error {
+	return c.secrets.Err(c.call(ctx, method, path, body, out))
+}
+
+func (c *Client) call(ctx context.Context, method, path string, body, out any) error {
 	u := c.base.String() + "/api/" + path
 	var payload []byte
 	if body != nil {
@@ -292,7 +304,7 @@ func (c *Client) do(ctx context.Context, method, path string, body, out any) err
 		return fmt.Errorf("netbox: %s %s: reading the answer: %v: %w", method, path, err, hostforge.ErrUnavailable)
 	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return &apiError{method: method, path: path, status: resp.StatusCode, detail: errorDetail(data)}
+		return &apiError{method: method, path: path, status: resp.StatusCode, detail: c.secrets.Scrub(errorDetail(data))}
 	}
 	if out == nil {
 		return nil
@@ -344,7 +356,7 @@ func list[T any](ctx context.Context, c *Client, path string, q url.Values) ([]T
 		if p.Next != nil && *p.Next != "" && len(p.Results) > 0 && len(out) < p.Count {
 			nu, err := url.Parse(*p.Next)
 			if err != nil {
-				return nil, &decodeError{path: path, err: fmt.Errorf("next link %q: %v", *p.Next, err)}
+				return nil, c.secrets.Err(&decodeError{path: path, err: fmt.Errorf("next link %q: %v", *p.Next, err)})
 			}
 			if pages > p.Count { // a server that never ends its pages
 				return nil, &decodeError{path: path, err: fmt.Errorf("pagination does not end after %d pages", pages)}

@@ -84,6 +84,7 @@ func (c *client) accountPath(ctx context.Context, id string) (string, error) {
 }
 
 func (c *client) SetPassword(ctx context.Context, id, password string) error {
+	c.secrets.Add(password)
 	p, err := c.accountPath(ctx, id)
 	if err != nil {
 		return err
@@ -93,6 +94,7 @@ func (c *client) SetPassword(ctx context.Context, id, password string) error {
 }
 
 func (c *client) CreateAccount(ctx context.Context, a bmc.Account, password string) (string, error) {
+	c.secrets.AddCredential(a.UserName, password)
 	coll, ds, err := c.accountDocs(ctx)
 	if err != nil {
 		return "", err

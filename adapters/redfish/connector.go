@@ -5,11 +5,30 @@
 // (Lenovo has no OEM package; iDRAC attributes, Supermicro syslog).
 //
 // TLS is verified by default. BMCs ship self-signed certificates, so each
-// BMC may be pinned by its CA (TLS.CAPEM) or by the SHA-256 fingerprint of
-// its certificate (TLS.FingerprintSHA256). Skipping verification needs the
-// explicit TLS.InsecureSkipVerify opt-in and is logged on every connection.
+// BMC may be trusted by its CA (TLS.CAPEM) or pinned by the SHA-256
+// fingerprint of its certificate (TLS.FingerprintSHA256); Connector.TLSFor
+// chooses per BMC, by device name or address. Skipping verification needs
+// the explicit TLS.InsecureSkipVerify opt-in and is logged on every
+// connection. One http.Transport serves every BMC of one TLS profile and is
+// reused across connections; Close releases their idle connections.
+//
 // Authentication is HTTP basic auth, so verifying a credential is a read:
 // a converged run makes no writes, not even a session.
+//
+// Links stay on the BMC: gofish builds a request's URL by appending a path
+// to the endpoint, so a link a BMC answers ("@evil.example/x") could move an
+// authenticated request — the password PATCH included — to another host.
+// Every path the client follows is checked by CheckLink first and refused
+// with BMC_LINK_OFF_ORIGIN.
+//
+// Secrets: text a BMC answers (its error messages echo refused values) is
+// scrubbed of every credential the connection handles, and of the
+// process's Connector.Secrets, before it becomes an error.
+//
+// Timeouts: a request the HTTP client gave up on (Connector.Timeout) while
+// the caller's context is live is an unreachable BMC (ErrUnavailable,
+// retryable); only the caller's own cancellation or deadline is a context
+// error.
 package redfish
 
 import (
@@ -26,6 +45,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/stmcginnis/gofish"
@@ -47,11 +67,29 @@ type TLS struct {
 	InsecureSkipVerify bool
 }
 
-// Connector opens Redfish connections to BMCs.
+// key identifies a TLS profile: BMCs with equal profiles share a transport.
+func (t TLS) key() string {
+	ca := ""
+	if len(t.CAPEM) > 0 {
+		sum := sha256.Sum256(t.CAPEM)
+		ca = hex.EncodeToString(sum[:])
+	}
+	pin := strings.ReplaceAll(strings.ToLower(t.FingerprintSHA256), ":", "")
+	return fmt.Sprintf("ca=%s pin=%s insecure=%v", ca, pin, t.InsecureSkipVerify)
+}
+
+// Connector opens Redfish connections to BMCs. It is safe for concurrent
+// use; Close it when done.
 type Connector struct {
-	// TLSFor returns the TLS settings of the BMC at an address (nil: verify
-	// against the system roots).
-	TLSFor func(address string) TLS
+	// TLSFor returns the TLS settings of the BMC a connection is for: its
+	// device name (hostforge.DeviceFrom of the Connect context; "" when the
+	// caller named none) and its address as NetBox records it. nil: verify
+	// against the system roots.
+	TLSFor func(device, address string) TLS
+	// Endpoints maps a BMC's address to the host:port that reaches it (a
+	// jump host's forwarded port, a lab's emulator). TLS is still chosen by
+	// the BMC's address and device, and still verified.
+	Endpoints map[string]string
 	// Timeout bounds each request (default bmc.RequestTimeout, 60 s: the
 	// BMC phase's attempt bound assumes it).
 	Timeout time.Duration
@@ -60,7 +98,16 @@ type Connector struct {
 	Log    *slog.Logger
 	// Transport, when set, is used as is (tests); TLSFor is then ignored.
 	Transport http.RoundTripper
+	// Secrets is the process's set of secret values: every credential a
+	// connection sends is registered in it, and the BMC's text is scrubbed
+	// with it (nil: a set per connection).
+	Secrets *hostforge.Secrets
+
+	mu         sync.Mutex
+	transports map[string]*http.Transport
 }
+
+var _ bmc.Connector = (*Connector)(nil)
 
 func (c *Connector) log() *slog.Logger {
 	if c.Log == nil {
@@ -69,7 +116,46 @@ func (c *Connector) log() *slog.Logger {
 	return c.Log
 }
 
-func (c *Connector) httpClient(address string) (*http.Client, error) {
+// MaxIdleConns bounds the idle connections one TLS profile's transport
+// keeps across all its BMCs (two per BMC at most), so connecting to a whole
+// fleet does not leave a connection, and its two goroutines, per BMC.
+const MaxIdleConns = 16
+
+// transport returns the shared transport of a TLS profile, building it on
+// first use.
+func (c *Connector) transport(t TLS) (*http.Transport, error) {
+	cfg, err := tlsConfig(t)
+	if err != nil {
+		return nil, err
+	}
+	key := t.key()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if tr, ok := c.transports[key]; ok {
+		return tr, nil
+	}
+	tr := &http.Transport{TLSClientConfig: cfg, Proxy: http.ProxyFromEnvironment, TLSHandshakeTimeout: 30 * time.Second,
+		DialContext: (&net.Dialer{Timeout: 30 * time.Second}).DialContext, IdleConnTimeout: 30 * time.Second,
+		MaxIdleConns: MaxIdleConns, MaxIdleConnsPerHost: 2}
+	if c.transports == nil {
+		c.transports = map[string]*http.Transport{}
+	}
+	c.transports[key] = tr
+	return tr, nil
+}
+
+// Close closes the idle connections of every transport. The connector
+// stays usable: a later Connect opens new connections.
+func (c *Connector) Close() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, tr := range c.transports {
+		tr.CloseIdleConnections()
+	}
+	return nil
+}
+
+func (c *Connector) httpClient(device, address string) (*http.Client, error) {
 	timeout := c.Timeout
 	if timeout <= 0 {
 		timeout = bmc.RequestTimeout
@@ -79,17 +165,15 @@ func (c *Connector) httpClient(address string) (*http.Client, error) {
 	}
 	var t TLS
 	if c.TLSFor != nil {
-		t = c.TLSFor(address)
+		t = c.TLSFor(device, address)
 	}
-	cfg, err := tlsConfig(t)
+	tr, err := c.transport(t)
 	if err != nil {
 		return nil, err
 	}
 	if t.InsecureSkipVerify {
-		c.log().Warn("TLS verification of the BMC disabled by explicit opt-in", "address", address)
+		c.log().Warn("TLS verification of the BMC disabled by explicit opt-in", "device", device, "address", address)
 	}
-	tr := &http.Transport{TLSClientConfig: cfg, Proxy: http.ProxyFromEnvironment, TLSHandshakeTimeout: 30 * time.Second,
-		DialContext: (&net.Dialer{Timeout: 30 * time.Second}).DialContext, IdleConnTimeout: 30 * time.Second, MaxIdleConnsPerHost: 2}
 	return &http.Client{Transport: tr, Timeout: timeout}, nil
 }
 
@@ -99,9 +183,9 @@ func tlsConfig(t TLS) (*tls.Config, error) {
 	case t.InsecureSkipVerify:
 		cfg.InsecureSkipVerify = true // opt-in: TLS.InsecureSkipVerify, logged per connection
 	case t.FingerprintSHA256 != "":
-		want, err := hex.DecodeString(strings.ReplaceAll(strings.ToLower(t.FingerprintSHA256), ":", ""))
-		if err != nil || len(want) != sha256.Size {
-			return nil, fmt.Errorf("redfish: TLS fingerprint is not a SHA-256 hex digest: %w", hostforge.ErrInvalid)
+		want, err := ParseFingerprint(t.FingerprintSHA256)
+		if err != nil {
+			return nil, err
 		}
 		// The pin replaces chain verification; VerifyPeerCertificate still
 		// runs, so a certificate that does not match is refused.
@@ -126,6 +210,16 @@ func tlsConfig(t TLS) (*tls.Config, error) {
 	return cfg, nil
 }
 
+// ParseFingerprint reads a SHA-256 certificate fingerprint written as hex,
+// with or without colons, in either case.
+func ParseFingerprint(s string) ([]byte, error) {
+	b, err := hex.DecodeString(strings.ReplaceAll(strings.ToLower(strings.TrimSpace(s)), ":", ""))
+	if err != nil || len(b) != sha256.Size {
+		return nil, fmt.Errorf("redfish: TLS fingerprint is not a SHA-256 hex digest: %w", hostforge.ErrInvalid)
+	}
+	return b, nil
+}
+
 // Connect reads the service root (anonymously, as Redfish allows), then
 // verifies the credential with an authenticated read of the managers.
 func (c *Connector) Connect(ctx context.Context, address string, cred bmc.Credential) (bmc.Client, error) {
@@ -133,22 +227,30 @@ func (c *Connector) Connect(ctx context.Context, address string, cred bmc.Creden
 	if scheme == "" {
 		scheme = "https"
 	}
-	endpoint := scheme + "://" + address
-	if _, err := url.Parse(endpoint); err != nil || strings.ContainsAny(address, "/ ") {
-		return nil, fmt.Errorf("redfish: address %q: %w", address, hostforge.ErrInvalid)
+	dial := address
+	if ep, ok := c.Endpoints[address]; ok {
+		dial = ep
 	}
-	hc, err := c.httpClient(address)
+	endpoint := scheme + "://" + dial
+	u, err := url.Parse(endpoint)
+	if err != nil || u.Host != dial || u.User != nil || strings.ContainsAny(dial, "/ @\\?#") {
+		return nil, fmt.Errorf("redfish: address %q: %w", dial, hostforge.ErrInvalid)
+	}
+	device := hostforge.DeviceFrom(ctx)
+	hc, err := c.httpClient(device, address)
 	if err != nil {
 		return nil, err
 	}
+	sec := c.Secrets.OrNew()
+	sec.AddCredential(cred.Username, cred.Password)
 	api, err := gofish.ConnectContext(ctx, gofish.ClientConfig{
 		Endpoint: endpoint, Username: cred.Username, Password: cred.Password, BasicAuth: true,
 		HTTPClient: hc, NoModifyTransport: true, ReuseConnections: true,
 	})
 	if err != nil {
-		return nil, convert(err)
+		return nil, convert(ctx, sec, err)
 	}
-	cl := &client{api: api}
+	cl := &client{api: api, endpoint: u, secrets: sec}
 	if _, err := cl.get(ctx, "/redfish/v1/Managers"); err != nil {
 		return nil, err
 	}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/url"
+	"strings"
 
 	"github.com/hostforge/hostforge"
 	"github.com/hostforge/hostforge/bmc"
@@ -11,6 +13,42 @@ import (
 
 // Navigation: Redfish links, collection members, and the first manager and
 // system, discovered from the service root and cached per client.
+
+// CheckLink reports whether p, a link a BMC answered (an @odata.id, an
+// action target), is a path on the BMC's own Redfish service, safe to
+// append to its endpoint: an absolute path under /redfish/, with no
+// authority ("//"), no user info or "@", no backslash, no ".." segment and
+// no control or space character — in its raw form and percent-decoded.
+// Anything else could move a request, and the credential it carries, off
+// the BMC.
+func CheckLink(p string) error {
+	dec, err := url.PathUnescape(p)
+	if err != nil {
+		return fmt.Errorf("not a valid escaped path")
+	}
+	for _, s := range []string{p, dec} {
+		switch {
+		case !strings.HasPrefix(s, "/redfish/") && s != "/redfish":
+			return fmt.Errorf("not an absolute path under /redfish/")
+		case strings.Contains(s, "//"):
+			return fmt.Errorf("holds an authority or an empty segment (//)")
+		case strings.Contains(s, "@"):
+			return fmt.Errorf("holds user info (@)")
+		case strings.Contains(s, `\`):
+			return fmt.Errorf("holds a backslash")
+		case strings.IndexFunc(s, func(r rune) bool { return r <= ' ' || r == 0x7f }) >= 0:
+			return fmt.Errorf("holds a control or space character")
+		}
+		path, _, _ := strings.Cut(s, "?")
+		path, _, _ = strings.Cut(path, "#")
+		for _, seg := range strings.Split(path, "/") {
+			if seg == ".." || seg == "." {
+				return fmt.Errorf("holds a dot segment (%s)", seg)
+			}
+		}
+	}
+	return nil
+}
 
 func link(d doc, keys ...string) string {
 	var cur any = d

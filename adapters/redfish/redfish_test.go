@@ -39,7 +39,7 @@ func serve(t *testing.T, e *redfishemu.Emulator) (*redfish.Connector, string) {
 	t.Cleanup(srv.Close)
 	sum := sha256.Sum256(srv.Certificate().Raw)
 	pin := hex.EncodeToString(sum[:])
-	c := &redfish.Connector{TLSFor: func(string) redfish.TLS { return redfish.TLS{FingerprintSHA256: pin} }}
+	c := &redfish.Connector{TLSFor: func(_, _ string) redfish.TLS { return redfish.TLS{FingerprintSHA256: pin} }}
 	t.Cleanup(func() { srv.Client().CloseIdleConnections() })
 	return c, srv.Listener.Addr().String()
 }
@@ -310,7 +310,7 @@ func TestTLSVerification(t *testing.T) {
 		{"explicit opt-in", redfish.TLS{InsecureSkipVerify: true}, true},
 	}
 	for _, tc := range cases {
-		c := &redfish.Connector{TLSFor: func(string) redfish.TLS { return tc.tls }, Log: slog.New(slog.NewTextHandler(logs, nil))}
+		c := &redfish.Connector{TLSFor: func(_, _ string) redfish.TLS { return tc.tls }, Log: slog.New(slog.NewTextHandler(logs, nil))}
 		_, err := c.Connect(ctx, addr, cred)
 		if (err == nil) != tc.ok {
 			t.Errorf("%s: err = %v", tc.name, err)
@@ -319,7 +319,7 @@ func TestTLSVerification(t *testing.T) {
 	if !strings.Contains(logs.String(), "opt-in") {
 		t.Fatal("skipping verification was not logged")
 	}
-	c := &redfish.Connector{TLSFor: func(string) redfish.TLS { return redfish.TLS{CAPEM: caPEM} }}
+	c := &redfish.Connector{TLSFor: func(_, _ string) redfish.TLS { return redfish.TLS{CAPEM: caPEM} }}
 	if _, err := c.Connect(ctx, addr, bmc.Credential{Username: "root", Password: "nope-nope"}); !errors.Is(err, hostforge.ErrUnauthorized) {
 		t.Fatalf("wrong password: %v", err)
 	}
@@ -381,7 +381,7 @@ func BenchmarkConvergedRunOverEmulator(b *testing.B) {
 	srv := httptest.NewTLSServer(e)
 	defer srv.Close()
 	sum := sha256.Sum256(srv.Certificate().Raw)
-	c := &redfish.Connector{TLSFor: func(string) redfish.TLS { return redfish.TLS{FingerprintSHA256: hex.EncodeToString(sum[:])} }}
+	c := &redfish.Connector{TLSFor: func(_, _ string) redfish.TLS { return redfish.TLS{FingerprintSHA256: hex.EncodeToString(sum[:])} }}
 	site.Vault.Set(fakes.AdminItem("n1"), map[string]string{bmc.FieldUsername: "root", bmc.FieldPassword: adminPW})
 	cfg := &bmc.Configurator{Connector: c, Vault: site.Vault, Clock: site.Clock}
 	tg := bmc.Target{Device: "n1", Address: srv.Listener.Addr().String(), AdminItem: fakes.AdminItem("n1"), FactoryItem: fakes.FactoryItem, MonitoringItem: fakes.MonitoringItem, NTPServers: []string{"10.0.0.11"}, SyslogServers: []string{"10.0.0.21"}, ProvisioningMAC: "b8:3f:d2:90:97:c4", RestrictBoot: true}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 
 	"github.com/stmcginnis/gofish"
 	"github.com/stmcginnis/gofish/schemas"
@@ -24,7 +25,12 @@ type doc = map[string]any
 // from the service root and cached, with the root and manager resources
 // (navigation only); a client serves one attempt of the BMC phase.
 type client struct {
-	api     *gofish.APIClient
+	api *gofish.APIClient
+	// endpoint is the BMC's base URL: every request stays on its origin.
+	endpoint *url.URL
+	// secrets holds the credentials this connection sends; the BMC's text
+	// is scrubbed of them.
+	secrets *hostforge.Secrets
 	mgr     string
 	sys     string
 	vendor  bmc.Vendor
@@ -36,8 +42,12 @@ type client struct {
 }
 
 // convert turns gofish and transport errors into hostforge's vocabulary,
-// keeping the BMC's own message.
-func convert(err error) error {
+// keeping the BMC's own message scrubbed of every secret in sec. ctx is the
+// caller's: only when it has ended is the error a context error (the
+// runtime reports CANCELLED). The HTTP client's own timeout also matches
+// context.DeadlineExceeded, but means the BMC did not answer in time:
+// ErrUnavailable, retryable, with no context error in the chain.
+func convert(ctx context.Context, sec *hostforge.Secrets, err error) error {
 	if err == nil {
 		return nil
 	}
@@ -47,29 +57,52 @@ func convert(err error) error {
 		if len(se.ExtendedInfos) > 0 && se.ExtendedInfos[0].Message != "" {
 			msg = se.ExtendedInfos[0].Message
 		}
-		return bmc.HTTPError(se.HTTPReturnedStatusCode, msg)
+		return bmc.HTTPError(se.HTTPReturnedStatusCode, sec.Scrub(msg))
+	}
+	text := sec.Scrub(err.Error())
+	if ctxErr := ctx.Err(); ctxErr != nil {
+		return fmt.Errorf("redfish: %s: %w", text, ctxErr)
 	}
 	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-		return fmt.Errorf("redfish: %w: %w", hostforge.ErrUnavailable, err)
+		return fmt.Errorf("redfish: no answer within the client's timeout: %s: %w", text, hostforge.ErrUnavailable)
 	}
-	return fmt.Errorf("redfish: %v: %w", err, hostforge.ErrUnavailable)
+	return fmt.Errorf("redfish: %s: %w", text, hostforge.ErrUnavailable)
+}
+
+// follow checks that p is a path on the BMC's own service before a request
+// goes there.
+func (c *client) follow(p string) error {
+	if err := CheckLink(p); err != nil {
+		return bmc.LinkOffOrigin.New("%s answered the link %q: %v; refused, nothing was sent there", c.endpoint.Host, c.secrets.Scrub(p), err)
+	}
+	u, err := url.Parse(c.endpoint.String() + p)
+	if err != nil || u.Scheme != c.endpoint.Scheme || u.Host != c.endpoint.Host || u.User != nil {
+		return bmc.LinkOffOrigin.New("%s answered the link %q, which leaves its origin; refused, nothing was sent there", c.endpoint.Host, c.secrets.Scrub(p))
+	}
+	return nil
 }
 
 func (c *client) get(ctx context.Context, p string) (doc, error) {
+	if err := c.follow(p); err != nil {
+		return nil, err
+	}
 	resp, err := c.api.WithContext(ctx).Get(p)
 	if err != nil {
-		return nil, convert(err)
+		return nil, convert(ctx, c.secrets, err)
 	}
 	defer resp.Body.Close()
 	var d doc
 	if err := json.NewDecoder(io.LimitReader(resp.Body, 8<<20)).Decode(&d); err != nil {
-		return nil, fmt.Errorf("redfish: GET %s: %v: %w", p, err, hostforge.ErrInvalid)
+		return nil, fmt.Errorf("redfish: GET %s: %s: %w", p, c.secrets.Scrub(err.Error()), hostforge.ErrInvalid)
 	}
 	return d, nil
 }
 
 // write sends a PATCH or POST and returns the Location header.
 func (c *client) write(ctx context.Context, method, p string, body any) (string, error) {
+	if err := c.follow(p); err != nil {
+		return "", err
+	}
 	api := c.api.WithContext(ctx)
 	var resp *http.Response
 	var err error
@@ -82,7 +115,7 @@ func (c *client) write(ctx context.Context, method, p string, body any) (string,
 		resp, err = api.Delete(p)
 	}
 	if err != nil {
-		return "", convert(err)
+		return "", convert(ctx, c.secrets, err)
 	}
 	defer resp.Body.Close()
 	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20))

@@ -64,6 +64,11 @@ type Config struct {
 	TransferTimeout time.Duration
 	// Log may be nil.
 	Log *slog.Logger
+	// Secrets is the process's set of secret values: the passphrase is
+	// registered in it, and what the server answers (command output, login
+	// and command errors) is scrubbed with it (nil: a set of the dialer's
+	// own).
+	Secrets *hostforge.Secrets
 }
 
 // Dialer opens Clients. It implements dhcp.Dialer.
@@ -93,6 +98,7 @@ func New(cfg Config) (*Dialer, error) {
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.DiscardHandler)
 	}
+	cfg.Secrets = cfg.Secrets.OrNew()
 	return &Dialer{cfg: cfg}, nil
 }
 
@@ -105,8 +111,17 @@ func (d *Dialer) Dial(ctx context.Context) (dhcp.Remote, error) {
 	return c, nil
 }
 
-// DialClient reads the credentials, connects and logs in.
+// DialClient reads the credentials, connects and logs in. Its error is
+// scrubbed of the process's secrets.
 func (d *Dialer) DialClient(ctx context.Context) (*Client, error) {
+	c, err := d.dialClient(ctx)
+	if err != nil {
+		return nil, d.cfg.Secrets.Err(err)
+	}
+	return c, nil
+}
+
+func (d *Dialer) dialClient(ctx context.Context) (*Client, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -226,6 +241,7 @@ func (d *Dialer) credentials(ctx context.Context) (credentials, error) {
 		return cr, CredentialsInvalid.New("vault item %s: field %q is missing or empty", d.cfg.Item, FieldPrivateKey)
 	}
 	if pass := item[FieldPassphrase]; pass != "" {
+		d.cfg.Secrets.Add(pass)
 		pp := []byte(pass)
 		cr.signer, err = xssh.ParsePrivateKeyWithPassphrase(pem, pp)
 		clear(pp)
@@ -479,8 +495,21 @@ func (x *session) abort() {
 }
 
 // Run runs command under the command deadline, which covers opening its
-// session as well as running it.
+// session as well as running it. Its output and error are scrubbed of the
+// process's secrets (Config.Secrets): they end up in the DHCP phase's
+// messages.
 func (c *Client) Run(ctx context.Context, command string) (dhcp.Output, error) {
+	out, err := c.run(ctx, command)
+	if sec := c.cfg.Secrets; sec.Len() > 0 {
+		if clean := sec.Scrub(string(out.Output)); clean != string(out.Output) {
+			out.Output = []byte(clean)
+		}
+		err = sec.Err(err)
+	}
+	return out, err
+}
+
+func (c *Client) run(ctx context.Context, command string) (dhcp.Output, error) {
 	if err := ctx.Err(); err != nil {
 		return dhcp.Output{}, err
 	}

@@ -8,6 +8,7 @@ import (
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/worker"
 
+	"github.com/hostforge/hostforge"
 	"github.com/hostforge/hostforge/enrollment"
 	"github.com/hostforge/hostforge/flow"
 )
@@ -32,6 +33,11 @@ type Activities struct {
 	Exec Dispatcher
 	// HeartbeatEvery is the heartbeat period while a step runs (10 s).
 	HeartbeatEvery time.Duration
+	// Secrets is the process's set of secret values. What an activity hands
+	// Temporal — its result and its error (the ApplicationError's message
+	// and the Failure in its details), which the workflow's history keeps —
+	// is scrubbed of them. nil scrubs nothing.
+	Secrets *hostforge.Secrets
 }
 
 // Step runs the activity's own step (its registered name) on the executor,
@@ -42,9 +48,26 @@ func (a *Activities) Step(ctx context.Context, in json.RawMessage) (json.RawMess
 	out, err := a.Exec.Dispatch(ctx, name, in)
 	stop()
 	if err != nil {
-		return nil, toApplicationError(err)
+		return nil, toApplicationError(a.Secrets.Err(err))
 	}
-	return out, nil
+	return a.scrubResult(name, out)
+}
+
+// scrubResult scrubs a step's JSON result of secrets before it enters the
+// history. The replacement keeps JSON valid (Redacted needs no escaping);
+// a result that would not stay valid is refused rather than recorded.
+func (a *Activities) scrubResult(step string, out json.RawMessage) (json.RawMessage, error) {
+	if a.Secrets.Len() == 0 || len(out) == 0 {
+		return out, nil
+	}
+	clean := a.Secrets.Scrub(string(out))
+	if clean == string(out) {
+		return out, nil
+	}
+	if !json.Valid([]byte(clean)) {
+		return nil, toApplicationError(hostforge.Unclassified.New("step %s: its result carries a secret that cannot be scrubbed from its JSON", step))
+	}
+	return json.RawMessage(clean), nil
 }
 
 // heartbeat records a heartbeat every period until the returned stop is

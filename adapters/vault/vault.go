@@ -27,6 +27,11 @@ var ErrExposed = errors.New("readable by group or others")
 // several File values (in one process or many) may share one file.
 type File struct {
 	path string
+	// Secrets, when set, learns the secret fields (hostforge.SecretField)
+	// of every item the vault hands out or stores, so text a remote system
+	// echoes is scrubbed of them from the moment they are read or
+	// generated. Set it before the vault is shared.
+	Secrets *hostforge.Secrets
 
 	mu    sync.Mutex
 	items map[string]map[string]string
@@ -108,6 +113,7 @@ func (v *File) Item(ctx context.Context, name string) (map[string]string, error)
 	if !ok {
 		return nil, fmt.Errorf("vault file %s: item %q: %w", v.path, name, hostforge.ErrNotFound)
 	}
+	v.Secrets.AddFields(it)
 	return copyFields(it), nil
 }
 
@@ -139,6 +145,7 @@ func (v *File) PutItem(ctx context.Context, name string, fields map[string]strin
 	if name == "" {
 		return fmt.Errorf("vault file %s: an item needs a name: %w", v.path, hostforge.ErrInvalid)
 	}
+	v.Secrets.AddFields(fields)
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	unlock, err := lockFile(ctx, lockPath(v.path))

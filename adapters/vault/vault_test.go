@@ -416,3 +416,26 @@ func FuzzOpen(f *testing.F) {
 		}
 	})
 }
+
+// The vault registers the secret fields of what it hands out and stores,
+// and only those.
+func TestVaultRegistersSecretFields(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "vault.yaml")
+	if err := Create(path, map[string]map[string]string{"bmc-factory": {"username": "admin", "password": "factory-pw-x"}}); err != nil {
+		t.Fatal(err)
+	}
+	v, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v.Secrets = hostforge.NewSecrets()
+	if _, err := v.Item(context.Background(), "bmc-factory"); err != nil {
+		t.Fatal(err)
+	}
+	if err := v.PutItem(context.Background(), "bmc-admin-n1", map[string]string{"username": "admin", "pending_password": "generated-pw-y", "reset_pending": "rotation"}); err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(v.Secrets.Values(), ","); got != "factory-pw-x,generated-pw-y" {
+		t.Fatalf("registered %q", got)
+	}
+}

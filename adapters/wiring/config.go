@@ -76,6 +76,9 @@ is read from the environment variable or the file the config names.
   bmc:                                  # how BMCs' Redfish service is reached
     ca_file: /etc/hostforge/bmc-ca.pem  # optional: the CA that signed the BMCs
     insecure_skip_verify: false         # opt-in for self-signed lab BMCs; logged
+    tls:                                # optional: per-BMC trust by device or range (below)
+      - cidrs: [10.10.1.0/24]
+        ca_file: /etc/hostforge/rack1-ca.pem
     endpoints:                          # optional: reach these BMCs elsewhere than their
       - address: 10.10.0.12             #   out-of-band IP on 443 (a jump host's forwarded
         endpoint: 127.0.0.1:40443       #   port, a lab's emulator): TLS is still verified
@@ -100,6 +103,8 @@ Extension tasks name vault items for their secrets: a webhook's
 signingSecret (the item's password field; whsec_ base64 or raw), an SSH
 task's privateKeySecret (private_key, optional passphrase and user).
 Their execution records and outputs are kept in the ledger's database.
+
+` + BMCTLSHelp + `
 
 ` + LedgerHelp + `
 
@@ -196,6 +201,10 @@ type BMCConfig struct {
 	// out-of-band address (which NetBox records and the DHCP reservation
 	// uses): a jump host's forwarded port, a lab's emulator.
 	Endpoints []BMCEndpoint `yaml:"endpoints"`
+	// TLS, Networks and RedfishVerifyCAPaths: see tls.go (BMCTLSHelp).
+	TLS                  []BMCTLS `yaml:"tls"`
+	Networks             []string `yaml:"networks"`
+	RedfishVerifyCAPaths []string `yaml:"redfish_verify_ca_paths"`
 }
 
 // BMCEndpoint is where the BMC whose out-of-band address is Address is
@@ -303,6 +312,8 @@ func (c *Config) SiteConfig() enrollment.SiteConfig {
 		MaxAttempts:                 c.Gates.MaxAttempts,
 		IronicInstances:             map[string]string{},
 		EnrolProject:                c.Gates.EnrolProject,
+		BMCNetworks:                 c.BMC.Networks,
+		RedfishVerifyCAPaths:        c.BMC.RedfishVerifyCAPaths,
 	}
 	for _, ir := range c.Ironic {
 		for _, dc := range ir.DeviceClasses {
@@ -493,8 +504,8 @@ func (c *Config) validate() error {
 			return err
 		}
 	}
-	if c.BMC.CAFile != "" && c.BMC.InsecureSkipVerify {
-		return c.keyError("bmc.insecure_skip_verify", "set ca_file or insecure_skip_verify, not both")
+	if err := c.validateBMCTLS(); err != nil {
+		return err
 	}
 	seenAddr := map[string]bool{}
 	for i, e := range c.BMC.Endpoints {

@@ -12,7 +12,6 @@ import (
 	"github.com/hostforge/hostforge"
 	ironicapi "github.com/hostforge/hostforge/adapters/ironic"
 	"github.com/hostforge/hostforge/adapters/netbox"
-	"github.com/hostforge/hostforge/adapters/redfish"
 	"github.com/hostforge/hostforge/adapters/ssh"
 	"github.com/hostforge/hostforge/adapters/vault"
 	"github.com/hostforge/hostforge/bmc"
@@ -49,6 +48,15 @@ type Options struct {
 	// IronicConnectTimeout bounds the microversion negotiation with each
 	// Ironic instance at Open (60 s).
 	IronicConnectTimeout time.Duration
+	// Secrets is the process's set of secret values; nil: Open makes one.
+	// The vault registers every secret it hands out in it, the adapters
+	// register what they send (the NetBox token, BMC and driver_info
+	// passwords) and scrub what remote systems answer with it, the
+	// enrollment's steps leave scrubbed of it, and the logger Open hands
+	// the adapters scrubs every line. A caller that prints or records what
+	// the systems produce (CLI output, Temporal activities) scrubs with
+	// Systems.Secrets.
+	Secrets *hostforge.Secrets
 	// SubmitOnly wires what a submitter needs — NetBox, the site's
 	// configuration and the proof store — and none of the phases: a
 	// process that only starts workflows on Temporal need not reach the
@@ -73,9 +81,12 @@ type Systems struct {
 	NetBox *netbox.Client
 	// Vault is the file vault; nil when the config names none.
 	Vault *vault.File
-	// BMCConnector opens Redfish connections to BMCs (TLS and port from the
-	// bmc section). The BMC phase and the Ironic link guard share it.
+	// BMCConnector opens Redfish connections to BMCs (TLS per BMC and
+	// endpoints from the bmc section). The BMC phase and the Ironic link
+	// guard share it; Close releases its connections.
 	BMCConnector bmc.Connector
+	// Secrets is the process's set of secret values (Options.Secrets).
+	Secrets *hostforge.Secrets
 	// Enrollment is the enrollment's step set on these systems: every phase
 	// whose gate is on, with the link guard wired to the BMCs. nil with
 	// Options.SubmitOnly.
@@ -133,14 +144,17 @@ func Open(ctx context.Context, cfg *Config, o Options) (_ *Systems, err error) {
 	if getenv == nil {
 		getenv = os.Getenv
 	}
-	s := &Systems{Config: cfg, Site: cfg.Site, SiteConfig: cfg.SiteConfig(), PlatformClassReady: cfg.Gates.PlatformClassActivityReady, Log: log}
+	secrets := o.Secrets.OrNew()
+	registerConfigSecrets(cfg, secrets)
+	log = slog.New(secrets.Handler(log.Handler()))
+	s := &Systems{Config: cfg, Site: cfg.Site, SiteConfig: cfg.SiteConfig(), PlatformClassReady: cfg.Gates.PlatformClassActivityReady, Log: log, Secrets: secrets}
 	defer func() {
 		if err != nil {
 			_ = s.Close() // what a later part failed after an earlier one opened
 		}
 	}()
 
-	nb, err := openNetBox(cfg, getenv, log)
+	nb, err := openNetBox(cfg, getenv, log, secrets)
 	if err != nil {
 		return nil, err
 	}
@@ -153,29 +167,33 @@ func Open(ctx context.Context, cfg *Config, o Options) (_ *Systems, err error) {
 	if o.SubmitOnly {
 		return s, nil
 	}
-	exec := &enrollment.Executor{NetBox: nb, Log: log}
+	exec := &enrollment.Executor{NetBox: nb, Log: log, Secrets: secrets}
 	if cfg.Vault != nil {
 		v, err := vault.Open(cfg.Vault.Path)
 		if err != nil {
 			return nil, cfg.invalid("vault.path", "%v", err)
 		}
+		v.Secrets = secrets
 		s.Vault, exec.Vault = v, v
 	}
 	if g.ConfigureDHCP {
-		if exec.DHCP, err = openDHCP(ctx, cfg, s.Vault, log); err != nil {
+		if exec.DHCP, err = openDHCP(ctx, cfg, s.Vault, log, secrets); err != nil {
 			return nil, err
 		}
 	}
 	if g.ConfigureBMC || g.IronicEnrol {
-		if s.BMCConnector, err = openBMCConnector(cfg, log); err != nil {
+		conn, err := openBMCConnector(cfg, log, secrets)
+		if err != nil {
 			return nil, err
 		}
+		s.BMCConnector = conn
+		s.OnClose(conn.Close)
 		if s.Vault == nil {
 			return nil, cfg.invalid("vault", "missing: the BMC and Ironic phases read credentials from the vault")
 		}
 	}
 	if g.ConfigureBMC {
-		exec.BMC = &bmc.Configurator{Connector: s.BMCConnector, Vault: s.Vault, Clock: clock.Real{}, Log: log}
+		exec.BMC = &bmc.Configurator{Connector: s.BMCConnector, Vault: s.Vault, Clock: clock.Real{}, Log: log, Secrets: secrets}
 	}
 	if g.IronicEnrol {
 		if exec.Ironic, err = openIronic(ctx, cfg, s, o.IronicConnectTimeout, log); err != nil {
@@ -208,12 +226,13 @@ func Open(ctx context.Context, cfg *Config, o Options) (_ *Systems, err error) {
 }
 
 // openNetBox builds the NetBox adapter with the token the config names.
-func openNetBox(cfg *Config, getenv func(string) string, log *slog.Logger) (*netbox.Client, error) {
+func openNetBox(cfg *Config, getenv func(string) string, log *slog.Logger, secrets *hostforge.Secrets) (*netbox.Client, error) {
 	token, err := netBoxToken(cfg, getenv)
 	if err != nil {
 		return nil, err
 	}
-	nbc := netbox.Config{URL: cfg.NetBox.URL, Token: token, InsecureSkipVerify: cfg.NetBox.InsecureSkipVerify, Log: log}
+	secrets.Add(token)
+	nbc := netbox.Config{URL: cfg.NetBox.URL, Token: token, InsecureSkipVerify: cfg.NetBox.InsecureSkipVerify, Log: log, Secrets: secrets}
 	if cfg.NetBox.CAFile != "" {
 		if nbc.CACertPEM, err = os.ReadFile(cfg.NetBox.CAFile); err != nil {
 			return nil, cfg.invalid("netbox.ca_file", "%v", err)
@@ -255,7 +274,7 @@ func netBoxToken(cfg *Config, getenv func(string) string) (string, error) {
 // is dialled here (the adapter connects per host), but the vault item is
 // checked, so a missing key or known_hosts fails once, before any device is
 // touched, rather than once per host.
-func openDHCP(ctx context.Context, cfg *Config, v *vault.File, log *slog.Logger) (enrollment.DHCPPhase, error) {
+func openDHCP(ctx context.Context, cfg *Config, v *vault.File, log *slog.Logger, secrets *hostforge.Secrets) (enrollment.DHCPPhase, error) {
 	if v == nil {
 		return nil, cfg.invalid("vault", "missing: the DHCP phase reads its SSH key and known_hosts from the vault")
 	}
@@ -288,6 +307,7 @@ func openDHCP(ctx context.Context, cfg *Config, v *vault.File, log *slog.Logger)
 		CommandTimeout:  t.Command.D(),
 		TransferTimeout: t.Transfer.D(),
 		Log:             log,
+		Secrets:         secrets,
 	})
 	if err != nil {
 		return nil, cfg.invalid("dhcp", "%v", err)
@@ -297,31 +317,13 @@ func openDHCP(ctx context.Context, cfg *Config, v *vault.File, log *slog.Logger)
 	return phase, nil
 }
 
-// openBMCConnector builds the Redfish connector the BMC phase and the link
-// guard share: TLS verified against bmc.ca_file (or the system roots)
-// unless insecure_skip_verify opts out, and bmc.endpoints applied.
-func openBMCConnector(cfg *Config, log *slog.Logger) (bmc.Connector, error) {
-	var t redfish.TLS
-	if cfg.BMC.CAFile != "" {
-		pem, err := os.ReadFile(cfg.BMC.CAFile)
-		if err != nil {
-			return nil, cfg.invalid("bmc.ca_file", "%v", err)
-		}
-		t.CAPEM = pem
-	}
-	t.InsecureSkipVerify = cfg.BMC.InsecureSkipVerify // explicit opt-in; the connector logs every such connection
-	var conn bmc.Connector = &redfish.Connector{TLSFor: func(string) redfish.TLS { return t }, Log: log}
-	if len(cfg.BMC.Endpoints) > 0 {
-		conn = &EndpointConnector{Connector: conn, Endpoints: cfg.BMC.EndpointMap()}
-	}
-	return conn, nil
-}
-
 // EndpointConnector reaches some BMCs elsewhere than their out-of-band
 // address: the BMC phase and the Ironic phases know a BMC by the address
 // NetBox records, and Endpoints maps it to the host:port that reaches it
 // (a jump host's forwarded port, a lab's emulator). Other addresses are
-// connected as they are.
+// connected as they are. Open gives bmc.endpoints to the Redfish connector
+// itself (redfish.Connector.Endpoints), which chooses TLS by the BMC's own
+// address; EndpointConnector wraps any other bmc.Connector.
 type EndpointConnector struct {
 	Connector bmc.Connector
 	Endpoints map[string]string
@@ -344,7 +346,7 @@ func openIronic(ctx context.Context, cfg *Config, s *Systems, timeout time.Durat
 	if timeout <= 0 {
 		timeout = 60 * time.Second
 	}
-	links := &bmc.LinkReader{Connector: s.BMCConnector, Vault: s.Vault}
+	links := &bmc.LinkReader{Connector: s.BMCConnector, Vault: s.Vault, Secrets: s.Secrets}
 	out := map[string]enrollment.IronicPhases{}
 	for i, ic := range cfg.Ironic {
 		at := fmt.Sprintf("ironic[%d]", i)
@@ -352,6 +354,7 @@ func openIronic(ctx context.Context, cfg *Config, s *Systems, timeout time.Durat
 		if err != nil {
 			return nil, err
 		}
+		icfg.Secrets = s.Secrets
 		if ic.InsecureSkipVerify {
 			log.Warn("Ironic TLS verification is off by the config file's explicit opt-in", "phase", "wiring", "instance", ic.Name, "url", ic.URL)
 		}

@@ -27,7 +27,11 @@
 //     Manager.Reset applies it, as some BMCs do;
 //   - a busy knob: the next N writes answer 503 with a message; a lost-answer
 //     knob: the next N matching requests take effect and their connection
-//     is dropped before the answer.
+//     is dropped before the answer; a refusing knob: the next N password
+//     writes answer 400 PropertyValueFormatError echoing the value, as
+//     DMTF's Base registry words it (RefusePasswords);
+//   - Edit changes a resource in place (a test plants a link that leaves
+//     the BMC, say).
 //
 // Every request is logged, so a test can assert that a converged run made
 // no PATCH/POST/DELETE. Time comes from an injected clock.
@@ -96,6 +100,7 @@ type Emulator struct {
 	applyOnReset  bool
 	staged        map[string]string // account path → password applied on reset
 	lose          []*loseRule
+	refuse        int
 }
 
 type loseRule struct {
@@ -239,6 +244,41 @@ func (e *Emulator) LoseAnswers(method, suffix string, n int) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.lose = append(e.lose, &loseRule{method: method, suffix: suffix, n: n})
+}
+
+// RefusePasswords makes the next n password writes (a PATCH of an account
+// or a POST creating one) answer 400 Base.1.8.PropertyValueFormatError with
+// the refused value echoed in the message and in MessageArgs, as DMTF's
+// Base registry defines the message ("The value %1 for the property %2 is
+// of a different format than the property can accept.").
+func (e *Emulator) RefusePasswords(n int) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.refuse = n
+}
+
+// refusedLocked is the echoing refusal RefusePasswords asked for, or
+// status 0.
+func (e *Emulator) refusedLocked(body map[string]any) (int, map[string]string, any) {
+	pw, ok := body["Password"].(string)
+	if !ok || e.refuse <= 0 {
+		return 0, nil, nil
+	}
+	e.refuse--
+	q, _ := json.Marshal(pw)
+	msg := fmt.Sprintf("The value %s for the property Password is of a different format than the property can accept.", q)
+	return http.StatusBadRequest, nil, map[string]any{"error": map[string]any{"code": "Base.1.8.GeneralError",
+		"message": "A general error has occurred. See ExtendedInfo for more information.",
+		"@Message.ExtendedInfo": []any{map[string]any{"MessageId": "Base.1.8.PropertyValueFormatError", "Message": msg,
+			"MessageArgs": []any{pw, "Password"}, "Severity": "Warning", "Resolution": "Correct the value for the property in the request body and resubmit the request if the operation failed."}}}}
+}
+
+// Edit runs f on the live resource at p (nil when there is none), under
+// the emulator's lock: a test changes what the BMC answers.
+func (e *Emulator) Edit(p string, f func(d map[string]any)) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	f(e.docs[clean(p)])
 }
 
 // Resets counts the Manager.Reset requests the BMC accepted.
@@ -644,6 +684,9 @@ func (e *Emulator) patchAccount(p string, d, body map[string]any) (int, map[stri
 	if e.vendor == "dell" && strings.HasSuffix(p, "/Accounts/1") {
 		return redfishError(http.StatusBadRequest, "IDRAC.2.8.RAC0690", "Account 1 is reserved and cannot be modified.")
 	}
+	if st, hdr, b := e.refusedLocked(body); st != 0 {
+		return st, hdr, b
+	}
 	if pw, ok := body["Password"]; ok {
 		s, _ := pw.(string)
 		if len(s) < 8 {
@@ -677,6 +720,9 @@ func (e *Emulator) post(p string, body map[string]any, now time.Time) (int, map[
 	case p == "/redfish/v1/AccountService/Accounts":
 		if e.vendor != "supermicro" && e.vendor != "generic" {
 			return redfishError(http.StatusMethodNotAllowed, "Base.1.8.OperationNotAllowed", "Accounts are fixed slots on this BMC: PATCH a free slot.")
+		}
+		if st, hdr, b := e.refusedLocked(body); st != 0 {
+			return st, hdr, b
 		}
 		u, _ := body["UserName"].(string)
 		pw, _ := body["Password"].(string)

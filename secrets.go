@@ -1,0 +1,462 @@
+package hostforge
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"html"
+	"io"
+	"log/slog"
+	"net/url"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+)
+
+// Redacted is what a secret becomes in scrubbed text.
+const Redacted = "<redacted>"
+
+// Secrets is the set of secret values in flight — passwords, tokens,
+// private keys, passphrases, DSNs — that must never reach an error, a
+// Failure, a log line, an event, CLI output or a Temporal payload. Remote
+// systems echo what they refuse (a BMC's PropertyValueFormatError quotes
+// the value; Ironic's faultstring quotes driver_info), so every adapter runs
+// the text a remote system returns through Scrub before it becomes any of
+// those, and the process's exits (its logger, its output streams, its
+// Temporal activities) scrub once more.
+//
+// Scrub also catches the encodings a value travels in: JSON-escaped (once
+// and twice: JSON inside a JSON string), Go-quoted, URL-escaped, HTML-escaped
+// and base64 (and base64 of "user:password", an echoed basic-auth header,
+// with AddCredential).
+//
+// One set serves a process: the vault registers what it hands out (Vault),
+// an adapter registers what it sends (Add), and everything scrubs with the
+// same set. A nil *Secrets is valid: it holds nothing and scrubs nothing.
+// It is safe for concurrent use.
+type Secrets struct {
+	mu sync.RWMutex
+	// vals maps each value to its variants.
+	vals map[string][]string
+	// rep replaces every variant of every value; nil while stale.
+	rep *strings.Replacer
+}
+
+// NewSecrets returns a set holding values.
+func NewSecrets(values ...string) *Secrets {
+	s := &Secrets{}
+	s.Add(values...)
+	return s
+}
+
+// OrNew returns s, or a new empty set when s is nil: an adapter built
+// without a process-wide set still scrubs what it knows itself.
+func (s *Secrets) OrNew() *Secrets {
+	if s == nil {
+		return NewSecrets()
+	}
+	return s
+}
+
+// Add registers secret values. Empty values are ignored.
+func (s *Secrets) Add(values ...string) {
+	if s == nil {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, v := range values {
+		if v == "" {
+			continue
+		}
+		if _, ok := s.vals[v]; ok {
+			continue
+		}
+		if s.vals == nil {
+			s.vals = map[string][]string{}
+		}
+		s.vals[v] = Variants(v)
+		s.rep = nil
+	}
+}
+
+// AddCredential registers a password and the basic-auth encoding of the
+// credential (base64 of "user:password"), which a server that echoes a
+// request's headers gives back.
+func (s *Secrets) AddCredential(user, password string) {
+	if password == "" {
+		return
+	}
+	basic := user + ":" + password
+	s.Add(password, base64.StdEncoding.EncodeToString([]byte(basic)), base64.RawStdEncoding.EncodeToString([]byte(basic)))
+}
+
+// AddFields registers the values of the fields of a vault item whose names
+// say they are secret (SecretField): passwords, passphrases, tokens, keys.
+// User names, known_hosts and bookkeeping fields are not secret and stay
+// readable in messages.
+func (s *Secrets) AddFields(fields map[string]string) {
+	for k, v := range fields {
+		if SecretField(k) {
+			s.Add(v)
+		}
+	}
+}
+
+// secretWords mark a field name as secret.
+var secretWords = []string{"password", "passwd", "passphrase", "secret", "token", "private_key", "privatekey", "api_key", "apikey", "dsn", "credential"}
+
+// SecretField reports whether a vault field of this name holds a secret:
+// its name contains password, passwd, passphrase, secret, token,
+// private_key, api_key, dsn or credential (any case).
+func SecretField(name string) bool {
+	n := strings.ToLower(name)
+	for _, w := range secretWords {
+		if strings.Contains(n, w) {
+			return true
+		}
+	}
+	return false
+}
+
+// Len is the number of values registered.
+func (s *Secrets) Len() int {
+	if s == nil {
+		return 0
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return len(s.vals)
+}
+
+// Values returns the registered values, sorted (for tests that scan output
+// for them).
+func (s *Secrets) Values() []string {
+	if s == nil {
+		return nil
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	out := make([]string, 0, len(s.vals))
+	for v := range s.vals {
+		out = append(out, v)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Variants are the forms a secret value takes in text: itself, and its
+// JSON-escaped (once and twice), Go-quoted, URL-escaped, HTML-escaped and
+// base64 forms, each once.
+func Variants(v string) []string {
+	if v == "" {
+		return nil
+	}
+	seen := map[string]bool{}
+	var out []string
+	add := func(x string) {
+		if x != "" && !seen[x] {
+			seen[x] = true
+			out = append(out, x)
+		}
+	}
+	add(v)
+	j := jsonInner(v, true)
+	add(j)
+	add(jsonInner(v, false))
+	add(jsonInner(j, true))
+	add(jsonInner(j, false))
+	add(strings.Trim(strconv.Quote(v), `"`))
+	add(strings.Trim(strconv.QuoteToASCII(v), `"`))
+	add(url.QueryEscape(v))
+	add(url.PathEscape(v))
+	add(html.EscapeString(v))
+	add(base64.RawStdEncoding.EncodeToString([]byte(v)))
+	add(base64.RawURLEncoding.EncodeToString([]byte(v)))
+	return out
+}
+
+// jsonInner is v as it appears inside a JSON string.
+func jsonInner(v string, escapeHTML bool) string {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(escapeHTML)
+	_ = enc.Encode(v)
+	return strings.TrimSuffix(strings.TrimSuffix(strings.TrimPrefix(b.String(), `"`), "\n"), `"`)
+}
+
+func (s *Secrets) replacer() *strings.Replacer {
+	s.mu.RLock()
+	r := s.rep
+	n := len(s.vals)
+	s.mu.RUnlock()
+	if r != nil || n == 0 {
+		return r
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.rep != nil {
+		return s.rep
+	}
+	seen := map[string]bool{}
+	var all []string
+	for _, vs := range s.vals {
+		for _, x := range vs {
+			if !seen[x] {
+				seen[x] = true
+				all = append(all, x)
+			}
+		}
+	}
+	// Longest first: where two variants match at one position the longer
+	// one is replaced whole.
+	sort.Slice(all, func(i, j int) bool {
+		if len(all[i]) != len(all[j]) {
+			return len(all[i]) > len(all[j])
+		}
+		return all[i] < all[j]
+	})
+	pairs := make([]string, 0, 2*len(all))
+	for _, x := range all {
+		pairs = append(pairs, x, Redacted)
+	}
+	s.rep = strings.NewReplacer(pairs...)
+	return s.rep
+}
+
+// Scrub returns text with every registered value, in every variant,
+// replaced by Redacted.
+func (s *Secrets) Scrub(text string) string {
+	if s == nil || text == "" {
+		return text
+	}
+	r := s.replacer()
+	if r == nil {
+		return text
+	}
+	return r.Replace(text)
+}
+
+// Contains reports whether text carries a registered value in any variant.
+func (s *Secrets) Contains(text string) bool { return s.Scrub(text) != text }
+
+// Err returns err with its text scrubbed. A *Failure comes back as a
+// Failure (message scrubbed, cause scrubbed), a *Wait as a Wait (detail
+// scrubbed); any other error whose text carries a secret is wrapped so that
+// Error() is scrubbed while errors.Is still sees the original chain, and
+// errors.As for a *Failure or a *Wait inside it yields a scrubbed copy.
+// An error that carries no secret is returned as it is.
+func (s *Secrets) Err(err error) error {
+	if err == nil || s.Len() == 0 {
+		return err
+	}
+	switch e := err.(type) {
+	case *Failure:
+		return s.Failure(e)
+	case *Wait:
+		return s.wait(e)
+	}
+	text := err.Error()
+	clean := s.Scrub(text)
+	if clean == text {
+		return err
+	}
+	return &scrubbedErr{err: err, text: clean, s: s}
+}
+
+// Failure returns f with its message and cause scrubbed (f itself when
+// neither carries a secret).
+func (s *Secrets) Failure(f *Failure) *Failure {
+	if f == nil || s.Len() == 0 {
+		return f
+	}
+	msg := s.Scrub(f.Message)
+	cause := s.Err(f.Cause)
+	if msg == f.Message && cause == f.Cause {
+		return f
+	}
+	c := *f
+	c.Message, c.Cause = msg, cause
+	return &c
+}
+
+func (s *Secrets) wait(w *Wait) *Wait {
+	d := s.Scrub(w.Detail)
+	if d == w.Detail {
+		return w
+	}
+	c := *w
+	c.Detail = d
+	return &c
+}
+
+// scrubbedErr is an error whose text is scrubbed of secrets.
+type scrubbedErr struct {
+	err  error
+	text string
+	s    *Secrets
+}
+
+func (e *scrubbedErr) Error() string { return e.text }
+func (e *scrubbedErr) Unwrap() error { return e.err }
+
+// As hands out scrubbed copies of the Failure or Wait inside, so that
+// AsFailure and AsWait on a scrubbed error never reach the raw text.
+func (e *scrubbedErr) As(target any) bool {
+	switch t := target.(type) {
+	case **Failure:
+		var f *Failure
+		if errors.As(e.err, &f) {
+			*t = e.s.Failure(f)
+			return true
+		}
+	case **Wait:
+		var w *Wait
+		if errors.As(e.err, &w) {
+			*t = e.s.wait(w)
+			return true
+		}
+	}
+	return false
+}
+
+// Writer returns a writer that scrubs each Write before passing it to w. A
+// secret split across two writes is not caught: write whole lines (fmt and
+// encoding/json do).
+func (s *Secrets) Writer(w io.Writer) io.Writer {
+	if s == nil {
+		return w
+	}
+	return &scrubWriter{w: w, s: s}
+}
+
+type scrubWriter struct {
+	w io.Writer
+	s *Secrets
+}
+
+func (w *scrubWriter) Write(p []byte) (int, error) {
+	if w.s.Len() == 0 {
+		return w.w.Write(p)
+	}
+	clean := w.s.Scrub(string(p))
+	if _, err := io.WriteString(w.w, clean); err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}
+
+// Handler returns a slog.Handler that scrubs every record's message and
+// attribute values (strings, errors, Stringers and values that marshal to
+// JSON) before passing it to h. Attributes bound with WithAttrs are
+// scrubbed of the secrets registered when they are bound.
+func (s *Secrets) Handler(h slog.Handler) slog.Handler {
+	if s == nil {
+		return h
+	}
+	if sh, ok := h.(*scrubHandler); ok && sh.s == s {
+		return h
+	}
+	return &scrubHandler{h: h, s: s}
+}
+
+type scrubHandler struct {
+	h slog.Handler
+	s *Secrets
+}
+
+func (h *scrubHandler) Enabled(ctx context.Context, l slog.Level) bool { return h.h.Enabled(ctx, l) }
+
+func (h *scrubHandler) Handle(ctx context.Context, r slog.Record) error {
+	if h.s.Len() == 0 {
+		return h.h.Handle(ctx, r)
+	}
+	nr := slog.NewRecord(r.Time, r.Level, h.s.Scrub(r.Message), r.PC)
+	r.Attrs(func(a slog.Attr) bool {
+		nr.AddAttrs(h.s.attr(a))
+		return true
+	})
+	return h.h.Handle(ctx, nr)
+}
+
+func (h *scrubHandler) WithAttrs(as []slog.Attr) slog.Handler {
+	out := make([]slog.Attr, len(as))
+	for i, a := range as {
+		out[i] = h.s.attr(a)
+	}
+	return &scrubHandler{h: h.h.WithAttrs(out), s: h.s}
+}
+
+func (h *scrubHandler) WithGroup(name string) slog.Handler {
+	return &scrubHandler{h: h.h.WithGroup(name), s: h.s}
+}
+
+// attr scrubs one attribute's value.
+func (s *Secrets) attr(a slog.Attr) slog.Attr {
+	v := a.Value.Resolve()
+	switch v.Kind() {
+	case slog.KindString:
+		return slog.String(a.Key, s.Scrub(v.String()))
+	case slog.KindGroup:
+		g := v.Group()
+		out := make([]any, len(g))
+		for i, x := range g {
+			out[i] = s.attr(x)
+		}
+		return slog.Group(a.Key, out...)
+	case slog.KindAny:
+		switch x := v.Any().(type) {
+		case error:
+			return slog.String(a.Key, s.Scrub(x.Error()))
+		case fmt.Stringer:
+			return slog.String(a.Key, s.Scrub(x.String()))
+		default:
+			b, err := json.Marshal(x)
+			if err != nil {
+				return slog.String(a.Key, s.Scrub(fmt.Sprint(x)))
+			}
+			if clean := s.Scrub(string(b)); clean != string(b) {
+				return slog.String(a.Key, clean)
+			}
+		}
+	}
+	return slog.Attr{Key: a.Key, Value: v}
+}
+
+// ItemVault is a secrets vault of items of named fields: the shape the
+// phases' own Vault interfaces take (bmc.Vault, ironic.Vault,
+// enrollment.Vault and the SSH adapter's).
+type ItemVault interface {
+	Item(ctx context.Context, name string) (map[string]string, error)
+	PutItem(ctx context.Context, name string, fields map[string]string) error
+}
+
+// Vault returns v with every secret field (SecretField) of every item it
+// hands out or stores registered in s: a password is known to the scrubber
+// from the moment it is read or generated, before it is ever sent.
+func (s *Secrets) Vault(v ItemVault) ItemVault {
+	if s == nil {
+		return v
+	}
+	return &recordingVault{v: v, s: s}
+}
+
+type recordingVault struct {
+	v ItemVault
+	s *Secrets
+}
+
+func (r *recordingVault) Item(ctx context.Context, name string) (map[string]string, error) {
+	f, err := r.v.Item(ctx, name)
+	r.s.AddFields(f)
+	return f, err
+}
+
+func (r *recordingVault) PutItem(ctx context.Context, name string, fields map[string]string) error {
+	r.s.AddFields(fields)
+	return r.v.PutItem(ctx, name, fields)
+}

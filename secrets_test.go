@@ -1,0 +1,240 @@
+package hostforge_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"html"
+	"log/slog"
+	"net/url"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/hostforge/hostforge"
+)
+
+// A password with every character the encodings treat specially.
+const tricky = `pa"ss\w<o>rd&%/ +é`
+
+func TestScrubCatchesEveryEncoding(t *testing.T) {
+	s := hostforge.NewSecrets(tricky)
+	jsonOnce, _ := json.Marshal(tricky)
+	jsonTwice, _ := json.Marshal(string(jsonOnce))
+	for _, tc := range []struct {
+		name, text string
+	}{
+		{"raw", "The value " + tricky + " for the property Password"},
+		{"DMTF quoted", "The value '" + tricky + "' for the property Password is of a different format"},
+		{"JSON body", `{"error":{"message":` + string(jsonOnce) + `}}`},
+		{"JSON inside a JSON string (Ironic error_message)", `{"error_message": ` + string(jsonTwice) + `}`},
+		{"Go %q", fmt.Sprintf("refused %q", tricky)},
+		{"Go %+q", fmt.Sprintf("refused %+q", tricky)},
+		{"query escaped", "https://bmc/x?password=" + url.QueryEscape(tricky)},
+		{"path escaped", "/accounts/" + url.PathEscape(tricky)},
+		{"HTML escaped", "<p>" + html.EscapeString(tricky) + "</p>"},
+		{"base64", "blob " + base64.StdEncoding.EncodeToString([]byte(tricky))},
+		{"base64 URL", "blob " + base64.RawURLEncoding.EncodeToString([]byte(tricky))},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out := s.Scrub(tc.text)
+			if !strings.Contains(out, hostforge.Redacted) {
+				t.Fatalf("nothing redacted in %q", out)
+			}
+			for _, v := range hostforge.Variants(tricky) {
+				if strings.Contains(out, v) {
+					t.Fatalf("variant %q survives in %q", v, out)
+				}
+			}
+		})
+	}
+}
+
+func TestScrubLeavesOtherTextAlone(t *testing.T) {
+	s := hostforge.NewSecrets("hunter2-long")
+	in := "BMC answered HTTP 400: Base.1.8.PropertyUnknown: HostName"
+	if got := s.Scrub(in); got != in {
+		t.Fatalf("Scrub changed clean text: %q", got)
+	}
+	var nilSet *hostforge.Secrets
+	if got := nilSet.Scrub("hunter2-long"); got != "hunter2-long" {
+		t.Fatalf("a nil set scrubbed: %q", got)
+	}
+	nilSet.Add("x") // no panic
+	if nilSet.Len() != 0 || nilSet.OrNew() == nil {
+		t.Fatal("nil set")
+	}
+}
+
+func TestScrubLongestFirst(t *testing.T) {
+	s := hostforge.NewSecrets("abc", "abcdef")
+	if got := s.Scrub("xabcdefx"); got != "x"+hostforge.Redacted+"x" {
+		t.Fatalf("got %q", got)
+	}
+}
+
+func TestAddCredentialCatchesAnEchoedAuthorizationHeader(t *testing.T) {
+	s := hostforge.NewSecrets()
+	s.AddCredential("root", "calvin-123")
+	hdr := "Authorization: Basic " + base64.StdEncoding.EncodeToString([]byte("root:calvin-123"))
+	if got := s.Scrub(hdr); strings.Contains(got, "cm9vdDpjYWx2aW4tMTIz") {
+		t.Fatalf("basic auth header survives: %q", got)
+	}
+}
+
+func TestAddFieldsRegistersOnlySecretFields(t *testing.T) {
+	s := hostforge.NewSecrets()
+	s.AddFields(map[string]string{"username": "admin", "password": "pw-one-1", "pending_password": "pw-two-2",
+		"private_key": "KEYDATA", "passphrase": "phrase", "known_hosts": "host ssh-ed25519 AAAA", "reset_pending": "rotation", "api_token": "tok"})
+	want := []string{"KEYDATA", "phrase", "pw-one-1", "pw-two-2", "tok"}
+	if got := s.Values(); strings.Join(got, ",") != strings.Join(want, ",") {
+		t.Fatalf("registered %v, want %v", got, want)
+	}
+}
+
+// spec is a code for this test only, not declared (the catalogue lists declared codes).
+var spec = &hostforge.Spec{Code: "TEST_SECRETS_ECHO", Phase: "test", Owner: hostforge.OwnerSDK, Action: "none"}
+
+func TestErrScrubsFailuresWaitsAndChains(t *testing.T) {
+	s := hostforge.NewSecrets("s3cret-value")
+	base := fmt.Errorf("BMC answered HTTP 400: The value 's3cret-value' is bad: %w", hostforge.ErrInvalid)
+	f := spec.Wrap(base, "device n1: set password %s", "s3cret-value")
+	tests := []struct {
+		name string
+		err  error
+	}{
+		{"failure", f},
+		{"wait", hostforge.RetryAfter(0, "bmc_busy", "busy: s3cret-value")},
+		{"plain chain", base},
+		{"failure under a wrap", fmt.Errorf("step: %w", f)},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got := s.Err(tc.err)
+			if strings.Contains(got.Error(), "s3cret-value") {
+				t.Fatalf("Error() = %q", got.Error())
+			}
+			if fl, ok := hostforge.AsFailure(got); ok {
+				if strings.Contains(fl.Error(), "s3cret-value") || strings.Contains(fl.Message, "s3cret-value") {
+					t.Fatalf("AsFailure hands out the raw failure: %q", fl.Error())
+				}
+				b, _ := json.Marshal(fl)
+				if strings.Contains(string(b), "s3cret-value") {
+					t.Fatalf("failure JSON %s", b)
+				}
+				if !spec.Is(got) || !errors.Is(got, hostforge.ErrInvalid) {
+					t.Fatal("the classification was lost")
+				}
+			}
+			if w, ok := hostforge.AsWait(got); ok && strings.Contains(w.Detail, "s3cret-value") {
+				t.Fatalf("wait detail %q", w.Detail)
+			}
+			if tc.name == "plain chain" && !errors.Is(got, hostforge.ErrInvalid) {
+				t.Fatal("errors.Is lost the chain")
+			}
+		})
+	}
+	clean := errors.New("nothing to hide")
+	if s.Err(clean) != clean {
+		t.Fatal("a clean error was rewrapped")
+	}
+	if s.Err(nil) != nil {
+		t.Fatal("nil")
+	}
+}
+
+func TestWriterAndHandlerScrub(t *testing.T) {
+	s := hostforge.NewSecrets()
+	var out, logs bytes.Buffer
+	w := s.Writer(&out)
+	log := slog.New(s.Handler(slog.NewJSONHandler(&logs, nil)))
+	s.Add("late-added-pw") // registered after the writer and handler exist
+	n, err := fmt.Fprintf(w, "refused late-added-pw\n")
+	if err != nil || n != len("refused late-added-pw\n") {
+		t.Fatalf("Write = %d, %v", n, err)
+	}
+	log.Warn("refused late-added-pw", "error", errors.New("echo late-added-pw"), "detail", "late-added-pw",
+		slog.Group("g", "inner", "late-added-pw"), "body", map[string]string{"password": "late-added-pw"},
+		"quoted", strconv.Quote("late-added-pw"))
+	for name, b := range map[string]string{"writer": out.String(), "handler": logs.String()} {
+		if strings.Contains(b, "late-added-pw") || !strings.Contains(b, "redacted") {
+			t.Errorf("%s: %s", name, b)
+		}
+	}
+}
+
+// The vault wrapper registers what an item hands out and what is stored.
+func TestVaultRegistersWhatItHandsOut(t *testing.T) {
+	s := hostforge.NewSecrets()
+	v := s.Vault(&mapVault{items: map[string]map[string]string{"bmc-factory": {"username": "admin", "password": "factory-pw"}}})
+	if _, err := v.Item(context.Background(), "bmc-factory"); err != nil {
+		t.Fatal(err)
+	}
+	if err := v.PutItem(context.Background(), "bmc-admin-n1", map[string]string{"username": "admin", "pending_password": "generated-pw"}); err != nil {
+		t.Fatal(err)
+	}
+	if got := s.Scrub("factory-pw generated-pw admin"); got != hostforge.Redacted+" "+hostforge.Redacted+" admin" {
+		t.Fatalf("got %q", got)
+	}
+}
+
+type mapVault struct{ items map[string]map[string]string }
+
+func (m *mapVault) Item(_ context.Context, name string) (map[string]string, error) {
+	it, ok := m.items[name]
+	if !ok {
+		return nil, hostforge.ErrNotFound
+	}
+	return it, nil
+}
+
+func (m *mapVault) PutItem(_ context.Context, name string, f map[string]string) error {
+	m.items[name] = f
+	return nil
+}
+
+func ExampleSecrets() {
+	s := hostforge.NewSecrets()
+	s.Add("Rotated-Pw-1") // a vault read or a generated password registers it
+	echo := `BMC answered HTTP 400: The value 'Rotated-Pw-1' for the property Password is of a different format than the property can accept.`
+	fmt.Println(s.Scrub(echo))
+	// Output: BMC answered HTTP 400: The value '<redacted>' for the property Password is of a different format than the property can accept.
+}
+
+// BenchmarkSecretsScrub: the cost of scrubbing one log line in a worker
+// that has handled a fleet's credentials (two per host).
+func BenchmarkSecretsScrub(b *testing.B) {
+	for _, hosts := range []int{10, 1000} {
+		s := hostforge.NewSecrets()
+		for i := range hosts {
+			s.AddCredential("admin", fmt.Sprintf("Rotated-%06d-xK9pQ2mZ7vL4", i))
+			s.Add(fmt.Sprintf("pending-%06d-Wq3Rt8Yu1Io5", i))
+		}
+		clean := `time=2026-01-01T00:00:00Z level=INFO msg="BMC step" device=rack1-node7 phase=configure_bmc vendor=dell step=boot_order outcome=restricted/applied`
+		echo := `BMC answered HTTP 400: The value 'Rotated-000007-xK9pQ2mZ7vL4' for the property Password is of a different format than the property can accept.`
+		s.Scrub(clean) // build the replacer once
+		for _, tc := range []struct{ name, text string }{{"clean line", clean}, {"echo", echo}} {
+			b.Run(fmt.Sprintf("%d hosts/%s", hosts, tc.name), func(b *testing.B) {
+				b.ReportAllocs()
+				for b.Loop() {
+					_ = s.Scrub(tc.text)
+				}
+			})
+		}
+		// A new value (a rotated password) rebuilds the replacer on the
+		// next Scrub: the cost of the first line after it.
+		b.Run(fmt.Sprintf("%d hosts/first line after a new password", hosts), func(b *testing.B) {
+			b.ReportAllocs()
+			vals := s.Values()
+			for b.Loop() {
+				b.StopTimer()
+				fresh := hostforge.NewSecrets(vals...)
+				b.StartTimer()
+				_ = fresh.Scrub(clean)
+			}
+		})
+	}
+}
