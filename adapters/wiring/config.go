@@ -94,6 +94,8 @@ which the BMC phase creates from bmc-factory and rotates. The file vault is
 safe to share between a worker and CLI runs on one host: writes lock the
 file (<path>.lock) and never drop another writer's item.
 
+` + FirmwareHelp + `
+
 A bad config file fails with CONFIG_INVALID naming the key and its line.
 This build wires NetBox, DHCP over SSH, the Redfish BMC phase, Ironic
 (noauth) with the link guard, and the inspection verifier; it has no fleet
@@ -108,6 +110,9 @@ type Config struct {
 	DHCP   *DHCPConfig    `yaml:"dhcp"`
 	BMC    BMCConfig      `yaml:"bmc"`
 	Vault  *VaultConfig   `yaml:"vault"`
+	// Firmware is the managed-host firmware updates (see FirmwareHelp);
+	// nil without them.
+	Firmware *FirmwareConfig `yaml:"firmware"`
 
 	// path is the file the config was read from, for messages.
 	path string
@@ -506,6 +511,9 @@ func (c *Config) validate() error {
 		default:
 			return c.keyError("vault.kind", "%q: want file", c.Vault.Kind)
 		}
+	}
+	if err := c.validateFirmware(); err != nil {
+		return err
 	}
 	if (g.ConfigureBMC || g.IronicEnrol || g.ConfigureDHCP) && c.Vault == nil {
 		return c.keyError("vault", "missing: the DHCP, BMC and Ironic phases read credentials from the vault")

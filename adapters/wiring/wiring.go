@@ -89,6 +89,10 @@ type Systems struct {
 	// section, and Submitter.Settle then records proof.
 	Proofs enrollment.ProofStore
 
+	// Firmware is the managed-host firmware update's systems; nil without
+	// the config's firmware: section.
+	Firmware *FirmwareSystems
+
 	Log     *slog.Logger
 	closers []func() error
 }
@@ -188,6 +192,10 @@ func Open(ctx context.Context, cfg *Config, o Options) (*Systems, error) {
 		}
 	}
 	exec.FleetManager = s.FleetManager
+	if err := openFirmware(ctx, cfg, s, log); err != nil {
+		_ = s.Close()
+		return nil, err
+	}
 	return s, nil
 }
 
