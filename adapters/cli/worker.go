@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"time"
@@ -19,6 +20,7 @@ type workerWorkflow func(*wiring.Systems) (temporal.Workflow, error)
 // the systems the config names. A new workflow adds one entry.
 var workerWorkflows = []workerWorkflow{
 	enrollmentWorkflow,
+	firmwareWorkflow,
 }
 
 // enrollmentWorkflow is the enrollment on the wired systems.
@@ -43,6 +45,7 @@ func (a *app) workerCmd() *cobra.Command {
 	var tf temporalFlags
 	var stopTimeout time.Duration
 	var maxSteps int
+	var metricsListen string
 	cmd := &cobra.Command{
 		Use:   "worker --config FILE --temporal ADDRESS",
 		Short: "Run a Temporal worker that enrols devices on the real systems a config file names",
@@ -73,6 +76,7 @@ worker.
 	tf.add(cmd, "Temporal frontend host:port, e.g. 127.0.0.1:7233")
 	f.DurationVar(&stopTimeout, "stop-timeout", 30*time.Second, "on Ctrl-C, how long running steps may finish before they are cancelled")
 	f.IntVar(&maxSteps, "max-concurrent-steps", 0, "steps run at once by this worker (0: the Temporal SDK's default)")
+	f.StringVar(&metricsListen, "metrics-listen", "", "serve Prometheus metrics on http://ADDRESS/metrics (host:port; empty: none)")
 	_ = cmd.MarkFlagFilename("config", "yaml", "yml")
 	logLevelFlag(cmd)
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
@@ -100,12 +104,19 @@ worker.
 			return err
 		}
 		defer sys.Close()
+		reg, err := prepareMetrics(sys)
+		if err != nil {
+			return err
+		}
 		var wfs []temporal.Workflow
 		var names []string
 		for _, bind := range workerWorkflows {
 			wf, err := bind(sys)
 			if err != nil {
 				return err
+			}
+			if wf.Name == "" {
+				continue // not configured
 			}
 			wfs = append(wfs, wf)
 			names = append(names, wf.Name)
@@ -123,9 +134,22 @@ worker.
 			return temporal.TemporalUnavailable.At("worker").Wrap(err, "starting the worker on task queue %s at %s", tf.queue, tf.address)
 		}
 		out := cmd.OutOrStdout()
+		svcCtx, stopSvc := context.WithCancel(ctx)
+		svc, err := startWorkerServices(svcCtx, sys, reg, c, tf.queue, metricsListen, out, log)
+		if err != nil {
+			stopSvc()
+			w.Stop()
+			return err
+		}
+		defer func() { stopSvc(); svc.stop() }()
 		fmt.Fprintf(out, "worker polling task queue %s at %s (namespace %s) for %s on site %s; interrupt to stop\n",
 			tf.queue, tf.address, tf.namespace, strings.Join(names, ", "), sys.Site)
-		<-ctx.Done()
+		select {
+		case <-ctx.Done():
+		case err := <-svc.errs:
+			w.Stop()
+			return err
+		}
 		fmt.Fprintf(out, "stopping: running steps have %s to finish\n", stopTimeout)
 		w.Stop()
 		fmt.Fprintln(out, "worker stopped")
