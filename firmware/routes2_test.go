@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -13,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hostforge/hostforge"
 	"github.com/hostforge/hostforge/fakes"
 	"github.com/hostforge/hostforge/firmware"
 	"github.com/hostforge/hostforge/firmware/firmwarefake"
@@ -377,5 +379,41 @@ func TestOfferedScoutTask(t *testing.T) {
 	}
 	if _, ok, _ := w.store.ScoutTask(ctx, "m-dgx"); ok {
 		t.Error("the agent task outlived the update")
+	}
+}
+
+func TestExplorerObservesHostsWithoutRequests(t *testing.T) {
+	ctx := context.Background()
+	w := newWorld(t, firmware.Settings{})
+	w.dell("d1", firmware.HostReady)
+	w.dell("d2", firmware.HostReady)
+	w.lenovo("busy", firmware.HostReady)
+	w.dell("down", firmware.HostAssigned)
+	w.bmcs.Of("down").Fail("inventory", 1, fmt.Errorf("no route to host: %w", hostforge.ErrUnavailable))
+	w.request("busy")
+	x := &firmware.Explorer{Store: w.store, Hosts: w.hosts, BMC: w.bmcs, Catalog: w.cat, Clock: w.clk, MaxAge: time.Hour}
+	rep, err := x.Explore(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(rep.Observed, []string{"d1", "d2"}) || len(rep.Failed) != 1 || rep.Failed["down"] == "" {
+		t.Fatalf("report %+v", rep)
+	}
+	o, ok, _ := w.store.Observed(ctx, "d1")
+	if !ok || len(o.Reported[firmware.UEFI]) != 1 || o.Reported[firmware.UEFI][0].Version != "1.8.2" {
+		t.Errorf("observation %+v", o)
+	}
+	// The manager now sees the drift and selects the observed hosts.
+	max := 10
+	m := &firmware.Manager{Store: w.store, Hosts: w.hosts, Catalog: w.cat, Clock: w.clk, Holder: "t",
+		Settings: firmware.Settings{AutoUpdate: true, MaxConcurrentAbsolute: &max}}
+	pass, err := m.Pass(ctx)
+	if err != nil || !reflect.DeepEqual(pass.Started, []string{"d1", "d2"}) {
+		t.Fatalf("pass %+v, %v", pass, err)
+	}
+	// Fresh observations are not read again; the failed host is retried.
+	rep, err = x.Explore(ctx)
+	if err != nil || len(rep.Observed) != 1 || rep.Observed[0] != "down" {
+		t.Fatalf("second explore %+v, %v", rep, err)
 	}
 }

@@ -116,9 +116,17 @@ func startWorkerServices(ctx context.Context, sys *wiring.Systems, reg *metricsS
 	return ws, nil
 }
 
-// passOnce runs one pass of the update manager, sets the gauges and starts
-// the update workflow of every request that has none running.
+// passOnce reads the inventories that got old, runs one pass of the
+// update manager, sets the gauges and starts the update workflow of every
+// request that has none running.
 func passOnce(ctx context.Context, m *firmware.Manager, fw *wiring.FirmwareSystems, fm firmware.Metrics, c client.Client, queue string, log *slog.Logger) {
+	if x, err := fw.Explorer.Explore(ctx); err != nil {
+		if ctx.Err() == nil {
+			log.Error("reading the managed hosts' firmware inventories", "err", err)
+		}
+	} else if len(x.Failed) > 0 {
+		log.Warn("some hosts' firmware inventories could not be read", "failed", x.Failed)
+	}
 	rep, err := m.Pass(ctx)
 	if err != nil {
 		if ctx.Err() == nil {

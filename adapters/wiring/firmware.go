@@ -41,6 +41,7 @@ credential the vault item bmc-admin-<machine>.
                                        # <vendor>/<model>/<component>/upgrade.sh
     artifact_cache: /var/cache/hostforge/firmware   # downloads of URL artifacts
     script_timeout: 1h                 # an entry's local script (at most 5h)
+    explore_interval: 30m              # re-read each host's inventory this often
     settings:                          # NICo's firmware_global and machine_updater
       autoupdate: true
       instance_updates_manual_tagging: false
@@ -77,7 +78,10 @@ type FirmwareConfig struct {
 	ScoutScripts  string              `yaml:"scout_scripts"`
 	ArtifactCache string              `yaml:"artifact_cache"`
 	ScriptTimeout enrollment.Duration `yaml:"script_timeout"`
-	Settings      FirmwareSettings    `yaml:"settings"`
+	// ExploreInterval is how old a host's firmware inventory reading may
+	// get before the worker reads it again (default 30m).
+	ExploreInterval enrollment.Duration `yaml:"explore_interval"`
+	Settings        FirmwareSettings    `yaml:"settings"`
 	Scout         *ScoutConfig        `yaml:"scout"`
 	State         *StateConfig        `yaml:"state"`
 }
@@ -167,6 +171,9 @@ func (c *Config) validateFirmware() error {
 	if len(f.Catalog) == 0 {
 		return c.keyError("firmware.catalog", "missing: the host firmware catalog's files or firmware directories")
 	}
+	if f.ExploreInterval < 0 {
+		return c.keyError("firmware.explore_interval", "negative duration")
+	}
 	if f.ScriptTimeout < 0 || f.ScriptTimeout.D() > firmware.MaxScriptTimeout {
 		return c.keyError("firmware.script_timeout", "%s: want at most %s", f.ScriptTimeout.D(), firmware.MaxScriptTimeout)
 	}
@@ -231,6 +238,8 @@ type FirmwareSystems struct {
 	ScoutTLS *tls.Config
 	// ScoutListen is where the agent server listens.
 	ScoutListen string
+	// Explorer keeps the hosts' inventory readings fresh.
+	Explorer *firmware.Explorer
 
 	closers []func() error
 }
@@ -300,6 +309,7 @@ func OpenFirmware(ctx context.Context, cfg *Config, v *vault.File, log *slog.Log
 		exec.Scout = firmware.StoredScout{Store: store}
 	}
 	fs.Executor = exec
+	fs.Explorer = &firmware.Explorer{Store: store, Hosts: hosts, BMC: exec.BMC, Catalog: cat, Clock: clock.Real{}, MaxAge: fc.ExploreInterval.D()}
 	if sc := fc.Scout; sc != nil {
 		cert, err := tls.LoadX509KeyPair(sc.CertFile, sc.KeyFile)
 		if err != nil {
