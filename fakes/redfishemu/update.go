@@ -600,3 +600,16 @@ func (e *Emulator) firmwareRequest(method, p string, body map[string]any) (int, 
 	}
 	return 0, nil, nil, false
 }
+
+// SetProperties merges props into the resource at p (a test shapes a tree:
+// another system model, say). It fails for a resource the tree lacks.
+func (e *Emulator) SetProperties(p string, props map[string]any) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	d := e.docs[clean(p)]
+	if d == nil {
+		return fmt.Errorf("redfishemu: no resource at %s", p)
+	}
+	merge(d, props)
+	return nil
+}
