@@ -15,6 +15,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -330,12 +331,15 @@ func multipartBody(params doc, name string, f *os.File) (io.ReadSeeker, string, 
 	return r, mw.FormDataContentType(), int64(len(prefix)) + st.Size() + int64(len(suffix)), nil
 }
 
+// taskURI finds a task's resource in a message.
+var taskURI = regexp.MustCompile(`/redfish/v1/TaskService/Tasks/[A-Za-z0-9_.:-]+`)
+
 // taskOf reads the task a push or SimpleUpdate started: the Location
 // header (a Task or its monitor), else the body's @odata.id or Id.
 func taskOf(resp *http.Response) (string, error) {
 	raw, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
 	if loc := resp.Header.Get("Location"); loc != "" {
-		if u, err := url.Parse(loc); err == nil {
+		if u, err := url.Parse(loc); err == nil && strings.HasPrefix(u.Path, "/redfish/") {
 			return strings.TrimSuffix(strings.TrimSuffix(u.Path, "/"), "/Monitor"), nil
 		}
 	}
@@ -344,12 +348,16 @@ func taskOf(resp *http.Response) (string, error) {
 		Plain string `json:"Id"`
 	}
 	if json.Unmarshal(raw, &d) == nil {
-		if strings.Contains(d.ID, "/Tasks/") {
+		if strings.HasPrefix(d.ID, "/redfish/") && strings.Contains(d.ID, "/Tasks/") {
 			return strings.TrimSuffix(d.ID, "/Monitor"), nil
 		}
-		if d.Plain != "" {
+		if d.Plain != "" && !strings.ContainsAny(d.Plain, "/?#") {
 			return "/redfish/v1/TaskService/Tasks/" + d.Plain, nil
 		}
+	}
+	// Supermicro names the task only in a message's arguments.
+	if m := taskURI.Find(raw); m != nil {
+		return string(m), nil
 	}
 	return "", fmt.Errorf("redfish: the BMC accepted the update (HTTP %d) but named no task: %w", resp.StatusCode, hostforge.ErrInvalid)
 }
