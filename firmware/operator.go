@@ -223,7 +223,9 @@ type StoredScout struct {
 }
 
 // Offer stores the task for the machine's agent.
-func (s StoredScout) Offer(ctx context.Context, t ScoutTask) error { return s.Store.PutScoutTask(ctx, t) }
+func (s StoredScout) Offer(ctx context.Context, t ScoutTask) error {
+	return s.Store.PutScoutTask(ctx, t)
+}
 
 // OfferedScoutTask returns the task the machine's agent should run now:
 // the stored task the machine's update waits for, before its deadline and

@@ -13,9 +13,9 @@ import (
 
 func (a *app) firmwareCmd() *cobra.Command {
 	cmd := &cobra.Command{
-		Use:     "firmware",
-		Short:   "Managed-host firmware: drift, the catalog, requests, policy and windows",
-		Args:    cobra.NoArgs,
+		Use:   "firmware",
+		Short: "Managed-host firmware: drift, the catalog, requests, policy and windows",
+		Args:  cobra.NoArgs,
 		Example: `  hostforge firmware drift --catalog /etc/hostforge/firmware.toml --inventory ./r750-capture -o json
   hostforge firmware reprovision list --config site.yaml`,
 		RunE: func(cmd *cobra.Command, _ []string) error {

@@ -211,7 +211,10 @@ func TestFirmwareEndToEndThroughEveryRoute(t *testing.T) {
 	writeFW(t, caFile, string(bmcCA))
 
 	// The catalog: one model per route.
-	digest := func(h *fwHost) string { s := sha256.Sum256([]byte("image of " + h.image)); return hex.EncodeToString(s[:]) }
+	digest := func(h *fwHost) string {
+		s := sha256.Sum256([]byte("image of " + h.image))
+		return hex.EncodeToString(s[:])
+	}
 	flash := filepath.Join(dir, "flash-r660.sh")
 	cat := ""
 	for _, h := range []*fwHost{byRoute["redfish"], byRoute["scout"], byRoute["script"]} {

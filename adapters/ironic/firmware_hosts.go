@@ -65,7 +65,9 @@ func UpdateReason(reason string) string {
 	return firmware.ReportName + ": " + reason
 }
 
-func isUpdateReason(r string) bool { return strings.HasPrefix(strings.TrimSpace(r), firmware.ReportName) }
+func isUpdateReason(r string) bool {
+	return strings.HasPrefix(strings.TrimSpace(r), firmware.ReportName)
+}
 
 func hostOf(n ironic.Node) firmware.Host {
 	h := firmware.Host{MachineID: n.Name, InstanceID: n.InstanceUUID}

@@ -84,10 +84,14 @@ func (f *Firmware) Gauges(g firmware.Gauges) {
 func (f *Firmware) UpdateStarted(target string) { f.updates.WithLabelValues(target, "started").Inc() }
 
 // UpdateCompleted counts a completed update.
-func (f *Firmware) UpdateCompleted(target string) { f.updates.WithLabelValues(target, "completed").Inc() }
+func (f *Firmware) UpdateCompleted(target string) {
+	f.updates.WithLabelValues(target, "completed").Inc()
+}
 
 // UpdateFailed counts a failed attempt by its cause.
-func (f *Firmware) UpdateFailed(target, cause string) { f.failures.WithLabelValues(target, cause).Inc() }
+func (f *Firmware) UpdateFailed(target, cause string) {
+	f.failures.WithLabelValues(target, cause).Inc()
+}
 
 // ReprovisionRetry counts an automatic retry.
 func (f *Firmware) ReprovisionRetry() { f.retries.Inc() }

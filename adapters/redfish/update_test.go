@@ -186,4 +186,3 @@ func TestFirmwareLockdownOnlyWhereTheVendorHasIt(t *testing.T) {
 		t.Errorf("lockdown on a BMC without it wrote %d times", r.emu.Writes())
 	}
 }
-

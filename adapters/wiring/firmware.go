@@ -15,8 +15,8 @@ import (
 	"github.com/hostforge/hostforge/adapters/artifact"
 	ironicapi "github.com/hostforge/hostforge/adapters/ironic"
 	"github.com/hostforge/hostforge/adapters/redfish"
-	"github.com/hostforge/hostforge/adapters/script"
 	"github.com/hostforge/hostforge/adapters/scout"
+	"github.com/hostforge/hostforge/adapters/script"
 	"github.com/hostforge/hostforge/adapters/sqlstore"
 	"github.com/hostforge/hostforge/adapters/vault"
 	"github.com/hostforge/hostforge/bmc"
@@ -82,8 +82,8 @@ type FirmwareConfig struct {
 	// get before the worker reads it again (default 30m).
 	ExploreInterval enrollment.Duration `yaml:"explore_interval"`
 	Settings        FirmwareSettings    `yaml:"settings"`
-	Scout         *ScoutConfig        `yaml:"scout"`
-	State         *StateConfig        `yaml:"state"`
+	Scout           *ScoutConfig        `yaml:"scout"`
+	State           *StateConfig        `yaml:"state"`
 }
 
 // ScoutConfig is the on-host agent's server.

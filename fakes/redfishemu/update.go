@@ -281,7 +281,9 @@ func memberDoc(base map[string]any, p string, m fakes.FirmwareMember) map[string
 // UploadsInFlight and PeakUploads report the multipart pushes being
 // received now and the most ever received at once; Pushes counts the
 // pushes the BMC accepted.
-func (e *Emulator) UploadsInFlight() int { return e.fwStat(func(f *firmwareSide) int { return f.inFlight }) }
+func (e *Emulator) UploadsInFlight() int {
+	return e.fwStat(func(f *firmwareSide) int { return f.inFlight })
+}
 
 // PeakUploads is the most multipart pushes ever received at once.
 func (e *Emulator) PeakUploads() int { return e.fwStat(func(f *firmwareSide) int { return f.peak }) }

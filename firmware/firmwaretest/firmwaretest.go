@@ -397,7 +397,7 @@ func testScoutTasks(t *testing.T, s firmware.Store) {
 		t.Fatalf("ScoutTask of an empty store = %v, %v", ok, err)
 	}
 	first := firmware.ScoutTask{ID: "9-scout-1-0", MachineID: "m1", Component: firmware.CX7, Version: "28.39.1002",
-		Script: firmware.ScoutScript{Path: "/opt/scripts/nvidia/dgxh100/cx7/upgrade.sh", SHA256: "ab12", ExecutionTimeout: 2 * time.Hour, DownloadTimeout: 10 * time.Minute},
+		Script:    firmware.ScoutScript{Path: "/opt/scripts/nvidia/dgxh100/cx7/upgrade.sh", SHA256: "ab12", ExecutionTimeout: 2 * time.Hour, DownloadTimeout: 10 * time.Minute},
 		Artifacts: []firmware.Artifact{{URL: "https://fw.example.net/cx7.bin", SHA256: "cd34"}, {Filename: "/srv/fw/cx7.sig"}},
 		Deadline:  t0.Add(3 * time.Hour)}
 	must(t, s.PutScoutTask(ctx, first))
