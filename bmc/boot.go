@@ -216,7 +216,7 @@ func (r *run) idracBoot(ctx context.Context) (string, error) {
 		return "", err
 	}
 	mode := "label_reorder"
-	want := LabelOrder(cur, opts)
+	want := r.idracWantOrder(opts, cur)
 	if r.t.RestrictBoot && r.t.ProvisioningMAC != "" {
 		rs := PlanRestriction(opts, r.t.ProvisioningMAC)
 		if rs.Identified {
@@ -229,7 +229,6 @@ func (r *run) idracBoot(ctx context.Context) (string, error) {
 					return "", err
 				}
 			}
-			want = Promote(cur, rs.Keep)
 		} else {
 			mode = "not_identified/label_reorder"
 			r.log.Warn("provisioning NIC's boot option not identified; nothing disabled, label reorder", "step", "boot_order", "mac", r.t.ProvisioningMAC)
@@ -244,10 +243,26 @@ func (r *run) idracBoot(ctx context.Context) (string, error) {
 			err := r.write(ctx, "boot_order", func() (err error) { id, err = r.cl.SetBootOrder(ctx, want); return err })
 			return id, err
 		}
-		out, err = r.idracJob(ctx, "boot_order", !slices.Equal(pend, want), stage)
+		converged := func() (bool, error) {
+			opts, cur, _, err := r.bootState(ctx)
+			return err == nil && slices.Equal(cur, r.idracWantOrder(opts, cur)), err
+		}
+		out, err = r.idracJob(ctx, "boot_order", !slices.Equal(pend, want), stage, converged)
 	}
 	if err != nil {
 		return "", err
 	}
 	return mode + "/" + out, nil
+}
+
+// idracWantOrder is the boot order iDRAC should have: the provisioning
+// NIC's options promoted when the restriction applies and identifies them,
+// the label reorder otherwise.
+func (r *run) idracWantOrder(opts []BootOption, cur []string) []string {
+	if r.t.RestrictBoot && r.t.ProvisioningMAC != "" {
+		if rs := PlanRestriction(opts, r.t.ProvisioningMAC); rs.Identified {
+			return Promote(cur, rs.Keep)
+		}
+	}
+	return LabelOrder(cur, opts)
 }

@@ -886,3 +886,46 @@ func TestFrontendLinks(t *testing.T) {
 		}
 	}
 }
+
+// slowQueue is a connector whose clients let time pass between a settings
+// read and the job-queue read, as on a busy real iDRAC: a job can finish
+// between the two.
+type slowQueue struct {
+	bmc.Connector
+	clk *clock.Fake
+	lag time.Duration
+}
+
+type slowQueueClient struct {
+	bmc.Client
+	q *slowQueue
+}
+
+func (q *slowQueue) Connect(ctx context.Context, addr string, cred bmc.Credential) (bmc.Client, error) {
+	c, err := q.Connector.Connect(ctx, addr, cred)
+	if err != nil {
+		return nil, err
+	}
+	return &slowQueueClient{Client: c, q: q}, nil
+}
+
+func (c *slowQueueClient) ListJobs(ctx context.Context) ([]bmc.Job, error) {
+	c.q.clk.Advance(c.q.lag)
+	return c.Client.ListJobs(ctx)
+}
+
+// A job that completes after the step read its settings but before it read
+// the job queue is applied, not "completed but the settings did not apply":
+// the step reads its settings again before judging.
+func TestJobCompletingBetweenReads(t *testing.T) {
+	w := newWorld(t, "dell")
+	w.cfg.Connector = &slowQueue{Connector: w.site.BMCs, clk: w.site.Clock, lag: bmc.JobPoll}
+	o := w.converge(w.target())
+	if o.Err != nil {
+		t.Fatalf("Configure = %v after %d attempts, want converged", o.Err, len(o.Attempts))
+	}
+	before := w.bmcWrites()
+	if o := w.converge(w.target()); o.Err != nil || w.bmcWrites() != before {
+		t.Fatalf("rerun: %v, %d writes", o.Err, w.bmcWrites()-before)
+	}
+}

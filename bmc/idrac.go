@@ -96,18 +96,24 @@ func (r *run) idracBios(ctx context.Context) (string, error) {
 		err := r.write(ctx, "bios", func() (err error) { id, err = r.cl.SetBiosAttributes(ctx, attrs); return err })
 		return id, err
 	}
-	return r.idracJob(ctx, "bios", len(write) > 0, stage)
+	converged := func() (bool, error) {
+		write, staged, err := r.biosDiff(ctx)
+		return len(write) == 0 && !staged, err
+	}
+	return r.idracJob(ctx, "bios", len(write) > 0, stage, converged)
 }
 
 // idracJob drives one staged change through the Lifecycle Controller.
-// needsWrite is true when the change is not staged yet.
-func (r *run) idracJob(ctx context.Context, step string, needsWrite bool, stage func() (string, error)) (string, error) {
+// needsWrite is true when the change is not staged yet. converged re-reads
+// the step's settings: the job queue is read after the settings, so a job
+// can complete in between (TestJobCompletingBetweenReads).
+func (r *run) idracJob(ctx context.Context, step string, needsWrite bool, stage func() (string, error), converged func() (bool, error)) (string, error) {
 	js, err := r.jobs(ctx)
 	if err != nil {
 		return "", err
 	}
 	if m := r.admin.job(); m.exists && m.Step == step {
-		return r.followJob(ctx, step, m, findJob(js, m.ID))
+		return r.followJob(ctx, step, m, findJob(js, m.ID), converged)
 	}
 	active := activeConfigJob(js)
 	switch {
@@ -125,7 +131,7 @@ func (r *run) idracJob(ctx context.Context, step string, needsWrite bool, stage 
 		if err := r.saveJob(ctx, m); err != nil {
 			return "", err
 		}
-		return r.followJob(ctx, step, m, active)
+		return r.followJob(ctx, step, m, active, converged)
 	}
 	// A queued job of another tool makes iDRAC refuse this write (LC068):
 	// a refusal for the operator, not something to wait out.
@@ -153,7 +159,7 @@ func (r *run) saveJob(ctx context.Context, m jobMarker) error {
 // followJob takes the one next action on the job this run staged: wait
 // for the schedule, reset the host once it is Scheduled, wait for it to
 // run, or delete it when it never schedules.
-func (r *run) followJob(ctx context.Context, step string, m jobMarker, j *Job) (string, error) {
+func (r *run) followJob(ctx context.Context, step string, m jobMarker, j *Job, converged func() (bool, error)) (string, error) {
 	now := r.now()
 	forget := func() error { return r.save(ctx, noJob) }
 	switch {
@@ -168,11 +174,19 @@ func (r *run) followJob(ctx context.Context, step string, m jobMarker, j *Job) (
 		}
 		return "", JobFailed.New("%s: %s: job %s %s: %s", r.t.Device, step, m.ID, j.State, r.scrub(j.Message))
 	case j.State == JobCompleted:
-		// Completed, yet the settings still differ (the caller converged
-		// otherwise): staging again would loop.
+		// The caller read its settings before the job queue: the job may
+		// have completed in between. Read them again before judging.
+		ok, err := converged()
+		if err != nil {
+			return "", err
+		}
 		if err := forget(); err != nil {
 			return "", err
 		}
+		if ok {
+			return "applied", nil
+		}
+		// Completed, yet the settings still differ: staging again would loop.
 		return "", JobFailed.New("%s: %s: job %s completed but the settings did not apply (%s)", r.t.Device, step, m.ID, r.scrub(j.Message))
 	case j.State == JobRunning && !m.hasReset:
 		if err := forget(); err != nil {

@@ -99,4 +99,19 @@
 // device-type custom field; platform_class is a device custom field; the
 // site's NTP and syslog targets are the rendered config context keys
 // "ntp-servers" and "syslog-servers".
+//
+// # Completion proof and the fleet manager's ledger
+//
+// After a run closes, its completion settles the device's Enrollment proof
+// in the fleet manager's ledger ([SettleProof]: one body for every runtime,
+// one step per ledger call; [ProofAgent] runs it inline, the Temporal
+// adapter in a settlement workflow that outlives the enrollment). A
+// qualifying completion establishes proof only by a compare-and-set of the
+// resolved reference against the reference the fleet manager projects from
+// Ironic itself ([Projector]), never from the result being checked; the
+// compare-and-set carries the window's deadline, which the ledger judges by
+// its own clock, and the reference revision the run was submitted at, so a
+// reference that left and came back (A → B → A) is never proven. The
+// ledger's semantics are a contract suite, enrollment/ledgertest, that the
+// fake and the SQL ledger (adapters/sqlstore) pass.
 package enrollment

@@ -10,6 +10,7 @@ import (
 
 	"github.com/hostforge/hostforge"
 	"github.com/hostforge/hostforge/clock"
+	"github.com/hostforge/hostforge/flow"
 )
 
 // Completion proof.
@@ -38,24 +39,40 @@ import (
 //     existing proof without any write.
 
 // ProofStore is what the completion-proof agent needs from the fleet
-// manager. Implementations return hostforge.ErrNotFound, ErrConflict,
-// ErrUnavailable, ... (wrapped) for what the fleet manager said.
+// manager's ledger. Implementations return hostforge.ErrNotFound,
+// ErrConflict, ErrUnavailable or ErrInvalid (wrapped) for what the ledger
+// said; the agent classifies them. A contract suite (enrollment/ledgertest)
+// states the semantics every implementation must have.
 type ProofStore interface {
-	// Identity returns the device's current identity (the fleet manager's
-	// per-lifecycle device identity; a hardware replacement gets a new one).
-	// Submitters snapshot it into the run as the operated identity.
-	Identity(ctx context.Context, device string) (string, error)
-	// ProveEnrollment is the compare-and-set: it records proof of run for
-	// the device if, atomically, identity is the device's current identity
-	// and reference (see [IronicRef.String]) is its projected Ironic
-	// reference. It returns ErrConflict when the projected reference differs,
-	// and ErrNotFound when the device or that identity of it does not exist.
-	ProveEnrollment(ctx context.Context, device, identity, reference, run string) error
+	// Snapshot returns the device's current identity (the fleet manager's
+	// per-lifecycle device identity; a hardware replacement gets a new one)
+	// and the revision of its projected Ironic reference. Submitters
+	// snapshot both into the run: the identity is the operated identity,
+	// the revision bounds which reference changes the run may be proven
+	// across. ErrNotFound when the ledger has no identity for the device.
+	Snapshot(ctx context.Context, device string) (identity string, revision int64, err error)
+	// ProveEnrollment is the compare-and-set that establishes proof of run.
+	// Atomically, and only while the ledger's own clock is not past
+	// deadline (the window travels with the call: a request that arrives
+	// late is refused by the store, not only by the caller), it requires:
+	//   - identity is the device's current identity (else ErrNotFound);
+	//   - reference (see [IronicRef.String]) is its projected reference, and
+	//     that reference became current at most once since revision since —
+	//     a reference that was projected, left and came back (A → B → A)
+	//     cannot be proven across (else ErrConflict);
+	//   - no other run holds proof at the current revision: the first
+	//     writer wins, and every later or concurrent writer of the same
+	//     revision learns who holds it.
+	// It returns the run that holds proof at the current revision: run
+	// itself when this call (or an earlier call with the same run) wrote
+	// it. A deadline passed is ErrConflict; a zero deadline, an empty
+	// identity or reference, or a since from the future is ErrInvalid.
+	ProveEnrollment(ctx context.Context, device, identity, reference string, since int64, run string, deadline time.Time) (holder string, err error)
 	// FailEnrollment is the identity-guarded failure write of run. When
 	// identity is no longer the device's identity it changes nothing; when
-	// the device's proof matches its current identity and reference it is
-	// preserved; otherwise stale proof metadata is cleared. It reports
-	// whether anything was cleared.
+	// the device's proof matches its current identity, reference and
+	// revision it is preserved; otherwise stale proof metadata is cleared.
+	// It reports whether anything was cleared.
 	FailEnrollment(ctx context.Context, device, identity, run string) (cleared bool, err error)
 }
 
@@ -106,6 +123,11 @@ type Completion struct {
 	Run string `json:"run"`
 	// Status is how the run closed.
 	Status CompletionStatus `json:"status"`
+	// Since is the revision of the device's projected Ironic reference
+	// snapshotted when the run was submitted (see [ProofStore.Snapshot]):
+	// proof is refused when the resolved reference was projected, left and
+	// came back since then.
+	Since int64 `json:"since,omitempty"`
 	// ClosedAt is the orchestrator's close time; it bounds the proof window.
 	ClosedAt time.Time `json:"closed_at"`
 	// Diagnostic marks a run submitted for diagnosis only (a dry run): it
@@ -193,8 +215,11 @@ const (
 	DefaultProofInterval = 15 * time.Second
 )
 
-// ProofAgent settles completion proof for closed runs. It holds no state of
-// its own; one agent serves any number of concurrent completions.
+// ProofAgent settles completion proof for closed runs inline, on a clock:
+// the CLI runs it after each local enrollment. Under Temporal the same
+// body ([SettleProof]) runs as a workflow of its own, so settlement
+// survives the submitter. The agent holds no state of its own; one agent
+// serves any number of concurrent completions.
 type ProofAgent struct {
 	Store ProofStore
 	// Clock paces the retries; the deadline is read from it.
@@ -214,6 +239,9 @@ type ProofOutcome struct {
 	Action string `json:"action"`
 	// Reference is the resolved reference of a qualifying completion.
 	Reference string `json:"reference,omitempty"`
+	// Holder is the run holding proof once it is established: the run
+	// itself, or the run that proved the same revision first.
+	Holder string `json:"holder,omitempty"`
 	// Cleared is true when a failure write cleared stale metadata.
 	Cleared bool `json:"cleared,omitempty"`
 	// Attempts counts calls to the fleet manager.
@@ -228,125 +256,249 @@ const (
 	ProofNoAction     = "none"
 )
 
-const phaseProof = "completion_proof"
+// PhaseProof is the phase completion-proof failures are recorded against.
+const PhaseProof = "completion_proof"
 
-// Settle applies the completion to the device's proof. The error is nil or
-// a *hostforge.Failure: ENROLLMENT_COMPLETION_PROOF_REJECTED when a
+// Settle applies the completion to the device's proof on the agent's clock
+// ([SettleProof] on a flow.Local). The error is nil or a
+// *hostforge.Failure: ENROLLMENT_COMPLETION_PROOF_REJECTED when a
 // qualifying completion could not establish proof, FLEET_MANAGER_UNAVAILABLE
 // when a failure write could not be delivered within the window, CANCELLED
 // when ctx ended first.
 func (a *ProofAgent) Settle(ctx context.Context, c Completion) (ProofOutcome, error) {
-	kind, ref := c.Classify()
-	out := ProofOutcome{Kind: kind, Action: ProofNoAction}
-	log := a.log().With("device", c.Device, "phase", phaseProof, "run", c.Run, "kind", string(kind))
 	if a.Store == nil || a.Clock == nil {
-		return out, NotImplemented.New("completion proof: the agent has no fleet manager proof store or clock")
+		kind, _ := c.Classify()
+		return ProofOutcome{Kind: kind, Action: ProofNoAction}, NotImplemented.New("completion proof: the agent has no fleet manager proof store or clock")
 	}
-	deadline := c.ClosedAt.Add(a.window())
-	switch kind {
-	case KindQualifying:
-		out.Reference = ref.String()
-		err := a.prove(ctx, c, ref, deadline, &out)
-		if err != nil {
-			_, f, _ := hostforge.Classify(err)
-			out.Action = ProofRejectedAct
-			if f.Code == ProofRejected.Code {
-				log.Warn("completion proof rejected", "code", f.Code, "reference", out.Reference, "attempts", out.Attempts, "error", f.Error())
-			}
-			return out, f
+	rt := &flow.Local{Steps: ProofSteps(a.Store), Clock: a.Clock, Log: a.log(), Subject: c.Device, SubjectKey: "device"}
+	out, err := SettleProof(ctx, rt, SettleRequest{Completion: c, Window: a.Window, Interval: a.Interval})
+	LogProofOutcome(a.log(), c, out, err)
+	return out, err
+}
+
+// LogProofOutcome writes the one log line a settlement deserves.
+func LogProofOutcome(log *slog.Logger, c Completion, out ProofOutcome, err error) {
+	log = log.With("device", c.Device, "phase", PhaseProof, "run", c.Run, "kind", string(out.Kind))
+	if err != nil {
+		_, f, _ := hostforge.Classify(err)
+		if out.Action == ProofRejectedAct {
+			log.Warn("completion proof rejected", "code", f.Code, "reference", out.Reference, "attempts", out.Attempts, "error", f.Error())
+			return
 		}
-		out.Action = ProofEstablished
-		log.Info("completion proof established", "reference", out.Reference, "attempts", out.Attempts)
-		return out, nil
-	case KindUnsuccessful, KindMalformedQualifying:
-		cleared, err := a.failureWrite(ctx, c, deadline, &out)
-		if err != nil {
-			_, f, _ := hostforge.Classify(err)
-			log.Error("completion failure write not delivered", "code", f.Code, "attempts", out.Attempts, "error", f.Error())
-			return out, f
-		}
-		out.Action, out.Cleared = ProofFailureWrite, cleared
-		log.Info("completion failure write submitted", "cleared", cleared, "status", string(c.Status))
-		return out, nil
+		log.Error("completion settlement failed", "code", f.Code, "attempts", out.Attempts, "error", f.Error())
+		return
+	}
+	switch out.Action {
+	case ProofEstablished:
+		log.Info("completion proof established", "reference", out.Reference, "holder", out.Holder, "attempts", out.Attempts)
+	case ProofFailureWrite:
+		log.Info("completion failure write submitted", "cleared", out.Cleared, "status", string(c.Status))
 	default:
 		log.Info("completion preserves existing proof; nothing written", "status", string(c.Status))
-		return out, nil
 	}
 }
 
+// SettleRequest is one completion to settle and the window it is settled in.
+type SettleRequest struct {
+	Completion Completion `json:"completion"`
+	// Window bounds retries after the completion's close time
+	// (DefaultProofWindow when zero).
+	Window time.Duration `json:"window,omitempty"`
+	// Interval is the pause between attempts (DefaultProofInterval when zero).
+	Interval time.Duration `json:"interval,omitempty"`
+}
+
+func (r SettleRequest) window() time.Duration {
+	if r.Window <= 0 {
+		return DefaultProofWindow
+	}
+	return r.Window
+}
+
+func (r SettleRequest) interval() time.Duration {
+	if r.Interval <= 0 {
+		return DefaultProofInterval
+	}
+	return r.Interval
+}
+
+// Steps of the settlement body.
+const (
+	// StepProve is one compare-and-set attempt.
+	StepProve = "proof.prove"
+	// StepFailWrite is one identity-guarded failure write attempt.
+	StepFailWrite = "proof.fail_write"
+)
+
+// proofAttempt bounds one attempt of a proof step: a single ledger call
+// (a transaction of a few statements; SQLite's busy timeout is 10 s, a
+// PostgreSQL statement is bounded by the server) — one minute.
+const proofAttempt = time.Minute
+
+// Wait reasons of the proof steps.
+const (
+	// WaitProjection: the projected reference does not match (yet).
+	WaitProjection = "projection_mismatch"
+	// WaitFleetManager: the fleet manager's ledger did not answer.
+	WaitFleetManager = "fleet_manager_unavailable"
+)
+
+// ProveIn is the input of one compare-and-set attempt.
+type ProveIn struct {
+	Device    string    `json:"device"`
+	Identity  string    `json:"identity"`
+	Reference string    `json:"reference"`
+	Since     int64     `json:"since"`
+	Run       string    `json:"run"`
+	Deadline  time.Time `json:"deadline"`
+	// Interval is the After of the wait a mismatch returns.
+	Interval time.Duration `json:"interval"`
+}
+
+// ProveOut is the run holding proof after a successful attempt.
+type ProveOut struct {
+	Holder string `json:"holder"`
+}
+
+// FailWriteIn is the input of one failure write attempt.
+type FailWriteIn struct {
+	Device   string        `json:"device"`
+	Identity string        `json:"identity"`
+	Run      string        `json:"run"`
+	Interval time.Duration `json:"interval"`
+}
+
+// FailWriteOut says whether the failure write cleared stale metadata.
+type FailWriteOut struct {
+	Cleared bool `json:"cleared"`
+}
+
+// ProofSteps are the settlement's steps against a proof store: register
+// them with the runtime that runs [SettleProof] (flow.Local, or a Temporal
+// worker beside the settlement workflow).
+func ProofSteps(store ProofStore) *flow.Table {
+	return flow.MustTable(
+		flow.Bind(StepProve, proofAttempt, func(ctx context.Context, in ProveIn) (ProveOut, error) {
+			holder, err := store.ProveEnrollment(ctx, in.Device, in.Identity, in.Reference, in.Since, in.Run, in.Deadline)
+			switch {
+			case err == nil:
+				return ProveOut{Holder: holder}, nil
+			case hostforge.Settled(err):
+				return ProveOut{}, err
+			case errors.Is(err, hostforge.ErrConflict):
+				return ProveOut{}, hostforge.RetryAfter(in.Interval, WaitProjection, "%v", err)
+			case errors.Is(err, hostforge.ErrUnavailable):
+				return ProveOut{}, hostforge.RetryAfter(in.Interval, WaitFleetManager, "%v", err)
+			}
+			// The device or its operated identity is gone, or the ledger
+			// refused the write: retrying cannot help.
+			return ProveOut{}, ProofRejected.Wrap(err, "device %s: the fleet manager refused proof of %s for identity %s (run %s)", in.Device, in.Reference, in.Identity, in.Run)
+		}),
+		flow.Bind(StepFailWrite, proofAttempt, func(ctx context.Context, in FailWriteIn) (FailWriteOut, error) {
+			cleared, err := store.FailEnrollment(ctx, in.Device, in.Identity, in.Run)
+			switch {
+			case err == nil:
+				return FailWriteOut{Cleared: cleared}, nil
+			case hostforge.Settled(err):
+				return FailWriteOut{}, err
+			case errors.Is(err, hostforge.ErrNotFound):
+				// No record of the device: there is no proof to withdraw.
+				return FailWriteOut{}, nil
+			case errors.Is(err, hostforge.ErrUnavailable):
+				return FailWriteOut{}, hostforge.RetryAfter(in.Interval, WaitFleetManager, "%v", err)
+			}
+			return FailWriteOut{}, FleetManagerUnavailable.At(PhaseProof).Wrap(err, "device %s: the fleet manager refused the failure write of run %s", in.Device, in.Run)
+		}),
+	)
+}
+
+// SettleProof is the settlement body, written once for every runtime: it
+// classifies the completion and establishes proof, submits the failure
+// write, or writes nothing. Each attempt is one step ([ProofSteps]); the
+// pauses are the runtime's sleeps (durable timers under Temporal), and the
+// window is the completion's close time plus the request's window, read
+// from the runtime's clock. The error is nil or a *hostforge.Failure (see
+// [ProofAgent.Settle]).
+func SettleProof(ctx context.Context, rt flow.Runtime, req SettleRequest) (ProofOutcome, error) {
+	c := req.Completion
+	kind, ref := c.Classify()
+	out := ProofOutcome{Kind: kind, Action: ProofNoAction}
+	deadline := c.ClosedAt.Add(req.window())
+	switch kind {
+	case KindQualifying:
+		out.Reference = ref.String()
+		holder, err := prove(ctx, rt, req, ref, deadline, &out)
+		if err != nil {
+			_, f, _ := hostforge.Classify(err)
+			out.Action = ProofRejectedAct
+			return out, f
+		}
+		out.Action, out.Holder = ProofEstablished, holder
+		return out, nil
+	case KindUnsuccessful, KindMalformedQualifying:
+		cleared, err := failureWrite(ctx, rt, req, deadline, &out)
+		if err != nil {
+			_, f, _ := hostforge.Classify(err)
+			return out, f
+		}
+		out.Action, out.Cleared = ProofFailureWrite, cleared
+		return out, nil
+	}
+	return out, nil
+}
+
 // prove retries the compare-and-set until the deadline.
-func (a *ProofAgent) prove(ctx context.Context, c Completion, ref IronicRef, deadline time.Time, out *ProofOutcome) error {
+func prove(ctx context.Context, rt flow.Runtime, req SettleRequest, ref IronicRef, deadline time.Time, out *ProofOutcome) (string, error) {
+	c := req.Completion
+	in := ProveIn{Device: c.Device, Identity: c.Identity, Reference: ref.String(), Since: c.Since, Run: c.Run, Deadline: deadline, Interval: req.interval()}
 	var last error
 	for {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		if a.Clock.Now().After(deadline) {
+		if rt.Now(ctx).After(deadline) {
 			if last == nil {
-				return ProofRejected.New("device %s: the proof window closed at %s, before any compare-and-set of %s (run %s)", c.Device, deadline.Format(time.RFC3339), ref, c.Run)
+				return "", ProofRejected.New("device %s: the proof window closed at %s, before any compare-and-set of %s (run %s)", c.Device, deadline.Format(time.RFC3339), ref, c.Run)
 			}
-			return ProofRejected.Wrap(last, "device %s: the fleet manager's projected Ironic reference did not match %s within %s of the run's close (run %s)", c.Device, ref, a.window(), c.Run)
+			return "", ProofRejected.Wrap(last, "device %s: the fleet manager's projected Ironic reference did not match %s within %s of the run's close (run %s)", c.Device, ref, req.window(), c.Run)
 		}
 		out.Attempts++
-		err := a.Store.ProveEnrollment(ctx, c.Device, c.Identity, ref.String(), c.Run)
-		switch {
-		case err == nil:
-			return nil
-		case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
-			return err
-		case errors.Is(err, hostforge.ErrConflict), errors.Is(err, hostforge.ErrUnavailable):
-			last = err
-		default:
-			// The device or its operated identity is gone, or the fleet
-			// manager refused the write: retrying cannot help.
-			return ProofRejected.Wrap(err, "device %s: the fleet manager refused proof of %s for identity %s (run %s)", c.Device, ref, c.Identity, c.Run)
+		var res ProveOut
+		err := rt.Do(ctx, StepProve, in, &res)
+		if err == nil {
+			return res.Holder, nil
 		}
-		if err := a.Clock.Sleep(ctx, a.interval()); err != nil {
-			return err
+		w, waiting := hostforge.AsWait(err)
+		if !waiting {
+			return "", err
+		}
+		last = w
+		if err := rt.Sleep(ctx, w.After); err != nil {
+			return "", err
 		}
 	}
 }
 
 // failureWrite delivers the identity-guarded failure write, retrying while
 // the fleet manager is unavailable; it is always tried at least once.
-func (a *ProofAgent) failureWrite(ctx context.Context, c Completion, deadline time.Time, out *ProofOutcome) (bool, error) {
+func failureWrite(ctx context.Context, rt flow.Runtime, req SettleRequest, deadline time.Time, out *ProofOutcome) (bool, error) {
+	c := req.Completion
+	in := FailWriteIn{Device: c.Device, Identity: c.Identity, Run: c.Run, Interval: req.interval()}
 	for {
 		out.Attempts++
-		cleared, err := a.Store.FailEnrollment(ctx, c.Device, c.Identity, c.Run)
-		switch {
-		case err == nil:
-			return cleared, nil
-		case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		var res FailWriteOut
+		err := rt.Do(ctx, StepFailWrite, in, &res)
+		if err == nil {
+			return res.Cleared, nil
+		}
+		w, waiting := hostforge.AsWait(err)
+		if !waiting {
 			return false, err
-		case errors.Is(err, hostforge.ErrNotFound):
-			// No record of the device: there is no proof to withdraw.
-			return false, nil
-		case !errors.Is(err, hostforge.ErrUnavailable):
-			f := FleetManagerUnavailable.At(phaseProof).Wrap(err, "device %s: the fleet manager refused the failure write of run %s", c.Device, c.Run)
-			return false, f
 		}
-		if !a.Clock.Now().Add(a.interval()).Before(deadline) {
-			f := FleetManagerUnavailable.At(phaseProof).Wrap(err, "device %s: the failure write of run %s was not delivered within %s of the run's close", c.Device, c.Run, a.window())
-			return false, f
+		if !rt.Now(ctx).Add(w.After).Before(deadline) {
+			return false, FleetManagerUnavailable.At(PhaseProof).Wrap(w, "device %s: the failure write of run %s was not delivered within %s of the run's close", c.Device, c.Run, req.window())
 		}
-		if err := a.Clock.Sleep(ctx, a.interval()); err != nil {
+		if err := rt.Sleep(ctx, w.After); err != nil {
 			return false, err
 		}
 	}
-}
-
-func (a *ProofAgent) window() time.Duration {
-	if a.Window <= 0 {
-		return DefaultProofWindow
-	}
-	return a.Window
-}
-
-func (a *ProofAgent) interval() time.Duration {
-	if a.Interval <= 0 {
-		return DefaultProofInterval
-	}
-	return a.Interval
 }
 
 func (a *ProofAgent) log() *slog.Logger {

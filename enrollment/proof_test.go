@@ -139,6 +139,16 @@ func (c *schedClock) drain() {
 	c.events = nil
 }
 
+// proveNow establishes proof of the device's current reference revision
+// directly in the fake, as an earlier run would have.
+func proveNow(t *testing.T, p *fakes.FleetProofs, device, identity, ref string) {
+	t.Helper()
+	rec, _ := p.Record(device)
+	if _, err := p.ProveEnrollment(context.Background(), device, identity, ref, rec.Revision, "earlier", clock.Epoch.Add(24*time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func newAgent(site *fakes.Site, clk clock.Clock) *enrollment.ProofAgent {
 	return &enrollment.ProofAgent{Store: site.Proofs, Clock: clk, Window: 2 * time.Minute, Interval: 15 * time.Second}
 }
@@ -197,17 +207,13 @@ func TestProofAgentSettle(t *testing.T) {
 			p.Register("h1", "id0")
 			p.SetReference("h1", tt.projection)
 			if tt.preProof {
-				if err := p.ProveEnrollment(ctx, "h1", "id0", tt.projection, "earlier"); err != nil {
-					t.Fatal(err)
-				}
+				proveNow(t, p, "h1", "id0", tt.projection)
 				if tt.replaceTo == "" {
 					// The earlier proof belongs to the operated identity.
 					p.ReplaceIdentity("h1", "id1")
 					p.SetReference("h1", "")
 					p.SetReference("h1", tt.projection)
-					if err := p.ProveEnrollment(ctx, "h1", "id1", tt.projection, "earlier"); err != nil {
-						t.Fatal(err)
-					}
+					proveNow(t, p, "h1", "id1", tt.projection)
 				}
 			}
 			if tt.replaceTo != "" {
@@ -280,6 +286,11 @@ type refModel struct {
 	proofRef      string
 	proofRun      string
 	has           bool
+	// resolved is the reference the current round's completion resolved;
+	// entered counts the times the projection became it since the round's
+	// submission snapshot (proof needs exactly one: A -> B -> A refuses).
+	resolved string
+	entered  int
 }
 
 func (m *refModel) apply(e event) {
@@ -289,6 +300,17 @@ func (m *refModel) apply(e event) {
 	}
 	if e.ref != m.ref {
 		m.ref, m.has = e.ref, false
+		if e.ref == m.resolved {
+			m.entered++
+		}
+	}
+}
+
+// submit snapshots the round: the resolved reference and its entries.
+func (m *refModel) submit(resolved string) {
+	m.resolved, m.entered = resolved, 0
+	if m.ref == resolved {
+		m.entered = 1
 	}
 }
 
@@ -325,7 +347,9 @@ func TestProofModel(t *testing.T) {
 			}
 			sort.SliceStable(evs, func(i, j int) bool { return evs[i].at.Before(evs[j].at) })
 			resolved := refs[rng.IntN(2)]
-			c := enrollment.Completion{Device: "h1", Identity: ids[rng.IntN(len(ids))], Run: fmt.Sprintf("run-%d", round),
+			rec, _ := p.Record("h1")
+			m.submit(resolved)
+			c := enrollment.Completion{Device: "h1", Identity: ids[rng.IntN(len(ids))], Run: fmt.Sprintf("run-%d", round), Since: rec.Revision,
 				Status: statuses[rng.IntN(len(statuses))], ClosedAt: closed, Output: output(t, enrolledResult("h1", resolved))}
 			switch rng.IntN(6) {
 			case 0:
@@ -354,8 +378,10 @@ func TestProofModel(t *testing.T) {
 					if c.Identity != m.identity {
 						break
 					}
-					if m.ref == resolved {
-						m.has, m.proofID, m.proofRef, m.proofRun = true, c.Identity, resolved, c.Run
+					if m.ref == resolved && m.entered == 1 {
+						if !(m.has && m.proofID == m.identity && m.proofRef == m.ref) {
+							m.has, m.proofID, m.proofRef, m.proofRun = true, c.Identity, resolved, c.Run
+						}
 						wantAction = enrollment.ProofEstablished
 						break
 					}
@@ -380,6 +406,7 @@ func TestProofModel(t *testing.T) {
 					p.SetReference("h1", e.ref)
 				}
 			}}
+			p.UseClock(clk)
 			clk.fire()
 			out, err := (&enrollment.ProofAgent{Store: p, Clock: clk, Window: window, Interval: interval}).Settle(ctx, c)
 			clk.drain()
@@ -390,7 +417,7 @@ func TestProofModel(t *testing.T) {
 			if (err != nil) != (wantAction == enrollment.ProofRejectedAct) {
 				t.Fatalf("seed %d round %d: err %v for action %s", seed, round, err, out.Action)
 			}
-			rec, _ := p.Record("h1")
+			rec, _ = p.Record("h1")
 			if rec.Identity != m.identity || rec.Reference != m.ref || (rec.Proof != nil) != m.has {
 				t.Fatalf("seed %d round %d (%s): fake %+v proof %+v, model %+v", seed, round, kind, rec, rec.Proof, m)
 			}

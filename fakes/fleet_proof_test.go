@@ -7,12 +7,47 @@ import (
 	"math/rand/v2"
 	"sync"
 	"testing"
+	"time"
 
 	"go.uber.org/goleak"
 
 	"github.com/hostforge/hostforge"
+	"github.com/hostforge/hostforge/clock"
+	"github.com/hostforge/hostforge/enrollment/ledgertest"
 	"github.com/hostforge/hostforge/fakes"
 )
+
+// TestFleetLedgerContract runs the ledger contract suite on the fake fleet
+// manager: FleetProofs for proof and the projection, FleetManager for the
+// platform_class record.
+func TestFleetLedgerContract(t *testing.T) {
+	ledgertest.Run(t, func(t *testing.T) ledgertest.Ledger {
+		site := fakes.NewSite()
+		return ledgertest.Ledger{
+			Proofs:     site.Proofs,
+			References: site.Proofs,
+			Fleet:      site.FleetManager,
+			SetIdentity: func(_ context.Context, device, identity string) error {
+				site.Proofs.ReplaceIdentity(device, identity)
+				return nil
+			},
+			Inspect: func(_ context.Context, device string) (ledgertest.Record, error) {
+				r, _ := site.Proofs.Record(device)
+				rec := ledgertest.Record{Identity: r.Identity, Reference: r.Reference, Revision: r.Revision,
+					PlatformClass: site.FleetManager.Get(device), Version: r.Version + site.FleetManager.Changes(device)}
+				if p := r.Proof; p != nil {
+					rec.Proof = &ledgertest.Proof{Identity: p.Identity, Reference: p.Reference, Revision: p.Revision, Run: p.Run}
+				}
+				return rec, nil
+			},
+			Now:  site.Clock.Now,
+			Down: func() { site.Inject(fakes.SysFleetManager, "*", 1<<30, hostforge.ErrUnavailable) },
+		}
+	})
+}
+
+// far is a proof deadline no test reaches.
+var far = clock.Epoch.Add(24 * time.Hour)
 
 func TestFleetProofsSemantics(t *testing.T) {
 	ctx := context.Background()
@@ -37,6 +72,8 @@ func TestFleetProofsSemantics(t *testing.T) {
 			[]step{{op: "ref", arg: "ironic-a/n1"}, {op: "replace", arg: "id2"}, {op: "prove", arg: "ironic-a/n1", identity: "id1", wantErr: hostforge.ErrNotFound}}, false, false},
 		{"A to B to A does not resurrect proof",
 			[]step{{op: "ref", arg: "A"}, {op: "prove", arg: "A", identity: "id1"}, {op: "ref", arg: "B"}, {op: "ref", arg: "A"}}, false, false},
+		{"A to B to A refuses a proof across the flip",
+			[]step{{op: "ref", arg: "A"}, {op: "ref", arg: "B"}, {op: "ref", arg: "A"}, {op: "prove", arg: "A", identity: "id1", wantErr: hostforge.ErrConflict}}, false, false},
 		{"setting the same reference keeps proof",
 			[]step{{op: "ref", arg: "A"}, {op: "prove", arg: "A", identity: "id1"}, {op: "ref", arg: "A"}}, true, true},
 		{"failure write preserves matching proof",
@@ -60,7 +97,7 @@ func TestFleetProofsSemantics(t *testing.T) {
 				case "replace":
 					p.ReplaceIdentity("h1", s.arg)
 				case "prove":
-					err := p.ProveEnrollment(ctx, "h1", s.identity, s.arg, fmt.Sprintf("run-%d", i))
+					_, err := p.ProveEnrollment(ctx, "h1", s.identity, s.arg, 0, fmt.Sprintf("run-%d", i), far)
 					if !errors.Is(err, s.wantErr) || (s.wantErr == nil && err != nil) {
 						t.Fatalf("step %d prove: err = %v, want %v", i, err, s.wantErr)
 					}
@@ -85,26 +122,26 @@ func TestFleetProofsCountsAndFaults(t *testing.T) {
 	site.Proofs.Register("h1", "id1")
 	site.Proofs.SetReference("h1", "A")
 	site.Inject(fakes.SysFleetManager, "prove_enrollment", 1, hostforge.ErrUnavailable)
-	if err := site.Proofs.ProveEnrollment(ctx, "h1", "id1", "A", "r1"); !errors.Is(err, hostforge.ErrUnavailable) {
+	if _, err := site.Proofs.ProveEnrollment(ctx, "h1", "id1", "A", 0, "r1", far); !errors.Is(err, hostforge.ErrUnavailable) {
 		t.Fatalf("injected fault: err = %v", err)
 	}
 	if rec, _ := site.Proofs.Record("h1"); rec.Proof != nil {
 		t.Fatalf("a failed call wrote proof: %+v", rec.Proof)
 	}
-	if err := site.Proofs.ProveEnrollment(ctx, "h1", "id1", "A", "r1"); err != nil {
+	if _, err := site.Proofs.ProveEnrollment(ctx, "h1", "id1", "A", 0, "r1", far); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := site.Proofs.Identity(ctx, "h1"); err != nil {
+	if _, _, err := site.Proofs.Snapshot(ctx, "h1"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := site.Proofs.Identity(ctx, "nope"); !errors.Is(err, hostforge.ErrNotFound) {
+	if _, _, err := site.Proofs.Snapshot(ctx, "nope"); !errors.Is(err, hostforge.ErrNotFound) {
 		t.Fatalf("unknown device: %v", err)
 	}
 	fm := site.Calls()[fakes.SysFleetManager]
 	if fm.Writes != 2 || fm.Reads != 2 || fm.Ops["prove_enrollment"] != 2 {
-		t.Fatalf("calls = %+v, want 2 writes (prove) and 2 reads (identity)", fm)
+		t.Fatalf("calls = %+v, want 2 writes (prove) and 2 reads (snapshot)", fm)
 	}
-	if err := site.Proofs.ProveEnrollment(ctx, "h1", "", "A", "r"); !errors.Is(err, hostforge.ErrInvalid) {
+	if _, err := site.Proofs.ProveEnrollment(ctx, "h1", "", "A", 0, "r", far); !errors.Is(err, hostforge.ErrInvalid) {
 		t.Fatalf("empty identity: %v", err)
 	}
 }
@@ -128,6 +165,9 @@ func (m *model) prove(id, r, run string) error {
 		return hostforge.ErrNotFound
 	case r != m.ref:
 		return hostforge.ErrConflict
+	}
+	if m.proof != nil && m.proof.identity == id && m.proof.ref == r {
+		return nil // the first writer of the revision keeps it
 	}
 	m.proof = &struct{ identity, ref, run string }{id, r, run}
 	return nil
@@ -168,7 +208,8 @@ func TestFleetProofsModel(t *testing.T) {
 				desc = "replace " + id
 			case 2:
 				id, r, run := ids[rng.IntN(len(ids))], refs[rng.IntN(len(refs))], fmt.Sprintf("run-%d", i)
-				got := p.ProveEnrollment(ctx, "h1", id, r, run)
+				rec, _ := p.Record("h1")
+				_, got := p.ProveEnrollment(ctx, "h1", id, r, rec.Revision, run, far)
 				want := m.prove(id, r, run)
 				if (want == nil) != (got == nil) || (want != nil && !errors.Is(got, want)) {
 					t.Fatalf("seed %d step %d prove %s %s: fake %v, model %v", seed, i, id, r, got, want)
@@ -244,7 +285,7 @@ func TestFleetProofsConcurrent(t *testing.T) {
 				case 0:
 					p.SetReference("h1", r)
 				case 1:
-					_ = p.ProveEnrollment(ctx, "h1", "id1", r, fmt.Sprintf("g%d-%d", g, i))
+					_, _ = p.ProveEnrollment(ctx, "h1", "id1", r, 0, fmt.Sprintf("g%d-%d", g, i), far)
 				case 2:
 					_, _ = p.FailEnrollment(ctx, "h1", "id1", "f")
 				}

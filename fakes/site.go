@@ -44,7 +44,7 @@ type Site struct {
 func NewSite() *Site {
 	s := &Site{Clock: clock.NewFake(clock.Epoch)}
 	s.NetBox = &NetBox{state: newNetBoxState(), site: s}
-	s.FleetManager = &FleetManager{site: s, devices: map[string]string{}}
+	s.FleetManager = &FleetManager{site: s, devices: map[string]string{}, changes: map[string]int64{}}
 	s.Proofs = newFleetProofs(s)
 	s.Vault = &Vault{site: s, items: map[string]map[string]string{}}
 	s.DHCP = newDHCPServer(s)
@@ -80,6 +80,8 @@ type FleetManager struct {
 	site    *Site
 	mu      sync.Mutex
 	devices map[string]string
+	// changes counts the writes that changed each device's value.
+	changes map[string]int64
 }
 
 func (f *FleetManager) enter(ctx context.Context, op string, write bool) error {
@@ -111,8 +113,19 @@ func (f *FleetManager) SetPlatformClass(ctx context.Context, device, value strin
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.devices[device] = value
+	if cur, ok := f.devices[device]; !ok || cur != value {
+		f.devices[device] = value
+		f.changes[device]++
+	}
 	return nil
+}
+
+// Changes counts the writes that changed the device's value (an equal
+// value writes nothing).
+func (f *FleetManager) Changes(device string) int64 {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.changes[device]
 }
 
 // Set seeds a value without counting a call.

@@ -309,8 +309,9 @@ func TestBackfillDemo(t *testing.T) {
 	wantCode(t, r, ExitInfra) // the rack has a GPU host without gpu_type and a switch
 	golden(t, "backfill-dry-run.txt", r.out)
 
-	// Named healthy devices: written on the first run (same rack, fresh per run).
-	r = run(t, "", nil, "platform-class", "backfill", "--demo", "--log-level", "off", "gpu-r1-u02", "cpu-r1-u10")
+	// Named healthy devices: written on the first run with --apply (same
+	// rack, fresh per run).
+	r = run(t, "", nil, "platform-class", "backfill", "--demo", "--apply", "--log-level", "off", "--device", "gpu-r1-u02", "cpu-r1-u10")
 	wantCode(t, r, ExitOK)
 	golden(t, "backfill-named.txt", r.out)
 

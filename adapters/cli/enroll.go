@@ -34,7 +34,9 @@ type systems struct {
 	// demo is the fake site behind --demo, nil otherwise.
 	demo *fakes.Site
 	// wired are the real systems behind --config, nil otherwise.
-	wired   *wiring.Systems
+	wired *wiring.Systems
+	// ledger settles completion proof after each local run; nil without one.
+	ledger  *ledgerWiring
 	closers []func()
 }
 
@@ -98,6 +100,17 @@ type hostResult struct {
 	Elapsed time.Duration
 	// WorkflowID is the Temporal workflow of the run, "" for an inline run.
 	WorkflowID string
+	// Proof is the run's completion-proof settlement (nil without a ledger).
+	Proof *proofJSON
+}
+
+// proofJSON is a run's settlement in -o json.
+type proofJSON struct {
+	Kind      string       `json:"kind"`
+	Action    string       `json:"action"`
+	Reference string       `json:"reference,omitempty"`
+	Holder    string       `json:"holder,omitempty"`
+	Failure   *failureJSON `json:"failure,omitempty"`
 }
 
 // enrollJSON is one host's line in -o json.
@@ -111,6 +124,7 @@ type enrollJSON struct {
 	ElapsedSeconds float64                  `json:"elapsed_seconds"`
 	Phases         []enrollment.PhaseRecord `json:"phases"`
 	Failure        *failureJSON             `json:"failure,omitempty"`
+	Proof          *proofJSON               `json:"proof,omitempty"`
 	ExitCode       int                      `json:"exit_code"`
 	// WorkflowID is the Temporal workflow the enrollment ran as (--temporal).
 	WorkflowID string `json:"workflow_id,omitempty"`
@@ -272,6 +286,16 @@ func enrollOne(ctx context.Context, sys *systems, device string, p enrollment.Pa
 	}
 	r := hostResult{Result: enrollment.Result{Device: device}}
 	req, err := enrollment.Submit(ctx, sys.netbox, device, sys.site, sys.siteConfig, sys.pcReady, p)
+	// With a ledger the device is recorded in it, and its identity and
+	// reference revision snapshotted, before the run (as a Temporal
+	// submitter snapshots them). A ledger that does not answer does not
+	// stop the run: the platform-class phase fails with its own code if it
+	// needs the ledger, and the unsettled proof is reported below.
+	var pr proofRun
+	var beforeErr error
+	if err == nil && sys.ledger != nil {
+		pr, beforeErr = sys.ledger.before(ctx, device)
+	}
 	if err == nil {
 		rt := sys.exec.Local(sys.clock)
 		rt.Subject = device
@@ -283,6 +307,14 @@ func enrollOne(ctx context.Context, sys *systems, device string, p enrollment.Pa
 	if err != nil {
 		_, r.Failure, _ = hostforge.Classify(err)
 		r.Result.Failure = r.Failure
+	}
+	if sys.ledger != nil && (beforeErr != nil || pr.identity != "") {
+		// With flow.Local the run closes here: settle its completion proof.
+		out, perr := enrollment.ProofOutcome{Action: enrollment.ProofNoAction}, beforeErr
+		if beforeErr == nil {
+			out, perr = sys.ledger.settle(ctx, pr, r.Result, r.Failure)
+		}
+		r.setProof(out, perr)
 	}
 	r.Elapsed = sys.clock.Now().Sub(start)
 	if prog != nil {
@@ -302,9 +334,9 @@ func printEnroll(w io.Writer, format string, devices []string, results []hostRes
 	code := worst(failures)
 	if format == formatJSON {
 		for _, r := range results {
-			j := enrollJSON{Device: r.Result.Device, Enrolled: r.Result.Enrolled && r.Failure == nil, Instance: r.Result.Instance,
+			j := enrollJSON{Device: r.Result.Device, Enrolled: r.Result.Enrolled && r.Result.Failure == nil, Instance: r.Result.Instance,
 				Node: r.Result.Node, ProvisionState: r.Result.ProvisionState, PlatformClass: r.Result.PlatformClass,
-				ElapsedSeconds: r.Elapsed.Seconds(), Phases: r.Result.Phases, Failure: failureOut(r.Failure), ExitCode: exitCodeOf(r.Failure),
+				ElapsedSeconds: r.Elapsed.Seconds(), Phases: r.Result.Phases, Failure: failureOut(r.Failure), Proof: r.Proof, ExitCode: exitCodeOf(r.Failure),
 				WorkflowID: r.WorkflowID}
 			if j.Phases == nil {
 				j.Phases = []enrollment.PhaseRecord{}

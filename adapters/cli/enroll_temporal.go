@@ -73,6 +73,15 @@ func followOne(ctx context.Context, sub *temporal.Submitter, ws *wiring.Systems,
 			prog.finish(device, r)
 		}
 	}()
+	if ws.Ledger != nil {
+		// A device it enrols is one the fleet manager knows: recorded with
+		// an identity before submission, so the run settles its proof.
+		if _, err := ws.Ledger.Register(ctx, device); err != nil {
+			r.Failure = enrollment.FleetManagerUnavailable.At("submit").Wrap(err, "recording %s in the ledger", device)
+			r.Result.Failure = r.Failure
+			return r
+		}
+	}
 	run, err := sub.Submit(ctx, temporal.Submission{Device: device, Site: ws.Site, Config: ws.SiteConfig, PlatformClassReady: ws.PlatformClassReady, Params: p})
 	if err != nil {
 		_, r.Failure, _ = hostforge.Classify(err)
@@ -96,9 +105,11 @@ func followOne(ctx context.Context, sub *temporal.Submitter, ws *wiring.Systems,
 		r.Result.Failure = r.Failure
 	}
 	if ws.Proofs != nil && ctx.Err() == nil {
-		if _, err := sub.Settle(ctx, run); err != nil {
+		out, err := sub.Settle(ctx, run)
+		if err != nil {
 			ws.Log.Warn("settling the completion proof failed", "device", device, "workflow_id", run.WorkflowID, "code", hostforge.CodeOf(err))
 		}
+		r.setProof(out, err)
 	}
 	return r
 }

@@ -317,7 +317,7 @@ firmware:
     host_firmware_upgrade_retry_interval: 10s
     max_retries: 2
   scout: {listen: '127.0.0.1:0', cert_file: %s, key_file: %s}
-  state: {driver: postgres, dsn_file: %s}
+ledger: {driver: postgres, dsn_file: %s}
 `, ironicURL, caFile, vaultFile, catFile, filepath.Join(dir, "scout"), filepath.Join(dir, "cache"), scoutCert, scoutKey, dsnFile))
 	t.Setenv("HOSTFORGE_NETBOX_TOKEN", "unused-by-firmware")
 

@@ -16,9 +16,9 @@ import (
 	"github.com/hostforge/hostforge/firmware"
 )
 
-// ironicNodes serves the little of Ironic's API the firmware commands use:
+// fwIronicNodes serves the little of Ironic's API the firmware commands use:
 // the version document, a node by name, the node list.
-func ironicNodes(t *testing.T, nodes map[string]map[string]any) string {
+func fwIronicNodes(t *testing.T, nodes map[string]map[string]any) string {
 	t.Helper()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
@@ -56,7 +56,7 @@ type fwEnv struct {
 func newFWEnv(t *testing.T) fwEnv {
 	t.Helper()
 	dir := t.TempDir()
-	url := ironicNodes(t, map[string]map[string]any{
+	url := fwIronicNodes(t, map[string]map[string]any{
 		"m1": {"uuid": "u-1", "name": "m1", "provision_state": "available", "maintenance": false},
 		"m2": {"uuid": "u-2", "name": "m2", "provision_state": "active", "instance_uuid": "i-2", "maintenance": false},
 	})
@@ -78,10 +78,10 @@ netbox: {url: 'https://netbox.example.net'}
 ironic:
   - {name: ironic-cpu, url: '%s', device_classes: [CPU_BAREMETAL]}
 vault: {kind: file, path: %s}
+ledger: {driver: sqlite, path: %s}
 firmware:
   catalog: [%s]
-  state: {driver: sqlite, path: %s}
-`, url, vault, cat, state))
+`, url, vault, state, cat))
 	return fwEnv{config: cfg, state: state}
 }
 

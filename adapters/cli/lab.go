@@ -44,8 +44,12 @@ centre, until interrupted:
 
 It writes DIR/lab.yaml (the config every command and the worker read),
 the vault file it names (mode 0600), the NetBox token, the CA that signed
-every server's certificate, and DIR/hosts listing the rack. Each run
-starts fresh: BMCs at factory settings, a new vault.
+every server's certificate, and DIR/hosts listing the rack. lab.yaml names
+the fleet manager's ledger, DIR/ledger.db (SQLite), with the platform-class
+gate on: enrolments record each host's platform class in NetBox and in the
+ledger and settle their completion proof against the ledger's projection of
+Ironic ('hostforge ledger show --config DIR/lab.yaml HOST'). Each run
+starts fresh: BMCs at factory settings, a new vault, an empty ledger.
 
 Ironic is detected (--ironic, then $IRONIC_URL, then 127.0.0.1:6385), never
 installed from here; without one, lab.yaml turns the Ironic gate off and the
@@ -115,7 +119,9 @@ rack enrols as far as NetBox activation.
 			"or through Temporal (a dev server on 127.0.0.1:7233):\n\n"+
 			"  hostforge worker --config %s --temporal 127.0.0.1:7233 &\n"+
 			"  hostforge enroll --config %s --temporal 127.0.0.1:7233 $(cat %s)\n\n"+
-			"The lab runs until interrupted (Ctrl-C).\n", cfg, cfg, hosts, cfg, cfg, hosts)
+			"and read what the fleet manager's ledger holds for a host:\n\n"+
+			"  hostforge ledger show --config %s cpu-r1-u10\n\n"+
+			"The lab runs until interrupted (Ctrl-C).\n", cfg, cfg, hosts, cfg, cfg, hosts, cfg)
 		<-ctx.Done()
 		fmt.Fprintln(w, "lab stopped")
 		return nil

@@ -20,7 +20,7 @@ func (a *app) platformClassCmd() *cobra.Command {
 		Use:   "platform-class",
 		Short: "Resolve and backfill platform classes (<GPUTYPE>_<DEVICETYPE>_<FABRICTYPE>_<NN>)",
 		Example: `  hostforge platform-class resolve --manufacturer Dell --model "PowerEdge R7615" --device-class CPU_BAREMETAL
-  hostforge platform-class backfill --demo --dry-run`,
+  hostforge platform-class backfill --config lab1.yaml --apply --device gpu-r1-u02`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return usageErr(fmt.Errorf("missing subcommand: resolve or backfill"))
@@ -176,46 +176,56 @@ type backfillJSON struct {
 }
 
 func (a *app) backfillCmd() *cobra.Command {
-	var dryRun, demo bool
+	var dryRun, apply, demo bool
 	var config string
+	var devices []string
 	cmd := &cobra.Command{
 		Use:   "backfill [DEVICE...]",
 		Short: "Record the platform class of devices in NetBox and the fleet manager",
-		Long: `Run the platform-class resolver and write policy over the named devices,
-or over every device NetBox lists when none is named. It is the correction
-path for hosts enrolled before phase 0b existed, and after a wrong key was
-cleared in NetBox: it writes custom_fields.platform_class only when it is
-empty, never overwrites a populated value (a divergent one is kept and
-reported), and then sets the fleet manager's value to the effective one if it
+		Long: `Run the platform-class resolver and write policy over the named devices
+(--device NAME, repeatable, or as arguments), or over every device NetBox
+lists when none is named. It is the correction path for hosts enrolled before
+phase 0b existed, and after a wrong key was cleared in NetBox: it writes
+custom_fields.platform_class only when it is empty, never overwrites a
+populated value (a divergent one is kept and reported), and then sets the
+fleet manager's value (the ledger: section) to the effective one if it
 differs. A rerun on unchanged devices writes nothing.
 
-With --dry-run it reads everything and writes nothing; each row says what
-would be written. One device's failure does not stop the others.
+It is a dry run unless --apply is given: it reads everything and writes
+nothing, and each row says what would be written. One device's failure does
+not stop the others.
 
 ` + exitCodeHelp,
-		Example: `  hostforge platform-class backfill --demo --dry-run
-  hostforge platform-class backfill --demo gpu-r1-u02 cpu-r1-u10
-  hostforge platform-class backfill --demo -o json`,
+		Example: `  hostforge platform-class backfill --config lab1.yaml
+  hostforge platform-class backfill --config lab1.yaml --apply --device gpu-r1-u02
+  hostforge platform-class backfill --demo --apply -o json`,
 	}
-	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "read and report, write nothing")
+	cmd.Flags().BoolVar(&apply, "apply", false, "write to NetBox and the fleet manager (without it, a dry run)")
+	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "read and report, write nothing (the default)")
+	cmd.Flags().StringArrayVar(&devices, "device", nil, "a device to backfill (repeatable); every device NetBox lists when none is named")
 	cmd.Flags().BoolVar(&demo, "demo", false, "run against the built-in fake demo rack instead of real systems")
 	cmd.Flags().StringVar(&config, "config", "", "config file naming the real systems (see 'hostforge enroll --help')")
+	cmd.MarkFlagsMutuallyExclusive("apply", "dry-run")
 	logLevelFlag(cmd)
 	out := outputFlag(cmd)
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		if err := checkOutput(*out); err != nil {
 			return err
 		}
+		names := append(append([]string(nil), devices...), args...)
+		if dup := duplicate(names); dup != "" {
+			return inputErr("device %s is named twice", dup)
+		}
 		sys, err := a.systems(cmd, demo, config)
 		if err != nil {
 			return err
 		}
 		defer sys.close()
-		entries, err := backfill(cmd.Context(), sys, args, dryRun)
+		entries, err := backfill(cmd.Context(), sys, names, !apply)
 		if err != nil {
 			return err
 		}
-		return printBackfill(cmd, *out, dryRun, entries)
+		return printBackfill(cmd, *out, !apply, entries)
 	}
 	return cmd
 }
@@ -223,7 +233,7 @@ would be written. One device's failure does not stop the others.
 // backfill runs the platform-class backfill over the systems.
 func backfill(ctx context.Context, sys *systems, names []string, dryRun bool) ([]enrollment.BackfillEntry, error) {
 	if sys.lister == nil || sys.fleet == nil {
-		return nil, inputErr("platform-class backfill needs a NetBox that lists devices and a fleet manager; this build wires no fleet manager adapter for --config yet")
+		return nil, inputErr("platform-class backfill needs a NetBox that lists devices and a fleet manager: add the ledger: section to the config")
 	}
 	return enrollment.Backfill(ctx, sys.netbox, sys.lister, sys.fleet, names, dryRun, sys.log)
 }

@@ -52,6 +52,7 @@ func (a *app) realSystems(ctx context.Context, cfg *wiring.Config, log *slog.Log
 		pcReady:    ws.PlatformClassReady,
 		log:        log,
 		wired:      ws,
+		ledger:     newLedgerWiring(ws, log),
 		closers:    []func(){func() { _ = ws.Close() }},
 	}, nil
 }

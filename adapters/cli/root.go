@@ -77,6 +77,7 @@ inspection inventories, decode LLDP and detect BMC vendors.
 	root.AddCommand(a.workerCmd())
 	root.AddCommand(a.labCmd())
 	root.AddCommand(a.platformClassCmd())
+	root.AddCommand(a.ledgerCmd())
 	root.AddCommand(a.verifyCmd())
 	root.AddCommand(a.lldpCmd())
 	root.AddCommand(a.bmcCmd())

@@ -20,6 +20,7 @@ type workerWorkflow func(*wiring.Systems) (temporal.Workflow, error)
 // the systems the config names. A new workflow adds one entry.
 var workerWorkflows = []workerWorkflow{
 	enrollmentWorkflow,
+	settlementWorkflow,
 	firmwareWorkflow,
 }
 
@@ -61,6 +62,20 @@ worker left is rerun (every step is idempotent) when a worker polls again.
 Several workers may poll one queue; the file vault is safe to share between
 processes on one host.
 
+With the ledger: section the worker also settles each enrollment's
+completion proof (a settlement workflow the enrollment starts, which
+outlives it and its submitter) and projects every Ironic instance's nodes
+into the ledger every ledger.projection_interval (1m by default). Workers
+sharing a queue should share the ledger (driver: postgres).
+
+With the firmware: section the worker also keeps managed hosts at their
+firmware catalog: every firmware.settings.machine_update_run_interval it
+reads the inventories that got older than firmware.explore_interval, runs
+the update manager's pass (one worker at a time on a shared database) and
+starts the update workflow of each reprovisioning request, and it serves
+the on-host agent ('hostforge scout') on firmware.scout.listen.
+--metrics-listen serves Prometheus metrics on /metrics (hostforge_ names).
+
 Ctrl-C (or SIGTERM) stops polling and lets running steps finish for up to
 --stop-timeout, then cancels them; their workflows carry on with the next
 worker.
@@ -68,7 +83,8 @@ worker.
 ` + wiring.ConfigHelp + `
 ` + exitCodeHelp,
 		Example: `  hostforge worker --config /etc/hostforge/lab1.yaml --temporal temporal.example.net:7233
-  hostforge worker --config lab/lab.yaml --temporal 127.0.0.1:7233 --task-queue lab1`,
+  hostforge worker --config lab/lab.yaml --temporal 127.0.0.1:7233 --task-queue lab1
+  hostforge worker --config /etc/hostforge/site.yaml --temporal 127.0.0.1:7233 --metrics-listen 0.0.0.0:9464`,
 		Args: cobra.NoArgs,
 	}
 	f := cmd.Flags()
@@ -115,8 +131,8 @@ worker.
 			if err != nil {
 				return err
 			}
-			if wf.Name == "" {
-				continue // not configured
+			if len(wf.Definitions) == 0 {
+				continue // not configured on these systems
 			}
 			wfs = append(wfs, wf)
 			names = append(names, wf.Name)
@@ -144,14 +160,20 @@ worker.
 		defer func() { stopSvc(); svc.stop() }()
 		fmt.Fprintf(out, "worker polling task queue %s at %s (namespace %s) for %s on site %s; interrupt to stop\n",
 			tf.queue, tf.address, tf.namespace, strings.Join(names, ", "), sys.Site)
+		projCtx, stopProj := context.WithCancel(ctx)
+		defer stopProj()
+		projecting := runProjection(projCtx, sys)
 		select {
 		case <-ctx.Done():
 		case err := <-svc.errs:
+			stopProj()
 			w.Stop()
+			projecting()
 			return err
 		}
 		fmt.Fprintf(out, "stopping: running steps have %s to finish\n", stopTimeout)
 		w.Stop()
+		projecting()
 		fmt.Fprintln(out, "worker stopped")
 		return nil
 	}

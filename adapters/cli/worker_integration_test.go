@@ -24,6 +24,7 @@ import (
 
 	ironicapi "github.com/hostforge/hostforge/adapters/ironic"
 	"github.com/hostforge/hostforge/adapters/lab"
+	"github.com/hostforge/hostforge/adapters/sqlstore"
 	"github.com/hostforge/hostforge/adapters/vault"
 	"github.com/hostforge/hostforge/bmc"
 	"github.com/hostforge/hostforge/enrollment"
@@ -315,6 +316,20 @@ func TestWorkerEnrolsOneHostThroughTemporal(t *testing.T) {
 	}
 	if d, err := r.Site.NetBox.Device(ctx, r.host.Name); err != nil || d.Status != intent.StatusActive {
 		t.Errorf("NetBox device %s: %q, %v", r.host.Name, d.Status, err)
+	}
+	// The enrollment's settlement ran on the worker (its close probe
+	// through the worker's client): the ledger holds the platform class and
+	// proof against the node the worker projected from Ironic.
+	if j.Proof == nil || j.Proof.Action != enrollment.ProofEstablished || j.Proof.Reference != lab.IronicInstance+"/"+j.Node {
+		t.Errorf("proof %+v, want established on %s/%s", j.Proof, lab.IronicInstance, j.Node)
+	}
+	sr := run(t, "", nil, "ledger", "show", "--config", r.Config, "-o", "json", r.host.Name)
+	var rec ledgerShowJSON
+	if err := json.Unmarshal([]byte(sr.out), &rec); err != nil {
+		t.Fatalf("ledger show: %v\n%s%s", err, sr.out, sr.err)
+	}
+	if rec.ProofState != sqlstore.ProofStateValid || rec.Reference != lab.IronicInstance+"/"+j.Node || rec.PlatformClass != j.PlatformClass || rec.PlatformClass == "" {
+		t.Errorf("ledger record %+v after the enrollment %+v", rec, j)
 	}
 	if strings.Contains(w.out.String(), admin[bmc.FieldPassword]) || strings.Contains(res.out+res.err, admin[bmc.FieldPassword]) {
 		t.Error("the rotated password reached a log or the output")

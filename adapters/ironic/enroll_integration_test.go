@@ -363,6 +363,18 @@ func TestEnrollOneHostRealIronic(t *testing.T) {
 	if res.Node != n.UUID || n.Driver != ironic.DriverFakeHardware || n.Interfaces["raid"] != "fake" || n.Interfaces["inspect"] != "inspector" {
 		t.Fatalf("node %+v (result node %s)", n, res.Node)
 	}
+	// The fleet manager's projection lists the node under the device's name.
+	listed, err := w.client.ListNodes(ctx)
+	if err != nil {
+		t.Fatalf("ListNodes: %v", err)
+	}
+	found := false
+	for _, ln := range listed {
+		found = found || ln.Name == w.host.Name && ln.UUID == n.UUID && ln.ProvisionState == ironic.StateAvailable
+	}
+	if !found {
+		t.Fatalf("ListNodes (%d nodes) does not list %s as %s", len(listed), w.host.Name, n.UUID)
+	}
 	if n.Owner != "baremetal-enrol" || n.Lessee != "baremetal-enrol" || n.ResourceClass != "baremetal" || !n.HasTrait("HW_ARCH_X86_64") || n.Maintenance {
 		t.Fatalf("node owner %q lessee %q resource_class %q traits %v maintenance %v", n.Owner, n.Lessee, n.ResourceClass, n.Traits, n.Maintenance)
 	}

@@ -21,6 +21,10 @@
 // monitoring BMC credentials and the SSH key; the BMC phase adds each
 // host's rotated admin credential), the NetBox token, the lab CA that
 // signed every server's certificate (TLS is verified as in production), and
-// a file listing the rack's hosts. Everything is on 127.0.0.1; nothing is
-// installed. Ironic is used when it runs, never installed from here.
+// a file listing the rack's hosts. lab.yaml names the fleet manager's
+// ledger, a SQLite file in the lab directory ([LedgerFile]), and turns the
+// platform-class gate on, so enrolments record platform classes there and
+// settle completion proof against its projection of Ironic. Everything is
+// on 127.0.0.1; nothing is installed. Ironic is used when it runs, never
+// installed from here.
 package lab

@@ -42,7 +42,19 @@ const (
 	CAFile     = "ca.pem"
 	HostsFile  = "hosts"
 	DHCPDir    = "dhcp"
+	// LedgerFile is the fleet manager's ledger (SQLite), which lab.yaml's
+	// ledger: section names.
+	LedgerFile = "ledger.db"
 )
+
+// IronicInstance is the name of the lab's one Ironic instance in lab.yaml
+// (references in the ledger read "ironic/<node-uuid>").
+const IronicInstance = "ironic"
+
+// LedgerProjectionInterval is how often a worker on lab.yaml projects
+// Ironic's nodes into the ledger: a lab's Ironic transitions take seconds,
+// so its proof settles in seconds too.
+const LedgerProjectionInterval = 2 * time.Second
 
 // SSHTarget is an SSH server the lab uses as the DHCP server instead of
 // its in-process one (a real sshd in the integration tests).
@@ -168,6 +180,7 @@ func Start(ctx context.Context, o Options) (l *Lab, err error) {
 	// The files of an earlier lab go, and only they: each lab starts fresh.
 	stale, _ := filepath.Glob(filepath.Join(dir, DHCPDir, "hostforge.d", "*.conf*"))
 	for _, f := range []string{ConfigFile, VaultFile, VaultFile + ".lock", TokenFile, CAFile, HostsFile,
+		LedgerFile, LedgerFile + "-wal", LedgerFile + "-shm",
 		filepath.Join(DHCPDir, "restarts.log"), filepath.Join(DHCPDir, "dhcpd.conf")} {
 		stale = append(stale, filepath.Join(dir, f))
 	}
@@ -360,28 +373,24 @@ func (l *Lab) configYAML(o Options, t *SSHTarget, timing wiring.IronicTiming) (s
 	w("site: %s\n", enrolltest.DemoSite)
 	w("netbox:\n  url: %s\n  token_file: %s\n  ca_file: %s\n", l.NetBoxURL, q(filepath.Join(l.Dir, TokenFile)), q(filepath.Join(l.Dir, CAFile)))
 	cfg := enrolltest.DemoSiteConfig()
-	byInstance := map[string][]string{}
-	for class, inst := range cfg.IronicInstances {
-		byInstance[inst] = append(byInstance[inst], class)
+	// One Ironic is one instance: every device class routes to it. (Two
+	// instance names on one Ironic would list every node twice, and the
+	// ledger's projection rightly leaves a device found on two instances
+	// alone.)
+	classes := make([]string, 0, len(cfg.IronicInstances))
+	for class := range cfg.IronicInstances {
+		classes = append(classes, class)
 	}
-	names := make([]string, 0, len(byInstance))
-	for n := range byInstance {
-		names = append(names, n)
-	}
-	sort.Strings(names)
+	sort.Strings(classes)
 	w("ironic:\n")
-	for _, n := range names {
-		classes := byInstance[n]
-		sort.Strings(classes)
-		w("  - name: %s\n    url: %s\n    device_classes: [%s]\n    timing:\n", n, ironicURL, strings.Join(classes, ", "))
-		for _, f := range timingFields(timing) {
-			if f.d > 0 {
-				w("      %s: %s\n", f.key, f.d.D())
-			}
+	w("  - name: %s\n    url: %s\n    device_classes: [%s]\n    timing:\n", IronicInstance, ironicURL, strings.Join(classes, ", "))
+	for _, f := range timingFields(timing) {
+		if f.d > 0 {
+			w("      %s: %s\n", f.key, f.d.D())
 		}
 	}
 	w("gates:\n  enrollment_configure_dhcp: true\n  enrollment_configure_bmc: true\n  enrollment_ironic_enrol: %t\n", l.Ironic)
-	w("  platform_class_activity_ready: false\n  enrol_project: %s\n  node_lock_max_wait: 2m\n  cleaning_deadline: 10m\n", cfg.EnrolProject)
+	w("  platform_class_activity_ready: true\n  enrol_project: %s\n  node_lock_max_wait: 2m\n  cleaning_deadline: 10m\n", cfg.EnrolProject)
 	hostsDir := filepath.Join(l.Dir, DHCPDir, "hostforge.d")
 	w("dhcp:\n  host: %s\n  user: %s\n  flavour: isc\n  dir: %s\n", q(t.Addr), q(t.User), q(hostsDir))
 	w("  config_test: %s\n", q("sh "+dhcp.ShellQuote(filepath.Join(l.Dir, DHCPDir, "check"))))
@@ -395,6 +404,7 @@ func (l *Lab) configYAML(o Options, t *SSHTarget, timing wiring.IronicTiming) (s
 		}
 	}
 	w("vault:\n  kind: file\n  path: %s\n", q(filepath.Join(l.Dir, VaultFile)))
+	w("ledger:\n  driver: sqlite\n  path: %s\n  projection_interval: %s\n", q(filepath.Join(l.Dir, LedgerFile)), LedgerProjectionInterval)
 	return b.String(), nil
 }
 
@@ -487,5 +497,6 @@ func (l *Lab) Summary() string {
 		fmt.Fprintf(&b, "                    %-18s %-11s %s (NetBox %s)\n", h, bm.Emulator.Vendor(), bm.Endpoint, bm.Address)
 	}
 	fmt.Fprintf(&b, "DHCP server (SSH) %s, files in %s\n", l.SSHAddr, filepath.Join(l.Dir, DHCPDir))
+	fmt.Fprintf(&b, "Ledger (SQLite)   %s, projected from Ironic every %s by a worker\n", filepath.Join(l.Dir, LedgerFile), LedgerProjectionInterval)
 	return b.String()
 }

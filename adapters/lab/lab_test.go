@@ -71,12 +71,37 @@ func TestLabFiles(t *testing.T) {
 	if err != nil || strings.Join(names, ",") != "bmc-admin-cpu-r1-u11,bmc-factory,ipmi-exporter,ssh-config-dhcp" {
 		t.Errorf("vault items %v, %v", names, err)
 	}
-	// A second lab in the same directory replaces the first one's files.
-	l2, err := lab.Start(context.Background(), lab.Options{Dir: l.Dir})
+	// lab.yaml names the fleet manager's ledger in the lab directory, with
+	// the platform-class gate on: the ledger records what enrolments write.
+	if sys.Ledger == nil || sys.FleetManager != sys.Ledger || sys.Proofs != sys.Ledger || !sys.PlatformClassReady {
+		t.Fatalf("ledger %v, fleet manager %v, proofs %v, platform-class gate %v", sys.Ledger, sys.FleetManager, sys.Proofs, sys.PlatformClassReady)
+	}
+	ctx := context.Background()
+	if err := sys.FleetManager.SetPlatformClass(ctx, "cpu-r1-u10", "NOGPU_DELLPOWEREDGER7615_NORDMA_01"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(l.Dir, lab.LedgerFile)); err != nil {
+		t.Fatalf("the ledger is not in the lab directory: %v", err)
+	}
+	// A second lab in the same directory replaces the first one's files,
+	// and starts with an empty ledger.
+	l2, err := lab.Start(ctx, lab.Options{Dir: l.Dir})
 	if err != nil {
 		t.Fatalf("a second lab in %s: %v", l.Dir, err)
 	}
 	l2.Close()
+	cfg2, err := wiring.Load(l2.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ledger, db, err := wiring.OpenLedger(ctx, cfg2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if recs, err := ledger.Records(ctx); err != nil || len(recs) != 0 {
+		t.Fatalf("the second lab's ledger holds %+v, %v; want it empty", recs, err)
+	}
 }
 
 // The link guard's reader, as the wiring builds it for the Ironic phases,

@@ -22,8 +22,15 @@
 //     into the request and the device's fleet-manager identity into the
 //     input, and starts the workflow under the device's own workflow ID, so a
 //     second concurrent enrollment of the same device is refused.
-//   - [Submitter.Settle] runs the completion-proof agent once the workflow
-//     has closed; the close time Temporal records bounds the proof window.
+//   - Settlement is durable: an enrollment submitted for a device with a
+//     fleet-manager identity starts, as its first command, a [Settlement]
+//     child workflow (ParentClosePolicy ABANDON) that waits for the
+//     enrollment's close on durable timers and runs the completion-proof
+//     body (enrollment.SettleProof) with the close time Temporal recorded:
+//     one activity per ledger call, one timer per pause. It survives the
+//     submitter and worker restarts. Workers register [Settlement] beside
+//     [Enrollment] and [SettleSteps] beside the enrollment's steps.
+//     [Submitter.Settle] waits for that settlement's outcome.
 //   - [Submitter.Follow] reports a run's steps, waits, failures and timers
 //     from its history as flow.Events, so a submitter shows the progress an
 //     inline run shows.

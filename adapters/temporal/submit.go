@@ -42,7 +42,12 @@ type Run struct {
 	WorkflowID string `json:"workflow_id"`
 	RunID      string `json:"run_id"`
 	Identity   string `json:"identity"`
-	Diagnostic bool   `json:"diagnostic,omitempty"`
+	// Revision is the device's projected-reference revision at submission.
+	Revision   int64 `json:"revision,omitempty"`
+	Diagnostic bool  `json:"diagnostic,omitempty"`
+	// Durable says the run settles its own proof (see Settlement): Settle
+	// waits for that settlement instead of running the agent here.
+	Durable bool `json:"durable,omitempty"`
 }
 
 // WorkflowID is the workflow ID of a device's enrollment: one per device,
@@ -71,12 +76,12 @@ func (s *Submitter) Submit(ctx context.Context, sub Submission) (Run, error) {
 	if err != nil {
 		return Run{}, err
 	}
-	identity := ""
+	identity, revision := "", int64(0)
 	if s.Proofs != nil {
-		id, err := s.Proofs.Identity(ctx, sub.Device)
+		id, rev, err := s.Proofs.Snapshot(ctx, sub.Device)
 		switch {
 		case err == nil:
-			identity = id
+			identity, revision = id, rev
 		case errors.Is(err, hostforge.ErrNotFound):
 			// No fleet-manager record: the run proves nothing, and says so
 			// when it closes (an unclassifiable completion writes nothing).
@@ -92,7 +97,9 @@ func (s *Submitter) Submit(ctx context.Context, sub Submission) (Run, error) {
 		WorkflowIDConflictPolicy:                 enumspb.WORKFLOW_ID_CONFLICT_POLICY_FAIL,
 		WorkflowIDReusePolicy:                    enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
 		WorkflowExecutionErrorWhenAlreadyStarted: true,
-	}, WorkflowName, Input{Request: req, Identity: identity, Diagnostic: sub.Diagnostic})
+	}, WorkflowName, Input{Request: req, Identity: identity, Revision: revision, Diagnostic: sub.Diagnostic,
+		// A run that can claim or withdraw proof settles durably.
+		Settle: identity != "" && !sub.Diagnostic, ProofWindow: s.ProofWindow, ProofInterval: s.ProofInterval})
 	if err != nil {
 		var started *serviceerror.WorkflowExecutionAlreadyStarted
 		if errors.As(err, &started) {
@@ -101,7 +108,8 @@ func (s *Submitter) Submit(ctx context.Context, sub Submission) (Run, error) {
 		return Run{}, TemporalUnavailable.Wrap(err, "starting the enrollment of %s", sub.Device)
 	}
 	s.log().Info("enrollment submitted", "device", sub.Device, "phase", "submit", "workflow_id", id, "run_id", wr.GetRunID())
-	return Run{Device: sub.Device, WorkflowID: id, RunID: wr.GetRunID(), Identity: identity, Diagnostic: sub.Diagnostic}, nil
+	return Run{Device: sub.Device, WorkflowID: id, RunID: wr.GetRunID(), Identity: identity, Revision: revision, Diagnostic: sub.Diagnostic,
+		Durable: identity != "" && !sub.Diagnostic}, nil
 }
 
 // Wait blocks until the run closes and returns its Result and Failure.
@@ -121,10 +129,16 @@ func (s *Submitter) Wait(ctx context.Context, run Run) (enrollment.Result, *host
 	return res, nil
 }
 
-// Settle waits for the run to close, then runs the completion-proof agent
-// on it: the close time Temporal recorded bounds the compare-and-set
-// retries. The error is nil or a *hostforge.Failure.
+// Settle returns the run's settlement once it is done. A durable run
+// (Run.Durable) settles itself in its settlement workflow, which survives
+// this process: Settle only waits for its result. For any other run it
+// waits for the close, then runs the completion-proof agent here; the
+// close time Temporal recorded bounds the compare-and-set retries. The
+// error is nil or a *hostforge.Failure.
 func (s *Submitter) Settle(ctx context.Context, run Run) (enrollment.ProofOutcome, error) {
+	if run.Durable {
+		return s.awaitSettlement(ctx, run)
+	}
 	var raw json.RawMessage
 	getErr := s.Client.GetWorkflow(ctx, run.WorkflowID, run.RunID).Get(ctx, &raw)
 	if ctx.Err() != nil {
@@ -138,6 +152,7 @@ func (s *Submitter) Settle(ctx context.Context, run Run) (enrollment.ProofOutcom
 	c := enrollment.Completion{
 		Device:     run.Device,
 		Identity:   run.Identity,
+		Since:      run.Revision,
 		Run:        run.WorkflowID + "/" + run.RunID,
 		Status:     completionStatus(info.GetStatus()),
 		ClosedAt:   info.GetCloseTime().AsTime(),
@@ -148,6 +163,24 @@ func (s *Submitter) Settle(ctx context.Context, run Run) (enrollment.ProofOutcom
 	}
 	agent := &enrollment.ProofAgent{Store: s.Proofs, Clock: s.clock(), Window: s.ProofWindow, Interval: s.ProofInterval, Log: s.Log}
 	return agent.Settle(ctx, c)
+}
+
+// awaitSettlement waits for the run's settlement workflow and returns its outcome.
+func (s *Submitter) awaitSettlement(ctx context.Context, run Run) (enrollment.ProofOutcome, error) {
+	var out enrollment.ProofOutcome
+	err := s.Client.GetWorkflow(ctx, SettleWorkflowID(run.WorkflowID, run.RunID), "").Get(ctx, &out)
+	if err == nil {
+		return out, nil
+	}
+	if ctx.Err() != nil {
+		return out, hostforge.Cancelled.Wrap(ctx.Err(), "waiting for the settlement of %s", run.WorkflowID)
+	}
+	var app *temporal.ApplicationError
+	if errors.As(err, &app) {
+		var fl hostforge.Failure
+		_ = detailsOf(app, &fl, &out)
+	}
+	return out, FailureOf(err)
 }
 
 func completionStatus(st enumspb.WorkflowExecutionStatus) enrollment.CompletionStatus {

@@ -102,7 +102,7 @@ func TestSubmitSnapshotsAndRefusesDuplicates(t *testing.T) {
 		{name: "already running", device: "cpu-u10", err: serviceerror.NewWorkflowExecutionAlreadyStarted("running", "", "run-0"), code: temporal.AlreadyRunning.Code},
 		{name: "temporal down", device: "cpu-u10", err: serviceerror.NewUnavailable("down"), code: temporal.TemporalUnavailable.Code},
 		{name: "unknown device", device: "nope", code: enrollment.DeviceNotFound.Code},
-		{name: "fleet manager down", device: "cpu-u10", inject: func() { site.Inject("fleet_manager", "identity", 1, hostforge.ErrUnavailable) }, code: enrollment.FleetManagerUnavailable.Code},
+		{name: "fleet manager down", device: "cpu-u10", inject: func() { site.Inject("fleet_manager", "snapshot", 1, hostforge.ErrUnavailable) }, code: enrollment.FleetManagerUnavailable.Code},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -154,13 +154,16 @@ func TestSettleUsesTheRecordedClose(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			site.Proofs.SetReference("cpu-u10", "")
 			site.Proofs.SetReference("cpu-u10", "ironic-cpu/node-1")
+			rec, _ := site.Proofs.Record("cpu-u10")
+			run := run
+			run.Revision = rec.Revision // submitted after the flip
 			fc := &fakeClient{output: res, runErr: tt.runErr, status: tt.status, closed: tt.closed}
 			sub := &temporal.Submitter{Client: fc, Proofs: site.Proofs, Clock: clock.NewFake(now), ProofWindow: 10 * time.Minute}
 			out, err := sub.Settle(ctx, run)
 			if out.Kind != tt.wantKind || out.Action != tt.wantAction || hostforge.CodeOf(err) != tt.wantCode {
 				t.Fatalf("outcome %+v err %v, want %s %s %q", out, err, tt.wantKind, tt.wantAction, tt.wantCode)
 			}
-			rec, _ := site.Proofs.Record("cpu-u10")
+			rec, _ = site.Proofs.Record("cpu-u10")
 			if rec.Valid() != (tt.wantAction == enrollment.ProofEstablished) {
 				t.Fatalf("proof valid=%v after %s", rec.Valid(), tt.wantAction)
 			}

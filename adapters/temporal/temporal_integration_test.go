@@ -22,6 +22,7 @@ import (
 	"github.com/hostforge/hostforge"
 	"github.com/hostforge/hostforge/adapters/temporal"
 	"github.com/hostforge/hostforge/enrollment"
+	"github.com/hostforge/hostforge/enrolltest"
 	"github.com/hostforge/hostforge/fakes"
 	"github.com/hostforge/hostforge/ironic"
 )
@@ -77,15 +78,36 @@ func liveWorld(t *testing.T) (*fakes.Site, *enrollment.Executor) {
 	return site, exec
 }
 
-func startWorker(t *testing.T, c client.Client, queue string, exec temporal.Dispatcher) worker.Worker {
+// startWorker starts a worker of the enrollment and its settlement: the
+// enrollment's steps (exec), the close probe on c and the proof steps on
+// proofs.
+func startWorker(t *testing.T, c client.Client, queue string, exec temporal.Dispatcher, proofs enrollment.ProofStore) worker.Worker {
 	t.Helper()
+	settle, err := temporal.SettleSteps(c, proofs)
+	if err != nil {
+		t.Fatal(err)
+	}
 	w := worker.New(c, queue, worker.Options{WorkerStopTimeout: time.Second})
-	temporal.Register(w, &temporal.Activities{Exec: exec, HeartbeatEvery: 500 * time.Millisecond},
-		temporal.ActivityOptions{Heartbeat: 3 * time.Second, StartToClose: 2 * time.Minute}, temporal.Enrollment)
+	temporal.Register(w, &temporal.Activities{Exec: both{exec, settle}, HeartbeatEvery: 500 * time.Millisecond},
+		temporal.ActivityOptions{Heartbeat: 3 * time.Second, StartToClose: 2 * time.Minute}, temporal.Enrollment, temporal.Settlement)
 	if err := w.Start(); err != nil {
 		t.Fatalf("worker start: %v", err)
 	}
 	return w
+}
+
+// both dispatches to two step sets with distinct names.
+type both struct{ a, b temporal.Dispatcher }
+
+func (d both) StepNames() []string { return append(d.a.StepNames(), d.b.StepNames()...) }
+
+func (d both) Dispatch(ctx context.Context, step string, in []byte) ([]byte, error) {
+	for _, n := range d.b.StepNames() {
+		if n == step {
+			return d.b.Dispatch(ctx, step, in)
+		}
+	}
+	return d.a.Dispatch(ctx, step, in)
 }
 
 // gate blocks the first run of one step until the test lets it go, so the
@@ -122,7 +144,7 @@ func TestWorkerRestartMidEnrollment(t *testing.T) {
 	g := &gate{Dispatcher: exec, step: enrollment.StepIronicCleaning, reached: make(chan struct{})}
 
 	c1 := dial(t, addr)
-	w1 := startWorker(t, c1, queue, g)
+	w1 := startWorker(t, c1, queue, g, site.Proofs)
 	sub := &temporal.Submitter{Client: c1, TaskQueue: queue, NetBox: site.NetBox, Proofs: site.Proofs}
 	site.Proofs.Register("cpu-u10", "fm-id-cpu-u10")
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
@@ -148,7 +170,7 @@ func TestWorkerRestartMidEnrollment(t *testing.T) {
 
 	c2 := dial(t, addr)
 	defer c2.Close()
-	w2 := startWorker(t, c2, queue, exec)
+	w2 := startWorker(t, c2, queue, exec, site.Proofs)
 	defer w2.Stop()
 	sub.Client = c2
 	res, f := sub.Wait(ctx, run)
@@ -182,13 +204,11 @@ func TestWorkerRestartMidEnrollment(t *testing.T) {
 		t.Fatalf("history has %d retried and %d completed cleaning steps; want the killed one rerun once", retried, completed)
 	}
 
-	// The fleet manager projects the node the enrollment resolved: a
-	// completed enrollment establishes proof.
-	ref := enrollment.ResolvedReference(res)
-	if !ref.Complete() {
-		t.Fatalf("result claims no complete Ironic reference: %+v", ref)
+	// The fleet manager projects the node from the fake Ironic, never from
+	// the result: a completed enrollment establishes proof against it.
+	if _, err := enrolltest.Projector(site).Project(ctx); err != nil {
+		t.Fatal(err)
 	}
-	site.Proofs.SetReference("cpu-u10", ref.String())
 	out, err := sub.Settle(ctx, run)
 	if err != nil || out.Kind != enrollment.KindQualifying || out.Action != enrollment.ProofEstablished {
 		t.Fatalf("settle = %+v, %v; want a qualifying completion establishing proof", out, err)
@@ -204,7 +224,7 @@ func TestFailuresAndProofOnDevServer(t *testing.T) {
 	queue := "it-proof-" + time.Now().Format("150405.000")
 	c := dial(t, addr)
 	defer c.Close()
-	w := startWorker(t, c, queue, exec)
+	w := startWorker(t, c, queue, exec, site.Proofs)
 	defer w.Stop()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
@@ -216,7 +236,7 @@ func TestFailuresAndProofOnDevServer(t *testing.T) {
 	// operated identity (proof left by a replaced identity).
 	site.Proofs.Register("bad-offline", "old-id")
 	site.Proofs.SetReference("bad-offline", "ironic-cpu/n-1")
-	if err := site.Proofs.ProveEnrollment(ctx, "bad-offline", "old-id", "ironic-cpu/n-1", "earlier"); err != nil {
+	if _, err := site.Proofs.ProveEnrollment(ctx, "bad-offline", "old-id", "ironic-cpu/n-1", 0, "earlier", time.Now().Add(time.Hour)); err != nil {
 		t.Fatal(err)
 	}
 	site.Proofs.ReplaceIdentity("bad-offline", "new-id")
@@ -249,7 +269,7 @@ func TestFailuresAndProofOnDevServer(t *testing.T) {
 	// A diagnostic run (Ironic phases off) preserves proof without a write.
 	site.Proofs.Register("cpu-u11", "id-u11")
 	site.Proofs.SetReference("cpu-u11", "ironic-cpu/n-9")
-	if err := site.Proofs.ProveEnrollment(ctx, "cpu-u11", "id-u11", "ironic-cpu/n-9", "earlier"); err != nil {
+	if _, err := site.Proofs.ProveEnrollment(ctx, "cpu-u11", "id-u11", "ironic-cpu/n-9", 0, "earlier", time.Now().Add(time.Hour)); err != nil {
 		t.Fatal(err)
 	}
 	diag := cfg

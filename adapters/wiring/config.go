@@ -16,6 +16,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/hostforge/hostforge/adapters/sqlstore"
 	"github.com/hostforge/hostforge/dhcp"
 	"github.com/hostforge/hostforge/enrollment"
 	"github.com/hostforge/hostforge/intent"
@@ -94,12 +95,14 @@ which the BMC phase creates from bmc-factory and rotates. The file vault is
 safe to share between a worker and CLI runs on one host: writes lock the
 file (<path>.lock) and never drop another writer's item.
 
+` + LedgerHelp + `
+
 ` + FirmwareHelp + `
 
 A bad config file fails with CONFIG_INVALID naming the key and its line.
 This build wires NetBox, DHCP over SSH, the Redfish BMC phase, Ironic
-(noauth) with the link guard, and the inspection verifier; it has no fleet
-manager adapter yet, so it refuses platform_class_activity_ready set to true.`
+(noauth) with the link guard, the inspection verifier and the fleet
+manager's ledger; platform_class_activity_ready needs the ledger: section.`
 
 // Config is the config file: the site, the systems it names and the gates.
 type Config struct {
@@ -110,6 +113,8 @@ type Config struct {
 	DHCP   *DHCPConfig    `yaml:"dhcp"`
 	BMC    BMCConfig      `yaml:"bmc"`
 	Vault  *VaultConfig   `yaml:"vault"`
+	// Ledger is the fleet manager's ledger (see LedgerHelp); nil without one.
+	Ledger *sqlstore.LedgerConfig `yaml:"ledger"`
 	// Firmware is the managed-host firmware updates (see FirmwareHelp);
 	// nil without them.
 	Firmware *FirmwareConfig `yaml:"firmware"`
@@ -511,6 +516,9 @@ func (c *Config) validate() error {
 		default:
 			return c.keyError("vault.kind", "%q: want file", c.Vault.Kind)
 		}
+	}
+	if err := c.validateLedger(); err != nil {
+		return err
 	}
 	if err := c.validateFirmware(); err != nil {
 		return err

@@ -35,6 +35,7 @@ var configErrorForm = regexp.MustCompile(`^fuzz\.yaml: (line [1-9][0-9]*: |[a-z_
 func FuzzParseConfig(f *testing.F) {
 	f.Add([]byte(helpSample(f)))
 	f.Add([]byte(goodConfig))
+	f.Add([]byte(goodConfig + "ledger:\n  driver: postgres\n  dsn_file: /etc/hostforge/ledger.dsn\n  projection_interval: 1m\n"))
 	for _, s := range []string{
 		"",
 		"# only a comment\n",

@@ -20,10 +20,21 @@
 // with IRONIC_FRONTEND_LINK_DOWN within the instance's timing.link_budget,
 // naming its ports, instead of Ironic's opaque inspection timeout.
 //
+// # The fleet manager's ledger
+//
+// The ledger: section ([LedgerHelp]) names the fleet manager's ledger, on
+// SQLite or PostgreSQL (adapters/sqlstore). Open wires it ([Ledger]) as the
+// fleet manager the platform-class phase records in ([Systems.FleetManager]),
+// as the completion-proof store ([Systems.Proofs]) and as the ledger a
+// [Systems.Projector] projects every Ironic instance's nodes into. A ledger
+// that does not answer at Open is logged and reconnected on each call:
+// platform classes fail PLATFORM_CLASS_RECORD_FAILED and proof
+// FLEET_MANAGER_UNAVAILABLE until it answers. Without the section those
+// fields are nil and the platform-class gate is refused. [OpenLedger] opens
+// the ledger alone, for commands that read or project it.
+//
 // # Seams
 //
-// The fleet manager and its proof store are interfaces ([Systems.FleetManager],
-// [Systems.Proofs]); they are nil until an adapter for them is configured.
 // A store that needs closing registers itself with [Systems.OnClose].
 //
 // The config format is [ConfigHelp]; a bad file fails with CONFIG_INVALID

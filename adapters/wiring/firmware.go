@@ -17,7 +17,6 @@ import (
 	"github.com/hostforge/hostforge/adapters/redfish"
 	"github.com/hostforge/hostforge/adapters/scout"
 	"github.com/hostforge/hostforge/adapters/script"
-	"github.com/hostforge/hostforge/adapters/sqlstore"
 	"github.com/hostforge/hostforge/adapters/vault"
 	"github.com/hostforge/hostforge/bmc"
 	"github.com/hostforge/hostforge/clock"
@@ -64,9 +63,12 @@ credential the vault item bmc-admin-<machine>.
       cert_file: /etc/hostforge/scout.crt   # TLS is required
       key_file: /etc/hostforge/scout.key
       token_file: /etc/hostforge/scout.token   # optional bearer token (mode 0600)
-    state:                             # the state database of the firmware store
-      driver: sqlite                   # or postgres, with dsn_file (mode 0600)
-      path: /var/lib/hostforge/state.db
+
+The firmware store (requests, update records, results, policies, windows,
+upload slots) lives in the state database the ledger: section names, beside
+the ledger: the section is required with firmware:. On PostgreSQL, every
+worker shares it: one update manager pass at a time (an advisory lock), the
+upload slots counted across workers.
 
 Run 'hostforge worker' to run the update manager's pass, the update
 workflows, the agent server and (with --metrics-listen) /metrics; the
@@ -83,7 +85,6 @@ type FirmwareConfig struct {
 	ExploreInterval enrollment.Duration `yaml:"explore_interval"`
 	Settings        FirmwareSettings    `yaml:"settings"`
 	Scout           *ScoutConfig        `yaml:"scout"`
-	State           *StateConfig        `yaml:"state"`
 }
 
 // ScoutConfig is the on-host agent's server.
@@ -92,13 +93,6 @@ type ScoutConfig struct {
 	CertFile  string `yaml:"cert_file"`
 	KeyFile   string `yaml:"key_file"`
 	TokenFile string `yaml:"token_file"`
-}
-
-// StateConfig names the state database.
-type StateConfig struct {
-	Driver  string `yaml:"driver"`
-	Path    string `yaml:"path"`
-	DSNFile string `yaml:"dsn_file"`
 }
 
 // FirmwareSettings is firmware.Settings in the config file.
@@ -203,21 +197,8 @@ func (c *Config) validateFirmware() error {
 			return c.keyError("firmware.scout.cert_file", "the agent server serves TLS only: set cert_file and key_file")
 		}
 	}
-	if st := f.State; st != nil {
-		switch sqlstore.Driver(st.Driver) {
-		case sqlstore.SQLite:
-			if st.Path == "" {
-				return c.keyError("firmware.state.path", "missing: the SQLite file")
-			}
-		case sqlstore.Postgres:
-			if st.DSNFile == "" {
-				return c.keyError("firmware.state.dsn_file", "missing: the file holding the PostgreSQL DSN (mode 0600)")
-			}
-		default:
-			return c.keyError("firmware.state.driver", "%q: want sqlite or postgres", st.Driver)
-		}
-	} else {
-		return c.keyError("firmware.state", "missing: the state database (driver sqlite with path, or postgres with dsn_file)")
+	if c.Ledger == nil {
+		return c.keyError("firmware", "needs the ledger: section: the firmware store lives in its state database")
 	}
 	return nil
 }
@@ -284,7 +265,7 @@ func OpenFirmware(ctx context.Context, cfg *Config, v *vault.File, log *slog.Log
 	fs.closers = append(fs.closers, closeStore)
 	hosts := &ironicapi.FirmwareHosts{}
 	for i, ic := range cfg.Ironic {
-		icfg, err := firmwareIronicConfig(cfg, i, log)
+		icfg, err := ironicClientConfig(cfg, i, log)
 		if err != nil {
 			_ = fs.Close()
 			return nil, err
@@ -383,21 +364,6 @@ func firmwareConnector(cfg *Config, log *slog.Logger) (*redfish.Connector, error
 	}
 	t.InsecureSkipVerify = cfg.BMC.InsecureSkipVerify // explicit opt-in; the connector logs every such connection
 	return &redfish.Connector{TLSFor: func(string) redfish.TLS { return t }, Log: log}, nil
-}
-
-// firmwareIronicConfig is the API client config of the config's i-th
-// Ironic instance.
-func firmwareIronicConfig(cfg *Config, i int, log *slog.Logger) (ironicapi.Config, error) {
-	ic := cfg.Ironic[i]
-	icfg := ironicapi.Config{Endpoint: ic.URL, InsecureSkipVerify: ic.InsecureSkipVerify, Log: log}
-	if ic.CAFile != "" {
-		pem, err := os.ReadFile(ic.CAFile)
-		if err != nil {
-			return icfg, cfg.invalid(fmt.Sprintf("ironic[%d].ca_file", i), "%v", err)
-		}
-		icfg.CACertPEM = pem
-	}
-	return icfg, nil
 }
 
 // lazyNodes is an Ironic API client that connects on first use, so an

@@ -26,8 +26,10 @@ func firmwareSample(t testing.TB) string {
 	return strings.Join(lines, "\n") + "\n"
 }
 
+const ledgerSection = "ledger: {driver: sqlite, path: /var/lib/hostforge/state.db}\n"
+
 func TestFirmwareSection(t *testing.T) {
-	c, err := Parse("lab.yaml", []byte(goodConfig+firmwareSample(t)))
+	c, err := Parse("lab.yaml", []byte(goodConfig+ledgerSection+firmwareSample(t)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -36,26 +38,28 @@ func TestFirmwareSection(t *testing.T) {
 		*s.MaxConcurrentPercent != 10 || s.InstanceAutorebootPeriod == nil || s.TaskPoll != 30*time.Second {
 		t.Errorf("settings %+v", s)
 	}
-	if c.Firmware.ScriptTimeout.D() != time.Hour || c.Firmware.Scout.Listen != "0.0.0.0:8643" || c.Firmware.State.Driver != "sqlite" {
+	if c.Firmware.ScriptTimeout.D() != time.Hour || c.Firmware.Scout.Listen != "0.0.0.0:8643" {
 		t.Errorf("section %+v", c.Firmware)
 	}
 	bad := []struct{ edit, key string }{
 		{"max_uploads: 4", "max_uploads: -1"},
 		{"max_concurrent_machine_updates_percent: 10", "max_concurrent_machine_updates_percent: 120"},
 		{"script_timeout: 1h", "script_timeout: 6h"},
-		{"driver: sqlite", "driver: mysql"},
 		{"catalog: [/etc/hostforge/firmware.toml, /opt/hostforge/firmware]", "catalog: []"},
 		{"listen: 0.0.0.0:8643\n", "listen: ''\n"},
 		{"    autoupdate: true\n", "    autoupdate: true\n    unknown_knob: 1\n"},
 	}
 	for _, b := range bad {
-		doc := strings.Replace(goodConfig+firmwareSample(t), b.edit, b.key, 1)
-		if doc == goodConfig+firmwareSample(t) {
+		doc := strings.Replace(goodConfig+ledgerSection+firmwareSample(t), b.edit, b.key, 1)
+		if doc == goodConfig+ledgerSection+firmwareSample(t) {
 			t.Fatalf("edit %q matched nothing", b.edit)
 		}
 		if _, err := Parse("lab.yaml", []byte(doc)); !ConfigInvalid.Is(err) || !strings.Contains(err.Error(), "line") {
 			t.Errorf("%s: err = %v; want CONFIG_INVALID naming a line", b.key, err)
 		}
+	}
+	if _, err := Parse("lab.yaml", []byte(goodConfig+firmwareSample(t))); !ConfigInvalid.Is(err) || !strings.Contains(err.Error(), "ledger") {
+		t.Errorf("firmware without the ledger's state database: %v", err)
 	}
 }
 
@@ -69,7 +73,7 @@ func TestOpenFirmwareOnSQLite(t *testing.T) {
 	if err := os.WriteFile(vaultFile, []byte("{}\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	doc := goodConfig + "firmware:\n  catalog: [" + cat + "]\n  state: {driver: sqlite, path: " + filepath.Join(dir, "state.db") + "}\n"
+	doc := goodConfig + "ledger: {driver: sqlite, path: " + filepath.Join(dir, "state.db") + "}\nfirmware:\n  catalog: [" + cat + "]\n"
 	doc = strings.Replace(doc, "/etc/hostforge/vault.yaml", vaultFile, 1)
 	c, err := Parse("lab.yaml", []byte(doc))
 	if err != nil {

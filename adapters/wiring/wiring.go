@@ -80,14 +80,20 @@ type Systems struct {
 	// Options.SubmitOnly.
 	Enrollment *enrollment.Executor
 
-	// FleetManager is the fleet inventory service's per-device record; nil
-	// until a fleet manager adapter is configured (the platform-class gate
-	// is then refused).
+	// FleetManager is the fleet inventory service's per-device record (the
+	// platform-class phase records platform_class in it); nil without the
+	// ledger: section, and the platform-class gate is then refused.
 	FleetManager enrollment.FleetManager
-	// Proofs is the fleet manager's completion-proof store; nil until the
-	// config names one. A ledger adapter plugs in here, from its own config
-	// section, and Submitter.Settle then records proof.
+	// Proofs is the fleet manager's completion-proof store; nil without the
+	// ledger: section. With it, a submitter snapshots each device's identity
+	// and its run settles proof.
 	Proofs enrollment.ProofStore
+	// Ledger is the fleet manager's ledger of the ledger: section, which
+	// FleetManager and Proofs are; nil without the section (see ledger.go).
+	Ledger *Ledger
+	// Projector projects every Ironic instance's nodes into the ledger;
+	// nil without a ledger or without Ironic instances.
+	Projector *enrollment.Projector
 
 	// Firmware is the managed-host firmware update's systems; nil without
 	// the config's firmware: section.
@@ -118,7 +124,7 @@ func (s *Systems) OnClose(f func() error) { s.closers = append(s.closers, f) }
 // checked. A gate turned on for a phase this build cannot wire is refused
 // before anything runs. Errors are *hostforge.Failure values: CONFIG_INVALID
 // for what the config names, the adapter's own code otherwise.
-func Open(ctx context.Context, cfg *Config, o Options) (*Systems, error) {
+func Open(ctx context.Context, cfg *Config, o Options) (_ *Systems, err error) {
 	log := o.Log
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
@@ -128,6 +134,11 @@ func Open(ctx context.Context, cfg *Config, o Options) (*Systems, error) {
 		getenv = os.Getenv
 	}
 	s := &Systems{Config: cfg, Site: cfg.Site, SiteConfig: cfg.SiteConfig(), PlatformClassReady: cfg.Gates.PlatformClassActivityReady, Log: log}
+	defer func() {
+		if err != nil {
+			_ = s.Close() // what a later part failed after an earlier one opened
+		}
+	}()
 
 	nb, err := openNetBox(cfg, getenv, log)
 	if err != nil {
@@ -135,11 +146,9 @@ func Open(ctx context.Context, cfg *Config, o Options) (*Systems, error) {
 	}
 	s.NetBox = nb
 	g := cfg.Gates
-	// The fleet manager and its proof store are wired here from their own
-	// config section once an adapter exists; until then the gate that needs
-	// them is refused before any system is contacted.
-	if g.PlatformClassActivityReady && s.FleetManager == nil {
-		return nil, cfg.invalid("gates.platform_class_activity_ready", "is on, but this build of hostforge has no fleet manager adapter to wire; turn the gate off")
+	// The fleet manager and its proof store: the ledger: section (ledger.go).
+	if err := openLedger(ctx, cfg, s, log); err != nil {
+		return nil, err
 	}
 	if o.SubmitOnly {
 		return s, nil
@@ -340,13 +349,9 @@ func openIronic(ctx context.Context, cfg *Config, s *Systems, timeout time.Durat
 	out := map[string]enrollment.IronicPhases{}
 	for i, ic := range cfg.Ironic {
 		at := fmt.Sprintf("ironic[%d]", i)
-		icfg := ironicapi.Config{Endpoint: ic.URL, InsecureSkipVerify: ic.InsecureSkipVerify, Log: log}
-		if ic.CAFile != "" {
-			pem, err := os.ReadFile(ic.CAFile)
-			if err != nil {
-				return nil, cfg.invalid(at+".ca_file", "%v", err)
-			}
-			icfg.CACertPEM = pem
+		icfg, err := ironicClientConfig(cfg, i, log)
+		if err != nil {
+			return nil, err
 		}
 		if ic.InsecureSkipVerify {
 			log.Warn("Ironic TLS verification is off by the config file's explicit opt-in", "phase", "wiring", "instance", ic.Name, "url", ic.URL)
@@ -378,4 +383,20 @@ func openIronic(ctx context.Context, cfg *Config, s *Systems, timeout time.Durat
 		}
 	}
 	return out, nil
+}
+
+// ironicClientConfig is the Ironic API client's config for cfg.Ironic[i]:
+// its endpoint and TLS (ca_file read here; CONFIG_INVALID when it does not
+// read).
+func ironicClientConfig(cfg *Config, i int, log *slog.Logger) (ironicapi.Config, error) {
+	ic := cfg.Ironic[i]
+	icfg := ironicapi.Config{Endpoint: ic.URL, InsecureSkipVerify: ic.InsecureSkipVerify, Log: log}
+	if ic.CAFile != "" {
+		pem, err := os.ReadFile(ic.CAFile)
+		if err != nil {
+			return icfg, cfg.invalid(fmt.Sprintf("ironic[%d].ca_file", i), "%v", err)
+		}
+		icfg.CACertPEM = pem
+	}
+	return icfg, nil
 }

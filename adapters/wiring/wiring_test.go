@@ -86,11 +86,16 @@ func TestOpenWiresEveryPhaseAndTheLinkGuard(t *testing.T) {
 		t.Fatal(err)
 	}
 	exec := sys.Enrollment
-	if exec.NetBox == nil || exec.Vault == nil || exec.DHCP == nil || exec.BMC == nil || len(exec.Ironic) != 2 {
-		t.Fatalf("executor %+v: want NetBox, vault, DHCP, BMC and two Ironic instances", exec)
+	if exec.NetBox == nil || exec.Vault == nil || exec.DHCP == nil || exec.BMC == nil || len(exec.Ironic) != 1 {
+		t.Fatalf("executor %+v: want NetBox, vault, DHCP, BMC and the lab's Ironic instance", exec)
 	}
-	if sys.FleetManager != nil || sys.Proofs != nil {
-		t.Errorf("no fleet manager is configured, yet one is wired")
+	// The lab's ledger: section is the fleet manager, the proof store and
+	// the projection's ledger, projected from every Ironic instance.
+	if sys.Ledger == nil || sys.FleetManager != sys.Ledger || sys.Proofs != sys.Ledger || exec.FleetManager != sys.Ledger {
+		t.Errorf("ledger %v, fleet manager %v, proofs %v, executor's fleet manager %v: want the ledger everywhere", sys.Ledger, sys.FleetManager, sys.Proofs, exec.FleetManager)
+	}
+	if p := sys.Projector; p == nil || len(p.Instances) != 1 || p.Instances[lab.IronicInstance] == nil || p.Ledger != sys.Ledger {
+		t.Errorf("projector %+v: want the lab's Ironic instance into the ledger", p)
 	}
 	want := lab.FastTiming().Phases()
 	for name, ph := range exec.Ironic {
@@ -143,7 +148,7 @@ func TestOpenLinkReaderReadsTheBMC(t *testing.T) {
 		t.Fatal(err)
 	}
 	h, _ := r.lab.Site.Host(host)
-	p := sys.Enrollment.Ironic[enrolltestCPU].(*ironic.Phases)
+	p := sys.Enrollment.Ironic[labIronic].(*ironic.Phases)
 	states, err := p.Links.FrontendLinks(ctx, h.OOBIP, enrollment.AdminItem(host), []string{h.NICs[0].MAC, h.NICs[1].MAC})
 	if err != nil || len(states) != 2 {
 		t.Fatalf("links of %s: %v, %v", host, states, err)
@@ -155,7 +160,7 @@ func TestOpenLinkReaderReadsTheBMC(t *testing.T) {
 	}
 }
 
-const enrolltestCPU = "ironic-cpu"
+const labIronic = lab.IronicInstance
 
 func TestOpenRefusals(t *testing.T) {
 	ironicURL := fakeIronicRoot(t, "1.82")
@@ -196,12 +201,14 @@ func TestOpenRefusals(t *testing.T) {
 		{"vault without the DHCP key", func(s string) string { return strings.Replace(s, vaultPath, emptyVault, 1) },
 			ssh.CredentialsInvalid.Code, "has no item ssh-config-dhcp"},
 		{"Ironic not answering", func(s string) string { return strings.ReplaceAll(s, ironicURL, closed) },
-			ironic.Unavailable.Code, "ironic[0] (ironic-cpu, " + closed + ")"},
+			ironic.Unavailable.Code, "ironic[0] (" + lab.IronicInstance + ", " + closed + ")"},
 		{"Ironic too old", func(s string) string { return strings.ReplaceAll(s, ironicURL, fakeIronicRoot(t, "1.46")) },
 			wiring.ConfigInvalid.Code, "hostforge needs at least"},
-		{"platform-class gate without a fleet manager", func(s string) string {
-			return strings.Replace(s, "platform_class_activity_ready: false", "platform_class_activity_ready: true", 1)
-		}, wiring.ConfigInvalid.Code, "gates.platform_class_activity_ready: is on, but this build of hostforge has no fleet manager adapter"},
+		{"platform-class gate without a ledger", func(s string) string { return s[:strings.Index(s, "ledger:\n")] },
+			wiring.ConfigInvalid.Code, "gates.platform_class_activity_ready: is on, but it needs the fleet manager's ledger"},
+		{"ledger DSN file others can read", func(s string) string {
+			return s[:strings.Index(s, "ledger:\n")] + "ledger:\n  driver: postgres\n  dsn_file: " + exposed + "\n"
+		}, wiring.ConfigInvalid.Code, "ledger.dsn_file: " + exposed + " has mode 0644"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			doc := tc.edit(r.cfg)
@@ -234,6 +241,9 @@ func TestOpenSubmitOnly(t *testing.T) {
 	}
 	if sys.NetBox == nil || sys.Enrollment != nil || sys.Vault != nil || !sys.SiteConfig.IronicEnrol || sys.Site != "lab1" {
 		t.Fatalf("submit-only systems %+v", sys)
+	}
+	if sys.Proofs == nil || sys.Proofs != sys.Ledger {
+		t.Fatalf("a submitter snapshots identities from the ledger: proofs %v", sys.Proofs)
 	}
 	// The full wiring refuses the exposed vault.
 	_, err = r.open(t, context.Background(), r.cfg, wiring.Options{})

@@ -33,6 +33,7 @@ import (
 	"github.com/hostforge/hostforge/enrolltest"
 	"github.com/hostforge/hostforge/examples/internal/demo"
 	"github.com/hostforge/hostforge/fakes"
+	"github.com/hostforge/hostforge/flow"
 	"github.com/hostforge/hostforge/ironic"
 )
 
@@ -68,9 +69,18 @@ func run(ctx context.Context, out io.Writer, log, sdk *slog.Logger, addr, queue 
 	stopClock := liveTime(site, exec)
 	defer stopClock()
 
-	// The worker: the workflow and one activity per step, on the fake rack.
+	// The worker: the enrollment and its settlement, one activity per step,
+	// on the fake rack and its fake fleet manager.
+	settle, err := temporal.SettleSteps(c, site.Proofs)
+	if err != nil {
+		return err
+	}
+	steps, err := flow.Merge(exec, settle)
+	if err != nil {
+		return err
+	}
 	w := worker.New(c, queue, worker.Options{})
-	temporal.Register(w, &temporal.Activities{Exec: exec}, temporal.ActivityOptions{}, temporal.Enrollment)
+	temporal.Register(w, &temporal.Activities{Exec: steps}, temporal.ActivityOptions{}, temporal.Enrollment, temporal.Settlement)
 	if err := w.Start(); err != nil {
 		return fmt.Errorf("starting the worker: %w", err)
 	}
@@ -119,12 +129,12 @@ func enrol(ctx context.Context, site *fakes.Site, sub *temporal.Submitter, cfg e
 	}
 	r.workflow = run.WorkflowID
 	r.res, r.failure = sub.Wait(ctx, run)
-	// The fleet manager's projection of the Ironic reference catches up
-	// with the node the enrollment left (in real life, its Ironic sync).
-	if inst := r.res.Instance; inst != "" && site.Ironic[inst] != nil {
-		if n, ok := site.Ironic[inst].Node(host); ok {
-			site.Proofs.SetReference(host, enrollment.IronicRef{Instance: inst, Node: n.UUID}.String())
-		}
+	// The fleet manager's projection reads the node from Ironic (hostforge
+	// worker runs the projector on an interval); the settlement the
+	// enrollment started compares against it.
+	if _, err := enrolltest.Projector(site).Project(ctx); err != nil {
+		r.proofErr = err
+		return r
 	}
 	r.proof, r.proofErr = sub.Settle(ctx, run)
 	return r
