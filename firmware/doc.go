@@ -175,8 +175,30 @@
 //
 // Store is declared here with its contract suite in firmware/firmwaretest;
 // firmwarefake.MemStore and adapters/sqlstore (SQLite, PostgreSQL) pass
-// it. Hosts, BMCClient, Scout, ScoutScripts and ScriptRunner are the
-// routes; firmwarefake holds behavioural fakes over fakes.FirmwareBMC,
-// whose staged firmware becomes active only through the reset its image
-// needs. internal/fwsim simulates a fleet of 10,000 hosts against them.
+// it. Hosts, BMCClient, ArtifactResolver, Scout, ScoutScripts and
+// ScriptRunner are the routes; firmwarefake holds behavioural fakes over
+// fakes.FirmwareBMC, whose staged firmware becomes active only through
+// the reset its image needs. BMCClient has a contract suite too
+// (firmwaretest.RunBMC): the fake and adapters/redfish against the Redfish
+// emulator pass it. The real routes: adapters/ironic (managed hosts:
+// available is Ready, active with an instance is Assigned, the update
+// health report is Ironic maintenance whose reason starts with
+// host-fw-update), adapters/redfish.Firmware (inventory, multipart push,
+// tasks, resets, Dell lockdown), adapters/artifact (downloads verified by
+// sha256), adapters/scout (the on-host agent and its server: an offered
+// task is stored, StoredScout, and served, OfferedScoutTask) and
+// adapters/script (a local script, the BMC in its environment). ScoutDir
+// finds packaged agent scripts: <dir>/<vendor>/<model>/<component>/upgrade.sh,
+// segments lower-cased with spaces as "_" and only [a-z0-9_-], beside a
+// metadata.toml of exactly execution_timeout_seconds and
+// artifact_download_timeout_seconds.
+//
+// The Explorer reads the inventories of hosts without a request (NICo's
+// Site Explorer): the update manager compares its observations with the
+// catalog. Metrics is the metrics interface (adapters/metrics implements it
+// with Prometheus): counters per persisted transition, and GaugesOf after
+// each pass; unlike NICo's queries, the active and exhausted gauges count
+// assigned hosts' update substates too. internal/fwsim simulates a fleet of
+// 10,000 hosts against the fakes; internal/fwemu a fleet through the real
+// Redfish route and the emulator.
 package firmware

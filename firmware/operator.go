@@ -213,3 +213,34 @@ func ReportScout(ctx context.Context, s Store, now time.Time, machine, taskID st
 	_, err = s.PutResult(ctx, r)
 	return err
 }
+
+// StoredScout is the Scout route of a worker: an offered task is kept in
+// the store, where the on-host agent's server (adapters/scout) finds it
+// with OfferedScoutTask and the agent's report comes back through
+// ReportScout.
+type StoredScout struct {
+	Store ScoutTaskStore
+}
+
+// Offer stores the task for the machine's agent.
+func (s StoredScout) Offer(ctx context.Context, t ScoutTask) error {
+	return s.Store.PutScoutTask(ctx, t)
+}
+
+// OfferedScoutTask returns the task the machine's agent should run now:
+// the stored task the machine's update waits for, before its deadline and
+// before it was reported. ok is false when there is none.
+func OfferedScoutTask(ctx context.Context, s Store, now time.Time, machine string) (ScoutTask, bool, error) {
+	u, found, err := s.Update(ctx, machine)
+	if err != nil || !found || u.Substate != WaitingForScoutUpgrade || !u.Started {
+		return ScoutTask{}, false, err
+	}
+	t, found, err := s.ScoutTask(ctx, machine)
+	if err != nil || !found || t.ID != u.TaskID || !now.Before(t.Deadline) {
+		return ScoutTask{}, false, err
+	}
+	if _, reported, err := s.Result(ctx, machine, t.ID); err != nil || reported {
+		return ScoutTask{}, false, err
+	}
+	return t, true, nil
+}

@@ -78,8 +78,25 @@ type UploadRequest struct {
 	// Index and Count place the artifact in its entry's list.
 	Index int `json:"index"`
 	Count int `json:"count"`
-	// InstallOnlySpecified targets the component only.
-	InstallOnlySpecified bool `json:"install_only_specified,omitempty"`
+	// InstallOnlySpecified targets the component only: Targets then
+	// lists the Ids of the inventory members the component's matcher
+	// found (the BMC updates those only). Without it the BMC decides what
+	// the image updates.
+	InstallOnlySpecified bool     `json:"install_only_specified,omitempty"`
+	Targets              []string `json:"targets,omitempty"`
+	// Path is the artifact as a local file, when the executor resolved it
+	// (see ArtifactResolver); empty leaves resolving to the client.
+	Path string `json:"path,omitempty"`
+}
+
+// ArtifactResolver makes an artifact available as a local file: a URL is
+// downloaded into a cache and verified by its sha256, a filename is
+// checked to exist (and verified when the catalog gives its sha256).
+// A missing file, a URL the server does not have or a digest that does
+// not match is FIRMWARE_ARTIFACT_MISSING; a server that does not answer
+// is a retryable failure or a plain error (transient).
+type ArtifactResolver interface {
+	Resolve(ctx context.Context, a Artifact) (path string, err error)
 }
 
 // Redfish task states.

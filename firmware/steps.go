@@ -56,13 +56,31 @@ const (
 	// A step makes at most a handful of calls: store reads, a BMC read or
 	// action, the host's report, store writes.
 	quickAttempt = 10 * callTimeout
-	// An upload pushes one artifact of up to a few GiB (the adapter's
-	// upload deadline is 1 h), plus the slot and result writes.
-	uploadAttempt = time.Hour + quickAttempt
+	// An upload resolves its artifact (a download of up to a few GiB:
+	// the resolver's deadline is ArtifactDeadline) and pushes it (the
+	// adapter's upload deadline is UploadDeadline), plus the slot and
+	// result writes.
+	uploadAttempt = ArtifactDeadline + UploadDeadline + quickAttempt
 	// A script runs to its timeout (capped at MaxScriptTimeout), plus the
 	// result writes.
 	scriptAttempt = MaxScriptTimeout + quickAttempt
 )
+
+// ArtifactDeadline bounds the resolving (download and verification) of
+// one artifact; UploadDeadline bounds its push to the BMC. Adapters of
+// ArtifactResolver and BMCClient hold to them: the upload step's attempt
+// bound is their sum.
+const (
+	ArtifactDeadline = time.Hour
+	UploadDeadline   = time.Hour
+)
+
+func artifactName(a Artifact) string {
+	if a.Filename != "" {
+		return a.Filename
+	}
+	return a.URL
+}
 
 // MaxScriptTimeout caps a local script's run.
 const MaxScriptTimeout = 5 * time.Hour
@@ -114,7 +132,12 @@ type Executor struct {
 	// ScriptTimeout bounds a local script (default 1 h, at most
 	// MaxScriptTimeout).
 	ScriptTimeout time.Duration
-	Clock         clock.Clock
+	// Artifacts resolves an entry's artifacts to local files before an
+	// upload takes its slot (nil: the BMC client resolves them itself).
+	Artifacts ArtifactResolver
+	// Metrics receives the update counters (nil: none).
+	Metrics Metrics
+	Clock   clock.Clock
 }
 
 // Steps returns the update workflow's step table. It fills the unset
@@ -169,6 +192,7 @@ func (e *Executor) run(ctx context.Context, in StepInput, want []Substate, fn fu
 	if rec.Revision != in.Revision || !contains(want, rec.Substate) || rec.Exhausted(s.MaxRetries) {
 		return progressOf(rec, s.MaxRetries), nil
 	}
+	orig := rec
 	before := rec
 	before.NotBefore = time.Time{}
 	sc := &stepCtx{e: e, rec: rec, now: e.Clock.Now()}
@@ -176,6 +200,7 @@ func (e *Executor) run(ctx context.Context, in StepInput, want []Substate, fn fu
 		return Progress{}, err
 	}
 	if sc.done {
+		countTransition(e.Metrics, orig, HostUpdate{}, true)
 		return Progress{Done: true}, nil
 	}
 	after := sc.rec
@@ -201,6 +226,7 @@ func (e *Executor) run(ctx context.Context, in StepInput, want []Substate, fn fu
 	if err != nil {
 		return Progress{}, err
 	}
+	countTransition(e.Metrics, orig, saved, false)
 	return progressOf(saved, s.MaxRetries), nil
 }
 
@@ -709,6 +735,27 @@ func (e *Executor) upload(ctx context.Context, sc *stepCtx) error {
 		sc.move(CheckingFirmwareRepeat, "the catalog changed")
 		return nil
 	}
+	req := UploadRequest{Component: r.Component, Version: r.Version, Artifact: entry.Artifacts[r.Artifact],
+		Index: r.Artifact, Count: len(entry.Artifacts), InstallOnlySpecified: entry.InstallOnlySpecified}
+	if entry.InstallOnlySpecified {
+		obs, _, err := e.Store.Observed(ctx, m)
+		if err != nil {
+			return err
+		}
+		for _, x := range obs.Reported[r.Component] {
+			req.Targets = append(req.Targets, x.ID)
+		}
+	}
+	// The artifact is resolved (downloaded, verified) before the slot is
+	// taken: a slot is for an upload, not for a download.
+	if e.Artifacts != nil {
+		p, err := e.Artifacts.Resolve(ctx, req.Artifact)
+		if err != nil {
+			sc.transient(err, "resolving the artifact "+artifactName(req.Artifact))
+			return nil
+		}
+		req.Path = p
+	}
 	got, err := e.Store.AcquireUploadSlot(ctx, m, e.Settings.MaxUploads, sc.now, e.Settings.UploadLease)
 	if err != nil {
 		return err
@@ -723,8 +770,6 @@ func (e *Executor) upload(ctx context.Context, sc *stepCtx) error {
 		_ = e.Store.ReleaseUploadSlot(context.WithoutCancel(ctx), m)
 		return err
 	}
-	req := UploadRequest{Component: r.Component, Version: r.Version, Artifact: entry.Artifacts[r.Artifact],
-		Index: r.Artifact, Count: len(entry.Artifacts), InstallOnlySpecified: entry.InstallOnlySpecified}
 	task, uerr := e.BMC.Upload(ctx, m, req)
 	res := Result{MachineID: m, ID: r.AttemptID(ResultUpload), Kind: ResultUpload, OK: uerr == nil, TaskID: task, At: e.Clock.Now()}
 	if uerr != nil {

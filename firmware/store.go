@@ -21,6 +21,7 @@ type Store interface {
 	ObservationStore
 	OverrideStore
 	ResultStore
+	ScoutTaskStore
 	SlotStore
 	// LockPass takes the update manager's pass lock for holder: at most
 	// one pass runs at a time across every worker sharing the store (an
@@ -49,7 +50,7 @@ type RequestStore interface {
 	// false when there was none.
 	DeleteRequest(ctx context.Context, machine string, unstartedOnly bool) (deleted bool, err error)
 	// Complete ends a machine's update in one transaction: its request,
-	// its update record and its results are removed.
+	// its update record, its results and its agent task are removed.
 	Complete(ctx context.Context, machine string) error
 }
 
@@ -103,6 +104,16 @@ type ResultStore interface {
 	// it returns the stored result (the first write wins).
 	PutResult(ctx context.Context, r Result) (Result, error)
 	Result(ctx context.Context, machine, id string) (Result, bool, error)
+}
+
+// ScoutTaskStore keeps the task offered to each machine's on-host agent,
+// so that the agent fetches it from any worker, and after a restart.
+// Complete removes it with the machine's other state.
+type ScoutTaskStore interface {
+	// PutScoutTask stores t as the machine's task, replacing an earlier one.
+	PutScoutTask(ctx context.Context, t ScoutTask) error
+	// ScoutTask returns the machine's task.
+	ScoutTask(ctx context.Context, machine string) (ScoutTask, bool, error)
 }
 
 // SlotStore is the site's upload slots (max_uploads), shared by every

@@ -13,13 +13,17 @@ import (
 
 func (a *app) firmwareCmd() *cobra.Command {
 	cmd := &cobra.Command{
-		Use:     "firmware",
-		Short:   "Managed-host firmware: drift against the catalog",
-		Args:    cobra.NoArgs,
-		Example: `  hostforge firmware drift --catalog /etc/hostforge/firmware.toml --inventory ./r750-capture -o json`,
-		RunE:    func(cmd *cobra.Command, _ []string) error { return usageErr(fmt.Errorf("missing subcommand: drift")) },
+		Use:   "firmware",
+		Short: "Managed-host firmware: drift, the catalog, requests, policy and windows",
+		Args:  cobra.NoArgs,
+		Example: `  hostforge firmware drift --catalog /etc/hostforge/firmware.toml --inventory ./r750-capture -o json
+  hostforge firmware reprovision list --config site.yaml`,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return usageErr(fmt.Errorf("missing subcommand: drift, show, auto-update, start-updates, reprovision, reset or approve"))
+		},
 	}
 	cmd.AddCommand(a.firmwareDriftCmd())
+	cmd.AddCommand(a.firmwareOpsCmds()...)
 	return cmd
 }
 

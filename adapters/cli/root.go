@@ -88,6 +88,7 @@ inspection inventories, decode LLDP and detect BMC vendors.
 	root.AddCommand(a.lldpCmd())
 	root.AddCommand(a.bmcCmd())
 	root.AddCommand(a.firmwareCmd())
+	root.AddCommand(a.scoutCmd())
 	root.AddCommand(a.extensionsCmd())
 	root.AddCommand(a.failureCodesCmd())
 	root.AddCommand(a.versionCmd())

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"time"
@@ -23,6 +24,7 @@ var workerWorkflows = []workerWorkflow{
 	enrollmentWorkflow,
 	settlementWorkflow,
 	extensionsWorkflow,
+	firmwareWorkflow,
 }
 
 // enrollmentWorkflow is the enrollment on the wired systems.
@@ -63,6 +65,7 @@ func (a *app) workerCmd() *cobra.Command {
 	var tf temporalFlags
 	var stopTimeout time.Duration
 	var maxSteps int
+	var metricsListen string
 	cmd := &cobra.Command{
 		Use:   "worker --config FILE --temporal ADDRESS",
 		Short: "Run a Temporal worker that enrols devices on the real systems a config file names",
@@ -88,6 +91,14 @@ outlives it and its submitter) and projects every Ironic instance's nodes
 into the ledger every ledger.projection_interval (1m by default). Workers
 sharing a queue should share the ledger (driver: postgres).
 
+With the firmware: section the worker also keeps managed hosts at their
+firmware catalog: every firmware.settings.machine_update_run_interval it
+reads the inventories that got older than firmware.explore_interval, runs
+the update manager's pass (one worker at a time on a shared database) and
+starts the update workflow of each reprovisioning request, and it serves
+the on-host agent ('hostforge scout') on firmware.scout.listen.
+--metrics-listen serves Prometheus metrics on /metrics (hostforge_ names).
+
 Ctrl-C (or SIGTERM) stops polling and lets running steps finish for up to
 --stop-timeout, then cancels them; their workflows carry on with the next
 worker.
@@ -95,7 +106,8 @@ worker.
 ` + wiring.ConfigHelp + `
 ` + exitCodeHelp,
 		Example: `  hostforge worker --config /etc/hostforge/lab1.yaml --temporal temporal.example.net:7233
-  hostforge worker --config lab/lab.yaml --temporal 127.0.0.1:7233 --task-queue lab1`,
+  hostforge worker --config lab/lab.yaml --temporal 127.0.0.1:7233 --task-queue lab1
+  hostforge worker --config /etc/hostforge/site.yaml --temporal 127.0.0.1:7233 --metrics-listen 0.0.0.0:9464`,
 		Args: cobra.NoArgs,
 	}
 	f := cmd.Flags()
@@ -103,6 +115,7 @@ worker.
 	tf.add(cmd, "Temporal frontend host:port, e.g. 127.0.0.1:7233")
 	f.DurationVar(&stopTimeout, "stop-timeout", 30*time.Second, "on Ctrl-C, how long running steps may finish before they are cancelled")
 	f.IntVar(&maxSteps, "max-concurrent-steps", 0, "steps run at once by this worker (0: the Temporal SDK's default)")
+	f.StringVar(&metricsListen, "metrics-listen", "", "serve Prometheus metrics on http://ADDRESS/metrics (host:port; empty: none)")
 	_ = cmd.MarkFlagFilename("config", "yaml", "yml")
 	logLevelFlag(cmd)
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
@@ -130,6 +143,10 @@ worker.
 			return err
 		}
 		defer sys.Close()
+		reg, err := prepareMetrics(sys)
+		if err != nil {
+			return err
+		}
 		var wfs []temporal.Workflow
 		var names []string
 		for _, bind := range workerWorkflows {
@@ -156,10 +173,27 @@ worker.
 			return temporal.TemporalUnavailable.At("worker").Wrap(err, "starting the worker on task queue %s at %s", tf.queue, tf.address)
 		}
 		out := cmd.OutOrStdout()
+		svcCtx, stopSvc := context.WithCancel(ctx)
+		svc, err := startWorkerServices(svcCtx, sys, reg, c, tf.queue, metricsListen, out, log)
+		if err != nil {
+			stopSvc()
+			w.Stop()
+			return err
+		}
+		defer func() { stopSvc(); svc.stop() }()
 		fmt.Fprintf(out, "worker polling task queue %s at %s (namespace %s) for %s on site %s; interrupt to stop\n",
 			tf.queue, tf.address, tf.namespace, strings.Join(names, ", "), sys.Site)
-		projecting := runProjection(ctx, sys)
-		<-ctx.Done()
+		projCtx, stopProj := context.WithCancel(ctx)
+		defer stopProj()
+		projecting := runProjection(projCtx, sys)
+		select {
+		case <-ctx.Done():
+		case err := <-svc.errs:
+			stopProj()
+			w.Stop()
+			projecting()
+			return err
+		}
 		fmt.Fprintf(out, "stopping: running steps have %s to finish\n", stopTimeout)
 		w.Stop()
 		projecting()

@@ -155,8 +155,10 @@ func (c *Connector) Close() error {
 	return nil
 }
 
-func (c *Connector) httpClient(device, address string) (*http.Client, error) {
-	timeout := c.Timeout
+func (c *Connector) httpClient(device, address string, timeout time.Duration) (*http.Client, error) {
+	if timeout <= 0 {
+		timeout = c.Timeout
+	}
 	if timeout <= 0 {
 		timeout = bmc.RequestTimeout
 	}
@@ -223,6 +225,16 @@ func ParseFingerprint(s string) ([]byte, error) {
 // Connect reads the service root (anonymously, as Redfish allows), then
 // verifies the credential with an authenticated read of the managers.
 func (c *Connector) Connect(ctx context.Context, address string, cred bmc.Credential) (bmc.Client, error) {
+	cl, err := c.connect(ctx, address, cred, 0)
+	if err != nil {
+		return nil, err
+	}
+	return cl, nil
+}
+
+// connect is Connect with each request bounded by timeout instead of
+// c.Timeout when timeout > 0 (the firmware push of a large image).
+func (c *Connector) connect(ctx context.Context, address string, cred bmc.Credential, timeout time.Duration) (*client, error) {
 	scheme := c.Scheme
 	if scheme == "" {
 		scheme = "https"
@@ -237,7 +249,7 @@ func (c *Connector) Connect(ctx context.Context, address string, cred bmc.Creden
 		return nil, fmt.Errorf("redfish: address %q: %w", dial, hostforge.ErrInvalid)
 	}
 	device := hostforge.DeviceFrom(ctx)
-	hc, err := c.httpClient(device, address)
+	hc, err := c.httpClient(device, address, timeout)
 	if err != nil {
 		return nil, err
 	}

@@ -164,6 +164,7 @@ func (s *FirmwareStore) Complete(ctx context.Context, machine string) error {
 			`DELETE FROM firmware_requests WHERE machine_id = ?`,
 			`DELETE FROM firmware_updates WHERE machine_id = ?`,
 			`DELETE FROM firmware_results WHERE machine_id = ?`,
+			`DELETE FROM firmware_scout_tasks WHERE machine_id = ?`,
 		} {
 			if _, err := tx.Exec(ctx, q, machine); err != nil {
 				return err
@@ -456,6 +457,34 @@ func (s *FirmwareStore) Result(ctx context.Context, machine, id string) (firmwar
 		return firmware.Result{}, false, Wrap(err, "firmware store: decoding result %s of %s", id, machine)
 	}
 	return r, true, nil
+}
+
+// PutScoutTask stores t as its machine's agent task.
+func (s *FirmwareStore) PutScoutTask(ctx context.Context, t firmware.ScoutTask) error {
+	doc, err := json.Marshal(t)
+	if err != nil {
+		return Wrap(err, "firmware store: encoding agent task %s", t.ID)
+	}
+	_, err = s.db.Exec(ctx, `INSERT INTO firmware_scout_tasks (machine_id, task_id, doc) VALUES (?, ?, ?)
+		ON CONFLICT (machine_id) DO UPDATE SET task_id = excluded.task_id, doc = excluded.doc`, t.MachineID, t.ID, string(doc))
+	return Wrap(err, "firmware store: writing agent task %s of %s", t.ID, t.MachineID)
+}
+
+// ScoutTask returns the machine's agent task.
+func (s *FirmwareStore) ScoutTask(ctx context.Context, machine string) (firmware.ScoutTask, bool, error) {
+	var doc []byte
+	err := s.db.QueryRow(ctx, `SELECT doc FROM firmware_scout_tasks WHERE machine_id = ?`, machine).Scan(&doc)
+	if errors.Is(err, sql.ErrNoRows) {
+		return firmware.ScoutTask{}, false, nil
+	}
+	if err != nil {
+		return firmware.ScoutTask{}, false, Wrap(err, "firmware store: reading the agent task of %s", machine)
+	}
+	var t firmware.ScoutTask
+	if err := json.Unmarshal(doc, &t); err != nil {
+		return firmware.ScoutTask{}, false, Wrap(err, "firmware store: decoding the agent task of %s", machine)
+	}
+	return t, true, nil
 }
 
 // AcquireUploadSlot takes a slot when fewer than max are held. On

@@ -108,6 +108,8 @@ Their execution records and outputs are kept in the ledger's database.
 
 ` + LedgerHelp + `
 
+` + FirmwareHelp + `
+
 A bad config file fails with CONFIG_INVALID naming the key and its line.
 This build wires NetBox, DHCP over SSH, the Redfish BMC phase, Ironic
 (noauth) with the link guard, the inspection verifier and the fleet
@@ -126,6 +128,9 @@ type Config struct {
 	Ledger *sqlstore.LedgerConfig `yaml:"ledger"`
 	// Extensions wires workflow extensions (see extensionsHelp).
 	Extensions *ExtensionsConfig `yaml:"extensions"`
+	// Firmware is the managed-host firmware updates (see FirmwareHelp);
+	// nil without them.
+	Firmware *FirmwareConfig `yaml:"firmware"`
 
 	// path is the file the config was read from, for messages.
 	path string
@@ -532,6 +537,9 @@ func (c *Config) validate() error {
 		}
 	}
 	if err := c.validateLedger(); err != nil {
+		return err
+	}
+	if err := c.validateFirmware(); err != nil {
 		return err
 	}
 	if (g.ConfigureBMC || g.IronicEnrol || g.ConfigureDHCP) && c.Vault == nil {

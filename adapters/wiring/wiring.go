@@ -110,6 +110,10 @@ type Systems struct {
 	// successful enrollment); nil without an extensions: section.
 	Extensions *extensions.Dispatcher
 
+	// Firmware is the managed-host firmware update's systems; nil without
+	// the config's firmware: section.
+	Firmware *FirmwareSystems
+
 	Log     *slog.Logger
 	closers []func() error
 }
@@ -220,6 +224,11 @@ func Open(ctx context.Context, cfg *Config, o Options) (_ *Systems, err error) {
 	}
 	exec.FleetManager = s.FleetManager
 	if err := openExtensions(ctx, cfg, s, log); err != nil {
+		_ = s.Close()
+		return nil, err
+	}
+	if err := openFirmware(ctx, cfg, s, log); err != nil {
+		_ = s.Close()
 		return nil, err
 	}
 	return s, nil

@@ -101,6 +101,7 @@ type Emulator struct {
 	staged        map[string]string // account path → password applied on reset
 	lose          []*loseRule
 	refuse        int
+	fw            *firmwareSide // nil until EnableFirmware
 }
 
 type loseRule struct {
@@ -434,6 +435,11 @@ func (e *Emulator) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "resetting", http.StatusServiceUnavailable)
 		return
 	}
+	if e.isPush(r.Method, p) {
+		e.mu.Unlock()
+		e.servePush(w, r, p)
+		return
+	}
 	e.tick()
 	status, hdr, body := e.serve(r, p, now)
 	e.reqs = append(e.reqs, Request{r.Method, p, status})
@@ -524,6 +530,11 @@ func (e *Emulator) serve(r *http.Request, p string, now time.Time) (int, map[str
 	if _, ok := e.auth(r); !ok {
 		return redfishError(http.StatusUnauthorized, "Base.1.8.NoValidSession", "There is no valid session established with the implementation.")
 	}
+	if r.Method == http.MethodGet {
+		if st, hdr, b, ok := e.firmwareRequest(r.Method, p, nil); ok {
+			return st, hdr, b
+		}
+	}
 	switch r.Method {
 	case http.MethodGet, http.MethodHead:
 		d := e.docs[p]
@@ -541,6 +552,9 @@ func (e *Emulator) serve(r *http.Request, p string, now time.Time) (int, map[str
 	if r.Method == http.MethodPatch || r.Method == http.MethodPost {
 		if err := json.NewDecoder(io.LimitReader(r.Body, 1<<20)).Decode(&body); err != nil && err != io.EOF {
 			return redfishError(http.StatusBadRequest, "Base.1.8.MalformedJSON", "The request body submitted was malformed JSON.")
+		}
+		if st, hdr, b, ok := e.firmwareRequest(r.Method, p, body); ok {
+			return st, hdr, b
 		}
 	}
 	switch r.Method {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/hostforge/hostforge"
 	"github.com/hostforge/hostforge/bmc"
+	"github.com/hostforge/hostforge/clock"
 	"github.com/hostforge/hostforge/fakes"
 	"github.com/hostforge/hostforge/firmware"
 )
@@ -134,4 +135,13 @@ func (b *BMCs) SetLockdown(ctx context.Context, machine string, on bool) error {
 		return err
 	}
 	return classify(fb.SetLockdown(ctx, on), "setting lockdown", machine)
+}
+
+// Harness is the BMC contract's harness of a fake BMC (see
+// firmwaretest.RunBMC): a Dell R750 with firmwaretest.DellMembers.
+func Harness(clk *clock.Fake, members []fakes.FirmwareMember) (*BMCs, *fakes.FirmwareBMC) {
+	b := NewBMCs()
+	fb := fakes.NewFirmwareBMC(clk, "Dell Inc.", "PowerEdge R750", "Dell", members)
+	b.Add("m1", fb)
+	return b, fb
 }

@@ -22,6 +22,7 @@ type MemStore struct {
 	obsOrder  []string // sorted keys of observed; nil when stale
 	overrides map[overrideKey]firmware.Override
 	results   map[[2]string]firmware.Result
+	scout     map[string]firmware.ScoutTask
 	slots     map[string]time.Time // holder → lease expiry
 	passBy    string
 	passUntil time.Time
@@ -46,6 +47,7 @@ func NewMemStore() *MemStore {
 		observed:  map[string]firmware.Observed{},
 		overrides: map[overrideKey]firmware.Override{},
 		results:   map[[2]string]firmware.Result{},
+		scout:     map[string]firmware.ScoutTask{},
 		slots:     map[string]time.Time{},
 	}
 }
@@ -227,6 +229,7 @@ func (s *MemStore) Complete(_ context.Context, machine string) error {
 	defer s.mu.Unlock()
 	delete(s.requests, machine)
 	delete(s.updates, machine)
+	delete(s.scout, machine)
 	for k := range s.results {
 		if k[0] == machine {
 			delete(s.results, k)
@@ -447,6 +450,32 @@ func (s *MemStore) Result(_ context.Context, machine, id string) (firmware.Resul
 	defer s.mu.Unlock()
 	r, ok := s.results[[2]string{machine, id}]
 	return r, ok, nil
+}
+
+func copyScoutTask(t firmware.ScoutTask) firmware.ScoutTask {
+	t.Deadline = utc(t.Deadline)
+	t.Artifacts = append([]firmware.Artifact(nil), t.Artifacts...)
+	return t
+}
+
+// PutScoutTask stores t as its machine's agent task.
+func (s *MemStore) PutScoutTask(_ context.Context, t firmware.ScoutTask) error {
+	if err := s.lock("PutScoutTask"); err != nil {
+		return err
+	}
+	defer s.mu.Unlock()
+	s.scout[t.MachineID] = copyScoutTask(t)
+	return nil
+}
+
+// ScoutTask returns the machine's agent task.
+func (s *MemStore) ScoutTask(_ context.Context, machine string) (firmware.ScoutTask, bool, error) {
+	if err := s.lock("ScoutTask"); err != nil {
+		return firmware.ScoutTask{}, false, err
+	}
+	defer s.mu.Unlock()
+	t, ok := s.scout[machine]
+	return copyScoutTask(t), ok, nil
 }
 
 // AcquireUploadSlot takes a slot when fewer than max are held.

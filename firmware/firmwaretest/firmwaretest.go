@@ -32,6 +32,7 @@ func Run(t *testing.T, newStore func(t *testing.T) firmware.Store) {
 	t.Run("Observations", func(t *testing.T) { testObserved(t, newStore(t)) })
 	t.Run("Overrides", func(t *testing.T) { testOverrides(t, newStore(t)) })
 	t.Run("Results", func(t *testing.T) { testResults(t, newStore(t)) })
+	t.Run("ScoutTasks", func(t *testing.T) { testScoutTasks(t, newStore(t)) })
 	t.Run("UploadSlots", func(t *testing.T) { testSlots(t, newStore(t)) })
 	t.Run("ConcurrentUploadSlots", func(t *testing.T) { testConcurrentSlots(t, newStore(t)) })
 	t.Run("PassLock", func(t *testing.T) { testPassLock(t, newStore(t)) })
@@ -142,6 +143,7 @@ func testComplete(t *testing.T, s firmware.Store) {
 		must(t, err)
 		_, err = s.PutResult(ctx, firmware.Result{MachineID: m, ID: "1-upload-0-0", Kind: firmware.ResultUpload, OK: true, At: t0})
 		must(t, err)
+		must(t, s.PutScoutTask(ctx, firmware.ScoutTask{ID: "1-scout-1-0", MachineID: m, Deadline: t0}))
 	}
 	must(t, s.Complete(ctx, "m1"))
 	if _, ok, _ := s.Request(ctx, "m1"); ok {
@@ -152,6 +154,12 @@ func testComplete(t *testing.T, s firmware.Store) {
 	}
 	if _, ok, _ := s.Result(ctx, "m1", "1-upload-0-0"); ok {
 		t.Error("result kept")
+	}
+	if _, ok, _ := s.ScoutTask(ctx, "m1"); ok {
+		t.Error("agent task kept")
+	}
+	if _, ok, _ := s.ScoutTask(ctx, "m2"); !ok {
+		t.Error("another machine's agent task was removed")
 	}
 	_, ok1, _ := s.Request(ctx, "m2")
 	_, ok2, _ := s.Update(ctx, "m2")
@@ -380,6 +388,33 @@ func testResults(t *testing.T, s firmware.Store) {
 	}
 	if _, ok, err := s.Result(ctx, "m2", "7-script-1-0"); ok || err != nil {
 		t.Fatalf("a result of another machine: %v, %v", ok, err)
+	}
+}
+
+func testScoutTasks(t *testing.T, s firmware.Store) {
+	ctx := context.Background()
+	if _, ok, err := s.ScoutTask(ctx, "m1"); ok || err != nil {
+		t.Fatalf("ScoutTask of an empty store = %v, %v", ok, err)
+	}
+	first := firmware.ScoutTask{ID: "9-scout-1-0", MachineID: "m1", Component: firmware.CX7, Version: "28.39.1002",
+		Script:    firmware.ScoutScript{Path: "/opt/scripts/nvidia/dgxh100/cx7/upgrade.sh", SHA256: "ab12", ExecutionTimeout: 2 * time.Hour, DownloadTimeout: 10 * time.Minute},
+		Artifacts: []firmware.Artifact{{URL: "https://fw.example.net/cx7.bin", SHA256: "cd34"}, {Filename: "/srv/fw/cx7.sig"}},
+		Deadline:  t0.Add(3 * time.Hour)}
+	must(t, s.PutScoutTask(ctx, first))
+	got, ok, err := s.ScoutTask(ctx, "m1")
+	if err != nil || !ok || !cmp.Equal(got, first, sameInstant) {
+		t.Fatalf("ScoutTask = %+v, %v, %v; want %+v", got, ok, err, first)
+	}
+	second := first
+	second.ID, second.Artifacts = "9-scout-2-0", nil
+	must(t, s.PutScoutTask(ctx, second))
+	got, _, err = s.ScoutTask(ctx, "m1")
+	must(t, err)
+	if got.ID != second.ID || len(got.Artifacts) != 0 {
+		t.Fatalf("a new task did not replace the old one: %+v", got)
+	}
+	if _, ok, err := s.ScoutTask(ctx, "m2"); ok || err != nil {
+		t.Fatalf("a task of another machine: %v, %v", ok, err)
 	}
 }
 

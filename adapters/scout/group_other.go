@@ -1,0 +1,11 @@
+//go:build !unix
+
+package scout
+
+import (
+	"os/exec"
+	"time"
+)
+
+// ownGroup kills the script itself on cancel (no process groups here).
+func ownGroup(cmd *exec.Cmd, grace time.Duration) { cmd.WaitDelay = grace }

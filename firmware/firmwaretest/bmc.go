@@ -1,0 +1,229 @@
+package firmwaretest
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/hostforge/hostforge"
+	"github.com/hostforge/hostforge/bmc"
+	"github.com/hostforge/hostforge/clock"
+	"github.com/hostforge/hostforge/fakes"
+	"github.com/hostforge/hostforge/firmware"
+)
+
+// BMCHarness is one firmware.BMCClient under test and the fake firmware
+// state behind it: for firmwarefake.BMCs the fake itself, for the Redfish
+// adapter the state the Redfish emulator serves.
+type BMCHarness struct {
+	Client  firmware.BMCClient
+	Machine string
+	// FW is the firmware behind the client: a Dell PowerEdge R750 whose
+	// inventory holds DellMembers, in that order.
+	FW    *fakes.FirmwareBMC
+	Clock *clock.Fake
+	// Artifact returns an upload of an artifact whose image is img: it
+	// registers img with FW under the key the implementation sees, and
+	// makes the file exist where the client reads it. A zero img
+	// registers nothing: the BMC refuses the upload.
+	Artifact func(t *testing.T, name string, img fakes.FirmwareImage) firmware.UploadRequest
+}
+
+// DellMembers is the contract's inventory, after the real R750 capture.
+var DellMembers = []fakes.FirmwareMember{
+	{ID: "Installed-159-1.8.2__BIOS.Setup.1-1", Name: "BIOS", Version: "1.8.2", State: "Enabled"},
+	{ID: "Installed-25227-6.00.30.00__iDRAC.Embedded.1-1", Name: "Integrated Dell Remote Access Controller", Version: "6.00.30.00", State: "Enabled"},
+	{ID: "Installed-27763-1.0.5__CPLD.Embedded.1", Name: "System CPLD", Version: "1.0.5", State: "Enabled"},
+	{ID: "Previous-25227-4.40.29.00__iDRAC.Embedded.1-1", Name: "Integrated Dell Remote Access Controller", Version: "4.40.29.00", State: "Enabled"},
+}
+
+// RunBMC runs the contract suite of firmware.BMCClient; newHarness
+// returns a fresh BMC whose clock starts at an arbitrary instant.
+func RunBMC(t *testing.T, newHarness func(t *testing.T) BMCHarness) {
+	t.Run("Inventory", func(t *testing.T) { testInventory(t, newHarness(t)) })
+	t.Run("StagedUntilItsReset", func(t *testing.T) { testStaged(t, newHarness(t)) })
+	t.Run("TaskFaults", func(t *testing.T) { testTaskFaults(t, newHarness(t)) })
+	t.Run("VanishedTask", func(t *testing.T) { testVanished(t, newHarness(t)) })
+	t.Run("RefusedImage", func(t *testing.T) { testRefused(t, newHarness(t)) })
+	t.Run("UnavailableIsTransient", func(t *testing.T) { testUnavailable(t, newHarness(t)) })
+	t.Run("Lockdown", func(t *testing.T) { testLockdown(t, newHarness(t)) })
+}
+
+func version(t *testing.T, h BMCHarness, id string) string {
+	t.Helper()
+	inv, err := h.Client.Inventory(context.Background(), h.Machine)
+	if err != nil {
+		t.Fatalf("Inventory: %v", err)
+	}
+	for _, e := range inv.Entries {
+		if e.ID == id {
+			return e.Version
+		}
+	}
+	return ""
+}
+
+func testInventory(t *testing.T, h BMCHarness) {
+	inv, err := h.Client.Inventory(context.Background(), h.Machine)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if inv.Identity.Manufacturer != "Dell Inc." || inv.Identity.Model != "PowerEdge R750" || inv.Identity.BMCVendor != bmc.VendorDell {
+		t.Errorf("identity %+v", inv.Identity)
+	}
+	if len(inv.Entries) != len(DellMembers) {
+		t.Fatalf("entries %+v, want %d", inv.Entries, len(DellMembers))
+	}
+	for i, m := range DellMembers {
+		e := inv.Entries[i]
+		if e.ID != m.ID || e.Version != m.Version || e.State != m.State {
+			t.Errorf("entry %d = %+v, want %+v", i, e, m)
+		}
+	}
+}
+
+// waitTask polls until the task leaves its waiting states.
+func waitTask(t *testing.T, h BMCHarness, task string) firmware.Task {
+	t.Helper()
+	for range 20 {
+		st, err := h.Client.Task(context.Background(), h.Machine, task)
+		if err != nil {
+			t.Fatalf("Task: %v", err)
+		}
+		switch st.State {
+		case firmware.TaskNew, firmware.TaskStarting, firmware.TaskRunning, firmware.TaskPending:
+			h.Clock.Advance(time.Minute)
+			continue
+		}
+		return st
+	}
+	t.Fatalf("task %s never ended", task)
+	return firmware.Task{}
+}
+
+func testStaged(t *testing.T, h BMCHarness) {
+	ctx := context.Background()
+	bios, idrac, cpld := DellMembers[0].ID, DellMembers[1].ID, DellMembers[2].ID
+	cases := []struct {
+		name     string
+		target   string
+		act      fakes.Activation
+		notYet   []firmware.ResetKind
+		activate []firmware.ResetKind
+	}{
+		{"uefi needs a host reboot", bios, fakes.ActivateHostReboot, nil, []firmware.ResetKind{firmware.ResetForceRestart}},
+		{"bmc needs a BMC reset", idrac, fakes.ActivateBMCReset, []firmware.ResetKind{firmware.ResetForceRestart}, []firmware.ResetKind{firmware.ResetBMC}},
+		{"cpld needs an AC power cycle", cpld, fakes.ActivateACCycle, []firmware.ResetKind{firmware.ResetForceRestart, firmware.ResetForceOff, firmware.ResetOn}, []firmware.ResetKind{firmware.ResetACPowerCycle, firmware.ResetOn}},
+	}
+	for i, c := range cases {
+		before := version(t, h, c.target)
+		want := fmt.Sprintf("9.%d.0", i)
+		req := h.Artifact(t, fmt.Sprintf("image-%d.bin", i), fakes.FirmwareImage{Targets: []string{c.target}, Version: want, Activation: c.act, TaskTime: 3 * time.Minute})
+		task, err := h.Client.Upload(ctx, h.Machine, req)
+		if err != nil {
+			t.Fatalf("%s: Upload: %v", c.name, err)
+		}
+		st, err := h.Client.Task(ctx, h.Machine, task)
+		if err != nil || st.State != firmware.TaskRunning || st.Gone {
+			t.Fatalf("%s: a fresh task = %+v, %v; want Running", c.name, st, err)
+		}
+		if st := waitTask(t, h, task); st.State != firmware.TaskCompleted {
+			t.Fatalf("%s: task ended %+v", c.name, st)
+		}
+		if v := version(t, h, c.target); v != before {
+			t.Errorf("%s: a completed task changed the running version to %q before any reset", c.name, v)
+		}
+		for _, k := range c.notYet {
+			if err := h.Client.Reset(ctx, h.Machine, k); err != nil {
+				t.Fatalf("%s: Reset(%s): %v", c.name, k, err)
+			}
+		}
+		if v := version(t, h, c.target); v != before {
+			t.Errorf("%s: resets %v activated the image (%q)", c.name, c.notYet, v)
+		}
+		for _, k := range c.activate {
+			if err := h.Client.Reset(ctx, h.Machine, k); err != nil {
+				t.Fatalf("%s: Reset(%s): %v", c.name, k, err)
+			}
+		}
+		h.Clock.Advance(fakes.BMCResetDowntime + time.Minute) // a BMC reset takes the BMC away for a while
+		if v := version(t, h, c.target); v != want {
+			t.Errorf("%s: after %v the inventory reports %q, want %q", c.name, c.activate, v, want)
+		}
+	}
+}
+
+func testTaskFaults(t *testing.T, h BMCHarness) {
+	ctx := context.Background()
+	for i, end := range []string{firmware.TaskException, firmware.TaskInterrupted, firmware.TaskKilled, firmware.TaskCancelled} {
+		req := h.Artifact(t, fmt.Sprintf("broken-%d.bin", i), fakes.FirmwareImage{Targets: []string{DellMembers[0].ID}, Version: "0.0.0", Activation: fakes.ActivateHostReboot, TaskEnd: end})
+		task, err := h.Client.Upload(ctx, h.Machine, req)
+		if err != nil {
+			t.Fatalf("Upload: %v", err)
+		}
+		if st := waitTask(t, h, task); st.State != end {
+			t.Errorf("task ended %+v, want %s", st, end)
+		}
+	}
+	if err := h.Client.Reset(ctx, h.Machine, firmware.ResetForceRestart); err != nil {
+		t.Fatal(err)
+	}
+	if v := version(t, h, DellMembers[0].ID); v != DellMembers[0].Version {
+		t.Errorf("a failed task staged its image: %q", v)
+	}
+}
+
+func testVanished(t *testing.T, h BMCHarness) {
+	ctx := context.Background()
+	req := h.Artifact(t, "ok.bin", fakes.FirmwareImage{Targets: []string{DellMembers[0].ID}, Version: "1.9.9", Activation: fakes.ActivateHostReboot})
+	task, err := h.Client.Upload(ctx, h.Machine, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.FW.ForgetTasks(true)
+	st, err := h.Client.Task(ctx, h.Machine, task)
+	if err != nil || !st.Gone {
+		t.Fatalf("a task the BMC forgot = %+v, %v; want Gone", st, err)
+	}
+}
+
+func testRefused(t *testing.T, h BMCHarness) {
+	bad := h.Artifact(t, "other-platform.bin", fakes.FirmwareImage{})
+	_, err := h.Client.Upload(context.Background(), h.Machine, bad)
+	f, ok := hostforge.AsFailure(err)
+	if !ok || f.Retryable {
+		t.Fatalf("an image the BMC refuses: %v; want a failure that is not retryable", err)
+	}
+	if f.Code != firmware.BMCRefused.Code {
+		t.Errorf("code %s, want %s", f.Code, firmware.BMCRefused.Code)
+	}
+}
+
+func testUnavailable(t *testing.T, h BMCHarness) {
+	h.FW.Fail("inventory", 1, fmt.Errorf("BMC busy: %w", hostforge.ErrUnavailable))
+	_, err := h.Client.Inventory(context.Background(), h.Machine)
+	f, ok := hostforge.AsFailure(err)
+	if err == nil || (ok && !f.Retryable) {
+		t.Fatalf("an unavailable BMC: %v; want a transient error", err)
+	}
+	if _, err := h.Client.Inventory(context.Background(), h.Machine); err != nil {
+		t.Fatalf("the BMC answers again: %v", err)
+	}
+}
+
+func testLockdown(t *testing.T, h BMCHarness) {
+	ctx := context.Background()
+	if err := h.Client.SetLockdown(ctx, h.Machine, false); err != nil {
+		t.Fatal(err)
+	}
+	if h.FW.State().Lockdown {
+		t.Error("lockdown still on")
+	}
+	if err := h.Client.SetLockdown(ctx, h.Machine, true); err != nil {
+		t.Fatal(err)
+	}
+	if !h.FW.State().Lockdown {
+		t.Error("lockdown still off")
+	}
+}
