@@ -338,9 +338,16 @@ var taskURI = regexp.MustCompile(`/redfish/v1/TaskService/Tasks/[A-Za-z0-9_.:-]+
 // header (a Task or its monitor), else the body's @odata.id or Id.
 func taskOf(resp *http.Response) (string, error) {
 	raw, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	// A task is a resource below /redfish/, on the BMC itself.
+	task := func(p string) (string, bool) {
+		p = strings.TrimSuffix(strings.TrimSuffix(p, "/"), "/Monitor")
+		return p, strings.HasPrefix(p, "/redfish/") && CheckLink(p) == nil
+	}
 	if loc := resp.Header.Get("Location"); loc != "" {
-		if u, err := url.Parse(loc); err == nil && strings.HasPrefix(u.Path, "/redfish/") {
-			return strings.TrimSuffix(strings.TrimSuffix(u.Path, "/"), "/Monitor"), nil
+		if u, err := url.Parse(loc); err == nil {
+			if p, ok := task(u.Path); ok {
+				return p, nil
+			}
 		}
 	}
 	var d struct {
@@ -348,8 +355,8 @@ func taskOf(resp *http.Response) (string, error) {
 		Plain string `json:"Id"`
 	}
 	if json.Unmarshal(raw, &d) == nil {
-		if strings.HasPrefix(d.ID, "/redfish/") && strings.Contains(d.ID, "/Tasks/") {
-			return strings.TrimSuffix(d.ID, "/Monitor"), nil
+		if p, ok := task(d.ID); ok && strings.Contains(p, "/Tasks/") {
+			return p, nil
 		}
 		if d.Plain != "" && !strings.ContainsAny(d.Plain, "/?#") {
 			return "/redfish/v1/TaskService/Tasks/" + d.Plain, nil
