@@ -72,6 +72,14 @@ type Config struct {
 type Client struct {
 	sc      *gophercloud.ServiceClient
 	secrets *hostforge.Secrets
+	tr      *http.Transport
+}
+
+// Close closes the client's idle connections. The client stays usable: a
+// later call opens a new one.
+func (c *Client) Close() error {
+	c.tr.CloseIdleConnections()
+	return nil
 }
 
 var _ ironic.Client = (*Client)(nil)
@@ -130,7 +138,7 @@ func New(ctx context.Context, cfg Config) (*Client, error) {
 	if err != nil {
 		return nil, fmt.Errorf("ironic: %v: %w", err, hostforge.ErrInvalid)
 	}
-	c := &Client{sc: sc, secrets: sec}
+	c := &Client{sc: sc, secrets: sec, tr: tr}
 	if err := c.negotiate(ctx); err != nil {
 		return nil, err
 	}

@@ -37,6 +37,7 @@ func connect(t *testing.T, url string) *adapter.Client {
 	if err != nil {
 		t.Fatalf("connecting to %s: %v", url, err)
 	}
+	t.Cleanup(func() { _ = c.Close() })
 	return c
 }
 
