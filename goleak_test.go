@@ -64,7 +64,7 @@ func TestPackagesThatStartGoroutinesCheckForLeaks(t *testing.T) {
 				if id, ok := x.X.(*ast.Ident); ok && id.Name == "httptest" && strings.HasPrefix(x.Sel.Name, "New") && strings.Contains(x.Sel.Name, "Server") {
 					p.starts = true
 				}
-				if id, ok := x.X.(*ast.Ident); ok && id.Name == "goleak" && x.Sel.Name == "VerifyTestMain" && test {
+				if id, ok := x.X.(*ast.Ident); ok && id.Name == "goleak" && (x.Sel.Name == "VerifyTestMain" || x.Sel.Name == "Find") && test {
 					p.checks = true
 				}
 			}
@@ -90,6 +90,6 @@ func TestPackagesThatStartGoroutinesCheckForLeaks(t *testing.T) {
 	}
 	sort.Strings(missing)
 	if len(missing) > 0 {
-		t.Fatalf("these packages start goroutines but their TestMain does not call goleak.VerifyTestMain:\n  %s", strings.Join(missing, "\n  "))
+		t.Fatalf("these packages start goroutines but their TestMain calls neither goleak.VerifyTestMain nor goleak.Find:\n  %s", strings.Join(missing, "\n  "))
 	}
 }

@@ -42,6 +42,8 @@ type Secrets struct {
 	mu sync.RWMutex
 	// vals maps each value to its variants.
 	vals map[string][]string
+	// all is every variant, longest first; nil while stale.
+	all []string
 	// rep replaces every variant of every value; nil while stale.
 	rep *strings.Replacer
 }
@@ -80,7 +82,7 @@ func (s *Secrets) Add(values ...string) {
 			s.vals = map[string][]string{}
 		}
 		s.vals[v] = Variants(v)
-		s.rep = nil
+		s.all, s.rep = nil, nil
 	}
 }
 
@@ -165,6 +167,12 @@ func Variants(v string) []string {
 		}
 	}
 	add(v)
+	if plain(v) {
+		// Every escaping leaves v as it is; only the encodings differ.
+		add(base64.RawStdEncoding.EncodeToString([]byte(v)))
+		add(base64.RawURLEncoding.EncodeToString([]byte(v)))
+		return out
+	}
 	j := jsonInner(v, true)
 	add(j)
 	add(jsonInner(v, false))
@@ -180,6 +188,19 @@ func Variants(v string) []string {
 	return out
 }
 
+// plain reports whether v is made only of characters no escaping
+// changes: JSON (with or without HTML escaping), Go quoting, URL query
+// and path escaping and HTML escaping all leave it as it is.
+func plain(v string) bool {
+	for i := 0; i < len(v); i++ {
+		c := v[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '-' || c == '_' || c == '.' || c == '~') {
+			return false
+		}
+	}
+	return true
+}
+
 // jsonInner is v as it appears inside a JSON string.
 func jsonInner(v string, escapeHTML bool) string {
 	var b bytes.Buffer
@@ -189,18 +210,24 @@ func jsonInner(v string, escapeHTML bool) string {
 	return strings.TrimSuffix(strings.TrimSuffix(strings.TrimPrefix(b.String(), `"`), "\n"), `"`)
 }
 
-func (s *Secrets) replacer() *strings.Replacer {
+// patterns returns every variant of every value, longest first: where two
+// variants match at one position the longer one is replaced whole.
+func (s *Secrets) patterns() []string {
 	s.mu.RLock()
-	r := s.rep
-	n := len(s.vals)
+	all, n := s.all, len(s.vals)
 	s.mu.RUnlock()
-	if r != nil || n == 0 {
-		return r
+	if all != nil || n == 0 {
+		return all
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.rep != nil {
-		return s.rep
+	return s.patternsLocked()
+}
+
+// patternsLocked is patterns with s.mu held for writing.
+func (s *Secrets) patternsLocked() []string {
+	if s.all != nil || len(s.vals) == 0 {
+		return s.all
 	}
 	seen := map[string]bool{}
 	var all []string
@@ -212,14 +239,28 @@ func (s *Secrets) replacer() *strings.Replacer {
 			}
 		}
 	}
-	// Longest first: where two variants match at one position the longer
-	// one is replaced whole.
 	sort.Slice(all, func(i, j int) bool {
 		if len(all[i]) != len(all[j]) {
 			return len(all[i]) > len(all[j])
 		}
 		return all[i] < all[j]
 	})
+	s.all = all
+	return all
+}
+
+// replacer returns the replacer of every pattern, built from the set as it
+// is now (nil for an empty set).
+func (s *Secrets) replacer() *strings.Replacer {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.rep != nil {
+		return s.rep
+	}
+	all := s.patternsLocked()
+	if len(all) == 0 {
+		return nil
+	}
 	pairs := make([]string, 0, 2*len(all))
 	for _, x := range all {
 		pairs = append(pairs, x, Redacted)
@@ -228,17 +269,37 @@ func (s *Secrets) replacer() *strings.Replacer {
 	return s.rep
 }
 
+// smallSet is the number of patterns up to which Scrub looks for each one
+// before building a replacer: a set that changes every few calls (one
+// attempt's credentials) then never builds one for text without a secret.
+const smallSet = 32
+
 // Scrub returns text with every registered value, in every variant,
 // replaced by Redacted.
 func (s *Secrets) Scrub(text string) string {
 	if s == nil || text == "" {
 		return text
 	}
-	r := s.replacer()
-	if r == nil {
+	all := s.patterns()
+	if len(all) == 0 {
 		return text
 	}
-	return r.Replace(text)
+	if len(all) <= smallSet {
+		found := false
+		for _, x := range all {
+			if strings.Contains(text, x) {
+				found = true
+				break
+			}
+		}
+		if !found {
+			return text
+		}
+	}
+	if r := s.replacer(); r != nil {
+		return r.Replace(text)
+	}
+	return text
 }
 
 // Contains reports whether text carries a registered value in any variant.

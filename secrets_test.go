@@ -238,3 +238,28 @@ func BenchmarkSecretsScrub(b *testing.B) {
 		})
 	}
 }
+
+// A value added after a scrub is caught by the next one, whether the set
+// is small (looked for one by one) or large (a replacer), and both ways
+// scrub the same text alike.
+func TestScrubSeesValuesAddedLater(t *testing.T) {
+	for _, n := range []int{1, 40} {
+		s := hostforge.NewSecrets()
+		for i := range n {
+			s.Add(fmt.Sprintf("filler-%03d-Zq", i))
+		}
+		if got := s.Scrub("nothing here"); got != "nothing here" {
+			t.Fatalf("%d values: %q", n, got)
+		}
+		s.Add(`later"pw/1`)
+		text := `{"password":"later\"pw/1"} filler-000-Zq`
+		got := s.Scrub(text)
+		if strings.Contains(got, "later") || strings.Contains(got, "filler-000-Zq") {
+			t.Fatalf("%d values: %q still carries a secret", n, got)
+		}
+		plain := hostforge.NewSecrets("plain-Value_1")
+		if got := plain.Scrub("x cGxhaW4tVmFsdWVfMQ y"); strings.Contains(got, "cGxhaW4tVmFsdWVfMQ") {
+			t.Fatalf("the base64 of a plain value was left: %q", got)
+		}
+	}
+}
