@@ -11,6 +11,7 @@ import (
 	"io"
 	"log/slog"
 	"net/url"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -42,11 +43,18 @@ type Secrets struct {
 	mu sync.RWMutex
 	// vals maps each value to its variants.
 	vals map[string][]string
-	// all is every variant, longest first; nil while stale.
-	all []string
-	// rep replaces every variant of every value; nil while stale.
-	rep *strings.Replacer
+	// byPrefix indexes every variant of at least prefixLen bytes by its
+	// first prefixLen bytes, each list longest first; short holds the
+	// shorter ones, longest first. Add extends them in place, so a set
+	// that grows by one credential at a time never rebuilds anything.
+	byPrefix map[string][]string
+	short    []string
+	// patterns counts the distinct variants indexed.
+	patterns int
 }
+
+// prefixLen is the length of the index key of a variant.
+const prefixLen = 4
 
 // NewSecrets returns a set holding values.
 func NewSecrets(values ...string) *Secrets {
@@ -79,11 +87,34 @@ func (s *Secrets) Add(values ...string) {
 			continue
 		}
 		if s.vals == nil {
-			s.vals = map[string][]string{}
+			s.vals, s.byPrefix = map[string][]string{}, map[string][]string{}
 		}
-		s.vals[v] = Variants(v)
-		s.all, s.rep = nil, nil
+		vs := Variants(v)
+		s.vals[v] = vs
+		for _, x := range vs {
+			s.index(x)
+		}
 	}
+}
+
+// index adds one variant to the index, keeping each list longest first
+// (ties in byte order), unless it is there already. Callers hold s.mu.
+func (s *Secrets) index(x string) {
+	list := &s.short
+	if len(x) >= prefixLen {
+		l := s.byPrefix[x[:prefixLen]]
+		list = &l
+		defer func() { s.byPrefix[x[:prefixLen]] = l }()
+	}
+	i := sort.Search(len(*list), func(i int) bool {
+		y := (*list)[i]
+		return len(y) < len(x) || len(y) == len(x) && y >= x
+	})
+	if i < len(*list) && (*list)[i] == x {
+		return
+	}
+	*list = slices.Insert(*list, i, x)
+	s.patterns++
 }
 
 // AddCredential registers a password and the basic-auth encoding of the
@@ -210,96 +241,58 @@ func jsonInner(v string, escapeHTML bool) string {
 	return strings.TrimSuffix(strings.TrimSuffix(strings.TrimPrefix(b.String(), `"`), "\n"), `"`)
 }
 
-// patterns returns every variant of every value, longest first: where two
-// variants match at one position the longer one is replaced whole.
-func (s *Secrets) patterns() []string {
-	s.mu.RLock()
-	all, n := s.all, len(s.vals)
-	s.mu.RUnlock()
-	if all != nil || n == 0 {
-		return all
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.patternsLocked()
-}
-
-// patternsLocked is patterns with s.mu held for writing.
-func (s *Secrets) patternsLocked() []string {
-	if s.all != nil || len(s.vals) == 0 {
-		return s.all
-	}
-	seen := map[string]bool{}
-	var all []string
-	for _, vs := range s.vals {
-		for _, x := range vs {
-			if !seen[x] {
-				seen[x] = true
-				all = append(all, x)
-			}
-		}
-	}
-	sort.Slice(all, func(i, j int) bool {
-		if len(all[i]) != len(all[j]) {
-			return len(all[i]) > len(all[j])
-		}
-		return all[i] < all[j]
-	})
-	s.all = all
-	return all
-}
-
-// replacer returns the replacer of every pattern, built from the set as it
-// is now (nil for an empty set).
-func (s *Secrets) replacer() *strings.Replacer {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.rep != nil {
-		return s.rep
-	}
-	all := s.patternsLocked()
-	if len(all) == 0 {
-		return nil
-	}
-	pairs := make([]string, 0, 2*len(all))
-	for _, x := range all {
-		pairs = append(pairs, x, Redacted)
-	}
-	s.rep = strings.NewReplacer(pairs...)
-	return s.rep
-}
-
-// smallSet is the number of patterns up to which Scrub looks for each one
-// before building a replacer: a set that changes every few calls (one
-// attempt's credentials) then never builds one for text without a secret.
-const smallSet = 32
-
 // Scrub returns text with every registered value, in every variant,
-// replaced by Redacted.
+// replaced by Redacted. It scans text once: at each position the longest
+// variant that starts there is replaced, as strings.Replacer would with
+// the variants longest first, and the scan goes on after it.
 func (s *Secrets) Scrub(text string) string {
 	if s == nil || text == "" {
 		return text
 	}
-	all := s.patterns()
-	if len(all) == 0 {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.patterns == 0 {
 		return text
 	}
-	if len(all) <= smallSet {
-		found := false
-		for _, x := range all {
-			if strings.Contains(text, x) {
-				found = true
-				break
+	var b strings.Builder
+	done := 0 // text[:done] is written to b (or needs no change)
+	for i := 0; i < len(text); {
+		n := s.matchAt(text[i:])
+		if n == 0 {
+			i++
+			continue
+		}
+		if b.Cap() == 0 {
+			b.Grow(len(text))
+		}
+		b.WriteString(text[done:i])
+		b.WriteString(Redacted)
+		i += n
+		done = i
+	}
+	if done == 0 {
+		return text
+	}
+	b.WriteString(text[done:])
+	return b.String()
+}
+
+// matchAt returns the length of the longest variant t starts with, 0 when
+// none. Callers hold s.mu for reading.
+func (s *Secrets) matchAt(t string) int {
+	if len(t) >= prefixLen {
+		for _, x := range s.byPrefix[t[:prefixLen]] {
+			if strings.HasPrefix(t, x) {
+				return len(x)
 			}
 		}
-		if !found {
-			return text
+	}
+	for _, x := range s.short {
+		if strings.HasPrefix(t, x) {
+			return len(x)
 		}
 	}
-	if r := s.replacer(); r != nil {
-		return r.Replace(text)
-	}
-	return text
+	return 0
 }
 
 // Contains reports whether text carries a registered value in any variant.

@@ -9,7 +9,9 @@ import (
 	"fmt"
 	"html"
 	"log/slog"
+	"math/rand/v2"
 	"net/url"
+	"sort"
 	"strconv"
 	"strings"
 	"testing"
@@ -260,6 +262,57 @@ func TestScrubSeesValuesAddedLater(t *testing.T) {
 		plain := hostforge.NewSecrets("plain-Value_1")
 		if got := plain.Scrub("x cGxhaW4tVmFsdWVfMQ y"); strings.Contains(got, "cGxhaW4tVmFsdWVfMQ") {
 			t.Fatalf("the base64 of a plain value was left: %q", got)
+		}
+	}
+}
+
+// Scrub replaces exactly what a strings.Replacer over every variant,
+// longest first, replaces: the index is an optimisation, not a new rule.
+func TestScrubAgreesWithAReplacer(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 11))
+	const alphabet = "ab:\"\\/=+ é<&"
+	word := func(n int) string {
+		var b strings.Builder
+		for range n {
+			r := []rune(alphabet)
+			b.WriteRune(r[rng.IntN(len(r))])
+		}
+		return b.String()
+	}
+	for round := range 300 {
+		s := hostforge.NewSecrets()
+		var values []string
+		for range 1 + rng.IntN(6) {
+			v := word(1 + rng.IntN(7))
+			values = append(values, v)
+			s.Add(v)
+		}
+		var all []string
+		seen := map[string]bool{}
+		for _, v := range values {
+			for _, x := range hostforge.Variants(v) {
+				if !seen[x] {
+					seen[x] = true
+					all = append(all, x)
+				}
+			}
+		}
+		sort.Slice(all, func(i, j int) bool {
+			if len(all[i]) != len(all[j]) {
+				return len(all[i]) > len(all[j])
+			}
+			return all[i] < all[j]
+		})
+		var pairs []string
+		for _, x := range all {
+			pairs = append(pairs, x, hostforge.Redacted)
+		}
+		ref := strings.NewReplacer(pairs...)
+		for range 20 {
+			text := word(rng.IntN(40))
+			if got, want := s.Scrub(text), ref.Replace(text); got != want {
+				t.Fatalf("round %d, values %q, text %q: Scrub %q, a replacer %q", round, values, text, got, want)
+			}
 		}
 	}
 }
