@@ -31,3 +31,17 @@ func (s *Site) FollowWallClock(tick time.Duration) (stop func()) {
 	var once sync.Once
 	return func() { once.Do(func() { close(done); wg.Wait() }) }
 }
+
+// WallClockBMCTiming is the fake BMCs' timing for a site on the wall clock:
+// seconds where real BMCs take minutes, so a run's iDRAC job and
+// cold-reset waits stay short.
+var WallClockBMCTiming = BMCTiming{JobSchedule: time.Second, JobRun: 2 * time.Second, ResetDowntime: 2 * time.Second}
+
+// OnWallClock runs the site in real time for a program or test whose
+// runtime sleeps on the wall clock (the BMC phase's waits are the
+// runtime's): the BMCs take WallClockBMCTiming, and the site's clock
+// follows the wall clock every 20 ms until stop is called.
+func (s *Site) OnWallClock() (stop func()) {
+	s.BMCs.SetTiming(WallClockBMCTiming)
+	return s.FollowWallClock(20 * time.Millisecond)
+}

@@ -131,11 +131,8 @@ func newRealWorld(t *testing.T, url, inspect string) *realWorld {
 	name := "it-enrol-" + hex.EncodeToString(b[:])
 	site := fakes.NewSite()
 	host := site.AddHost(fakes.HostSpec{Name: name, ConfigContext: map[string]any{"ironic_settings": fakeHardwareSettings(inspect)}})
-	// The run sleeps on the wall clock (the BMC phase's iDRAC job and
-	// cold-reset waits are the runtime's): the fake BMC takes seconds on
-	// it, and the site's clock follows it.
-	site.BMCs.SetTiming(fakes.BMCTiming{JobSchedule: time.Second, JobRun: 2 * time.Second, ResetDowntime: 2 * time.Second})
-	t.Cleanup(site.FollowWallClock(20 * time.Millisecond))
+	// The run sleeps on the wall clock: so does the site.
+	t.Cleanup(site.OnWallClock())
 	log := slog.New(slog.NewTextHandler(tlog{t}, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	c := connect(t, url)
 	w := &realWorld{site: site, host: host, client: c}

@@ -72,9 +72,7 @@ func liveWorld(t *testing.T) (*fakes.Site, *enrollment.Executor) {
 	}
 	// The BMC phase waits iDRAC jobs and cold resets out as workflow
 	// timers: the fake BMCs take seconds, not minutes, on the wall clock.
-	site.BMCs.SetTiming(fakes.BMCTiming{JobSchedule: time.Second, JobRun: 2 * time.Second, ResetDowntime: 2 * time.Second})
-	// The fake site's clock follows the wall clock.
-	t.Cleanup(site.FollowWallClock(20 * time.Millisecond))
+	t.Cleanup(site.OnWallClock())
 	return site, exec
 }
 

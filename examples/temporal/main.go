@@ -173,8 +173,7 @@ func liveTime(site *fakes.Site, exec *enrollment.Executor) (stop func()) {
 	}
 	// The BMC phase waits iDRAC jobs and cold resets out as workflow
 	// timers: the fake BMCs take seconds, not minutes, on the wall clock.
-	site.BMCs.SetTiming(fakes.BMCTiming{JobSchedule: time.Second, JobRun: 2 * time.Second, ResetDowntime: 2 * time.Second})
-	return site.FollowWallClock(20 * time.Millisecond)
+	return site.OnWallClock()
 }
 
 func envOr(k, def string) string {
