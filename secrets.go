@@ -43,18 +43,63 @@ type Secrets struct {
 	mu sync.RWMutex
 	// vals maps each value to its variants.
 	vals map[string][]string
-	// byPrefix indexes every variant of at least prefixLen bytes by its
-	// first prefixLen bytes, each list longest first; short holds the
-	// shorter ones, longest first. Add extends them in place, so a set
-	// that grows by one credential at a time never rebuilds anything.
-	byPrefix map[string][]string
-	short    []string
+	// heads indexes every variant of at least headLen bytes by its first
+	// headLen bytes; short holds the shorter ones. Add extends them in
+	// place, so a set that grows by one credential at a time never
+	// rebuilds anything.
+	heads map[string]*bucket
+	short bucket
+	// creds are the credentials AddCredential has registered, so a
+	// credential seen again costs a lookup and not two encodings.
+	creds map[credential]struct{}
 	// patterns counts the distinct variants indexed.
 	patterns int
 }
 
-// prefixLen is the length of the index key of a variant.
-const prefixLen = 4
+// bucket holds the variants that start with one head, as a set, and
+// their distinct lengths, longest first. A match at a position tries each
+// length once (a map lookup), so the cost does not grow with the number
+// of variants sharing a head — and many do: base64 of "root:…" always
+// starts "cm9v", generated passwords often share a prefix.
+type bucket struct {
+	lens []int
+	set  map[string]struct{}
+}
+
+// add puts x in the bucket; false when it was there.
+func (b *bucket) add(x string) bool {
+	if _, ok := b.set[x]; ok {
+		return false
+	}
+	if b.set == nil {
+		b.set = map[string]struct{}{}
+	}
+	b.set[x] = struct{}{}
+	i, found := slices.BinarySearchFunc(b.lens, len(x), func(have, want int) int { return want - have })
+	if !found {
+		b.lens = slices.Insert(b.lens, i, len(x))
+	}
+	return true
+}
+
+// match returns the length of the longest variant in b that t starts
+// with, 0 when none.
+func (b *bucket) match(t string) int {
+	for _, n := range b.lens {
+		if n > len(t) {
+			continue
+		}
+		if _, ok := b.set[t[:n]]; ok {
+			return n
+		}
+	}
+	return 0
+}
+
+type credential struct{ user, password string }
+
+// headLen is the length of a variant's index key.
+const headLen = 4
 
 // NewSecrets returns a set holding values.
 func NewSecrets(values ...string) *Secrets {
@@ -74,11 +119,30 @@ func (s *Secrets) OrNew() *Secrets {
 
 // Add registers secret values. Empty values are ignored.
 func (s *Secrets) Add(values ...string) {
-	if s == nil {
+	if s == nil || s.known(values) {
 		return
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.add(values)
+}
+
+// known reports whether every value is registered already, under the
+// read lock: a value seen again (every attempt registers what it handles)
+// does not contend with the scrubbing readers.
+func (s *Secrets) known(values []string) bool {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	for _, v := range values {
+		if _, ok := s.vals[v]; !ok && v != "" {
+			return false
+		}
+	}
+	return true
+}
+
+// add registers values. Callers hold s.mu.
+func (s *Secrets) add(values []string) {
 	for _, v := range values {
 		if v == "" {
 			continue
@@ -87,7 +151,7 @@ func (s *Secrets) Add(values ...string) {
 			continue
 		}
 		if s.vals == nil {
-			s.vals, s.byPrefix = map[string][]string{}, map[string][]string{}
+			s.vals, s.heads = map[string][]string{}, map[string]*bucket{}
 		}
 		vs := Variants(v)
 		s.vals[v] = vs
@@ -97,35 +161,44 @@ func (s *Secrets) Add(values ...string) {
 	}
 }
 
-// index adds one variant to the index, keeping each list longest first
-// (ties in byte order), unless it is there already. Callers hold s.mu.
+// index adds one variant to the index, unless it is there already.
+// Callers hold s.mu.
 func (s *Secrets) index(x string) {
-	list := &s.short
-	if len(x) >= prefixLen {
-		l := s.byPrefix[x[:prefixLen]]
-		list = &l
-		defer func() { s.byPrefix[x[:prefixLen]] = l }()
+	b := &s.short
+	if len(x) >= headLen {
+		b = s.heads[x[:headLen]]
+		if b == nil {
+			b = &bucket{}
+			s.heads[x[:headLen]] = b
+		}
 	}
-	i := sort.Search(len(*list), func(i int) bool {
-		y := (*list)[i]
-		return len(y) < len(x) || len(y) == len(x) && y >= x
-	})
-	if i < len(*list) && (*list)[i] == x {
-		return
+	if b.add(x) {
+		s.patterns++
 	}
-	*list = slices.Insert(*list, i, x)
-	s.patterns++
 }
 
 // AddCredential registers a password and the basic-auth encoding of the
 // credential (base64 of "user:password"), which a server that echoes a
 // request's headers gives back.
 func (s *Secrets) AddCredential(user, password string) {
-	if password == "" {
+	if s == nil || password == "" {
+		return
+	}
+	c := credential{user, password}
+	s.mu.RLock()
+	_, seen := s.creds[c]
+	s.mu.RUnlock()
+	if seen {
 		return
 	}
 	basic := user + ":" + password
-	s.Add(password, base64.StdEncoding.EncodeToString([]byte(basic)), base64.RawStdEncoding.EncodeToString([]byte(basic)))
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.add([]string{password, base64.StdEncoding.EncodeToString([]byte(basic)), base64.RawStdEncoding.EncodeToString([]byte(basic))})
+	if s.creds == nil {
+		s.creds = map[credential]struct{}{}
+	}
+	s.creds[c] = struct{}{}
 }
 
 // AddFields registers the values of the fields of a vault item whose names
@@ -280,19 +353,14 @@ func (s *Secrets) Scrub(text string) string {
 // matchAt returns the length of the longest variant t starts with, 0 when
 // none. Callers hold s.mu for reading.
 func (s *Secrets) matchAt(t string) int {
-	if len(t) >= prefixLen {
-		for _, x := range s.byPrefix[t[:prefixLen]] {
-			if strings.HasPrefix(t, x) {
-				return len(x)
+	if len(t) >= headLen {
+		if b := s.heads[t[:headLen]]; b != nil {
+			if n := b.match(t); n > 0 {
+				return n
 			}
 		}
 	}
-	for _, x := range s.short {
-		if strings.HasPrefix(t, x) {
-			return len(x)
-		}
-	}
-	return 0
+	return s.short.match(t)
 }
 
 // Contains reports whether text carries a registered value in any variant.

@@ -226,8 +226,19 @@ func BenchmarkSecretsScrub(b *testing.B) {
 				}
 			})
 		}
-		// A new value (a rotated password) rebuilds the replacer on the
-		// next Scrub: the cost of the first line after it.
+		// Registering one more credential: the index is extended, not
+		// rebuilt, and the passwords here share their first 7 bytes (their
+		// basic-auth encodings their first 16), so a list per shared prefix
+		// would grow with the fleet.
+		b.Run(fmt.Sprintf("%d hosts/add a credential", hosts), func(b *testing.B) {
+			b.ReportAllocs()
+			n := 0
+			for b.Loop() {
+				n++
+				s.AddCredential("admin", fmt.Sprintf("Rotated-%09d-xK9pQ2mZ7vL4", n+hosts))
+			}
+		})
+		// The first line scrubbed with a set built afresh.
 		b.Run(fmt.Sprintf("%d hosts/first line after a new password", hosts), func(b *testing.B) {
 			b.ReportAllocs()
 			vals := s.Values()
@@ -282,8 +293,14 @@ func TestScrubAgreesWithAReplacer(t *testing.T) {
 	for round := range 300 {
 		s := hostforge.NewSecrets()
 		var values []string
+		// Short values, and long ones that share their first bytes (as
+		// base64 of "root:…" does), so both index levels are exercised.
+		maxLen, common := 7, ""
+		if round%2 == 1 {
+			maxLen, common = 24, word(4+rng.IntN(14))
+		}
 		for range 1 + rng.IntN(6) {
-			v := word(1 + rng.IntN(7))
+			v := common + word(1+rng.IntN(maxLen))
 			values = append(values, v)
 			s.Add(v)
 		}
@@ -309,7 +326,14 @@ func TestScrubAgreesWithAReplacer(t *testing.T) {
 		}
 		ref := strings.NewReplacer(pairs...)
 		for range 20 {
+			// Random text, with variants (whole or cut short) spliced in.
 			text := word(rng.IntN(40))
+			for range rng.IntN(4) {
+				x := all[rng.IntN(len(all))]
+				x = x[:rng.IntN(len(x)+1)]
+				at := rng.IntN(len(text) + 1)
+				text = text[:at] + x + word(rng.IntN(3)) + text[at:]
+			}
 			if got, want := s.Scrub(text), ref.Replace(text); got != want {
 				t.Fatalf("round %d, values %q, text %q: Scrub %q, a replacer %q", round, values, text, got, want)
 			}
