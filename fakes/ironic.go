@@ -91,6 +91,9 @@ type inode struct {
 	ignorePower int
 	inventory   []byte
 	writes      []IronicWrite
+	// masked is driver_info as reads show it (passwords masked), built
+	// once per driver_info (setNode clears it).
+	masked map[string]any
 }
 
 type pendingStep struct {
@@ -208,21 +211,35 @@ func copyMap[V any](m map[string]V) map[string]V {
 	return out
 }
 
-// view is the node as the API shows it: secrets masked, maps copied.
+// view is the node as the API shows it, secrets masked.
+//
+// The fake never modifies a map or slice it has shown: every write builds
+// the node's new maps and replaces the old ones (copy on write; see
+// UpdateNode, SetTraits, SetRAIDConfig, SetProperty). A node read before a
+// write therefore keeps what it showed, as a decoded answer would, and a
+// read copies nothing — the fleet simulator reads nodes hundreds of
+// thousands of times. Callers treat a returned Node as read-only
+// (ironic.Client says so).
 func (n *inode) view() ironic.Node {
 	v := n.n
-	v.DriverInfo = map[string]any{}
-	for k, val := range n.n.DriverInfo {
-		if strings.Contains(k, "password") {
-			val = "******"
+	if n.masked == nil {
+		n.masked = make(map[string]any, len(n.n.DriverInfo))
+		for k, val := range n.n.DriverInfo {
+			if strings.Contains(k, "password") {
+				val = "******"
+			}
+			n.masked[k] = val
 		}
-		v.DriverInfo[k] = val
 	}
-	v.Properties = cloneJSON(n.n.Properties)
-	v.TargetRAIDConfig = cloneJSON(n.n.TargetRAIDConfig)
-	v.Interfaces = copyMap(n.n.Interfaces)
-	v.Traits = append([]string(nil), n.n.Traits...)
+	v.DriverInfo = n.masked
 	return v
+}
+
+// setNode replaces the node's fields; the masked driver_info is rebuilt on
+// the next read. Every write to driver_info goes through it.
+func (n *inode) setNode(next ironic.Node) {
+	n.n = next
+	n.masked = nil
 }
 
 // GetNode reads a node by name or UUID.
@@ -334,7 +351,7 @@ func (f *Ironic) UpdateNode(ctx context.Context, ident string, ops []ironic.Patc
 			f.byName[next.Name] = n
 		}
 	}
-	n.n = next
+	n.setNode(next)
 	n.record(f.now(), "update_node", "%s", strings.Join(paths, ", "))
 	return n.view(), nil
 }
@@ -1033,11 +1050,13 @@ func (f *Ironic) SetInventory(name string, b []byte) {
 // SetProperty sets one node property directly (nil deletes it).
 func (f *Ironic) SetProperty(name, key string, v any) {
 	f.with(name, func(n *inode) {
+		props := cloneJSON(n.n.Properties) // a shown map is never modified (view)
 		if v == nil {
-			delete(n.n.Properties, key)
+			delete(props, key)
 		} else {
-			n.n.Properties[key] = normalizeJSON(v)
+			props[key] = normalizeJSON(v)
 		}
+		n.n.Properties = props
 	})
 }
 

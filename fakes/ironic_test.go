@@ -78,3 +78,55 @@ func TestIronicIsolatedHostHangsUntilTimeouts(t *testing.T) {
 		t.Fatalf("with links up: %s", got)
 	}
 }
+
+// A node read before a write keeps what it showed, as a decoded answer
+// would: the fake shares a node's maps between reads and replaces them on
+// every write (copy on write), never modifying one it has shown.
+func TestIronicReadsKeepWhatTheyShowed(t *testing.T) {
+	ctx := context.Background()
+	site := fakes.NewSite()
+	ir := site.AddIronic("ironic-1")
+	created, err := ir.CreateNode(ctx, ironic.NodeCreate{Name: "h", Driver: "redfish",
+		DriverInfo: map[string]any{"redfish_address": "https://10.0.0.1", "redfish_password": "s3cret"},
+		Properties: map[string]any{"cpu_arch": "x86_64", "root_device": map[string]any{"serial": "A"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := created.DriverInfo["redfish_password"]; got != "******" {
+		t.Fatalf("password shown as %v, want masked", got)
+	}
+	before, err := ir.GetNode(ctx, "h")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ir.UpdateNode(ctx, "h", []ironic.PatchOp{
+		{Op: "add", Path: "/properties/root_device", Value: map[string]any{"serial": "B"}},
+		{Op: "remove", Path: "/properties/cpu_arch"},
+		{Op: "add", Path: "/driver_info/redfish_address", Value: "https://10.0.0.2"},
+		{Op: "add", Path: "/driver_info/redfish_password", Value: "n3w"},
+		{Op: "add", Path: "/boot_interface", Value: "pxe"},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := ir.SetTraits(ctx, "h", []string{"CUSTOM_X"}); err != nil {
+		t.Fatal(err)
+	}
+	ir.SetProperty("h", "memory_mb", 1024)
+	after, err := ir.GetNode(ctx, "h")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if before.Properties["cpu_arch"] != "x86_64" || before.Properties["root_device"].(map[string]any)["serial"] != "A" ||
+		before.DriverInfo["redfish_address"] != "https://10.0.0.1" || before.Interfaces["boot"] != "ipxe" ||
+		len(before.Traits) != 0 || before.Properties["memory_mb"] != nil {
+		t.Fatalf("a write changed a node read before it: %+v", before)
+	}
+	if _, ok := after.Properties["cpu_arch"]; ok || after.Properties["root_device"].(map[string]any)["serial"] != "B" ||
+		after.DriverInfo["redfish_address"] != "https://10.0.0.2" || after.DriverInfo["redfish_password"] != "******" ||
+		after.Interfaces["boot"] != "pxe" || len(after.Traits) != 1 || after.Properties["memory_mb"] != float64(1024) {
+		t.Fatalf("a read after the writes does not show them: %+v", after)
+	}
+	if got := ir.DriverInfoSecret("h", "redfish_password"); got != "n3w" {
+		t.Fatalf("stored password %q, want the new one", got)
+	}
+}

@@ -140,6 +140,10 @@ type Portgroup struct {
 //
 // Provision and power actions are asynchronous, as in Ironic: they return
 // once accepted, and the caller reads the node to see where it went.
+//
+// A returned Node is read-only: its maps and slices may be shared with
+// later reads (the fake shares them until a write replaces them), so a
+// caller that needs a changed copy makes one.
 type Client interface {
 	GetNode(ctx context.Context, ident string) (Node, error)
 	CreateNode(ctx context.Context, n NodeCreate) (Node, error)
