@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"strings"
 )
 
@@ -41,26 +42,127 @@ func switchChassisMAC(name string) string {
 	return fmt.Sprintf("%02x:%02x:%02x:%02x:%02x:%02x", 0x02|sum[0]&0xfc, sum[1], sum[2], sum[3], sum[4], sum[5])
 }
 
-func tlv(typ int, b []byte) []any { return []any{typ, hex.EncodeToString(b)} }
-
 // lldpTLVs are the raw TLVs a NIC hears from the switch port it is really
 // cabled to (Cumulus style: port ID subtype 5 = interface name, port
-// description = the connected host). nil when the NIC is not cabled.
-func lldpTLVs(host string, nic PhysNIC) [][]any {
+// description = the connected host), as IPA's JSON: [[type, "hex"], …,
+// [0, ""]]. An empty list when the NIC is not cabled.
+func lldpTLVs(host string, nic PhysNIC) json.RawMessage {
 	if nic.Switch == "" || nic.Port == "" || nic.Link == "down" {
-		return [][]any{}
+		return json.RawMessage("[]")
 	}
 	chassis := strings.ReplaceAll(switchChassisMAC(nic.Switch), ":", "")
 	mac, _ := hex.DecodeString(chassis)
-	return [][]any{
-		tlv(1, append([]byte{4}, mac...)),
-		tlv(2, append([]byte{5}, nic.Port...)),
-		tlv(3, []byte{0, 120}),
-		tlv(4, []byte(host)),
-		tlv(5, []byte(nic.Switch)),
-		{0, ""},
+	b := []byte("[")
+	tlv := func(typ int, v []byte) {
+		b = append(b, '[')
+		b = strconv.AppendInt(b, int64(typ), 10)
+		b = append(b, `,"`...)
+		b = hex.AppendEncode(b, v)
+		b = append(b, `"],`...)
 	}
+	tlv(1, append([]byte{4}, mac...))
+	tlv(2, append([]byte{5}, nic.Port...))
+	tlv(3, []byte{0, 120})
+	tlv(4, []byte(host))
+	tlv(5, []byte(nic.Switch))
+	return append(b, `[0,""]]`...)
 }
+
+// The inspection data's shapes, fields in key order as IPA's JSON has
+// them. Typed rather than maps: the fleet simulator renders one per
+// inspected host.
+type (
+	invDoc struct {
+		Inventory  invInventory `json:"inventory"`
+		PluginData invPlugin    `json:"plugin_data"`
+	}
+	invInventory struct {
+		BMCAddress   string         `json:"bmc_address"`
+		BMCMAC       string         `json:"bmc_mac"`
+		Boot         invBoot        `json:"boot"`
+		CPU          invCPU         `json:"cpu"`
+		Disks        []invDisk      `json:"disks"`
+		Interfaces   []invInterface `json:"interfaces"`
+		Memory       invMemory      `json:"memory"`
+		SystemVendor invVendor      `json:"system_vendor"`
+	}
+	invBoot struct {
+		CurrentBootMode string  `json:"current_boot_mode"`
+		PXEInterface    *string `json:"pxe_interface,omitempty"`
+	}
+	invCPU struct {
+		Architecture string   `json:"architecture"`
+		Count        int      `json:"count"`
+		Flags        []string `json:"flags"`
+		Frequency    string   `json:"frequency"`
+		ModelName    string   `json:"model_name"`
+		SocketCount  int      `json:"socket_count"`
+	}
+	invDisk struct {
+		Model      string `json:"model"`
+		Name       string `json:"name"`
+		Rotational bool   `json:"rotational"`
+		Serial     string `json:"serial"`
+		Size       int64  `json:"size"`
+		Vendor     string `json:"vendor"`
+	}
+	invInterface struct {
+		ClientID    *string         `json:"client_id"`
+		Driver      string          `json:"driver"`
+		HasCarrier  bool            `json:"has_carrier"`
+		IPv4Address *string         `json:"ipv4_address"`
+		LLDP        json.RawMessage `json:"lldp"`
+		MACAddress  string          `json:"mac_address"`
+		Name        string          `json:"name"`
+		PCIAddress  string          `json:"pci_address"`
+		Product     string          `json:"product"`
+		SpeedMbps   int             `json:"speed_mbps"`
+		Vendor      string          `json:"vendor"`
+	}
+	invMemory struct {
+		PhysicalMB int   `json:"physical_mb"`
+		Total      int64 `json:"total"`
+	}
+	invVendor struct {
+		Firmware     invFirmware `json:"firmware"`
+		Manufacturer string      `json:"manufacturer"`
+		ProductName  string      `json:"product_name"`
+		SerialNumber string      `json:"serial_number"`
+	}
+	invFirmware struct {
+		Vendor  string `json:"vendor"`
+		Version string `json:"version"`
+	}
+	invPlugin struct {
+		Extra      invExtra `json:"extra"`
+		PCIDevices []invPCI `json:"pci_devices"`
+	}
+	invExtra struct {
+		CPU      map[string]any     `json:"cpu"`
+		Firmware invExtraFirmware   `json:"firmware"`
+		Memory   map[string]invDIMM `json:"memory"`
+	}
+	invExtraFirmware struct {
+		BIOS invFirmware `json:"bios"`
+	}
+	invDIMM struct {
+		Product string `json:"product"`
+		Size    int64  `json:"size"`
+		Slot    string `json:"slot"`
+		Vendor  string `json:"vendor"`
+	}
+	invSocket struct {
+		Cores   int    `json:"cores"`
+		Product string `json:"product"`
+		Threads int    `json:"threads"`
+	}
+	invPCI struct {
+		Bus       string `json:"bus"`
+		Class     string `json:"class"`
+		ProductID string `json:"product_id"`
+		VendorID  string `json:"vendor_id"`
+	}
+)
 
 // InventoryJSON renders the inspection data Ironic returns for a host
 // ({"inventory", "plugin_data"}, Ironic's node inventory API): its NICs with
@@ -69,64 +171,50 @@ func lldpTLVs(host string, nic PhysNIC) [][]any {
 // functions. A miscabled host therefore fails LLDP verification.
 func InventoryJSON(h *Host) []byte {
 	hw := h.Hardware
-	var ifaces []map[string]any
-	for i, nic := range h.NICs {
-		carrier := nic.Link != "down"
-		ifaces = append(ifaces, map[string]any{
-			"name": nic.Name, "mac_address": strings.ToLower(nic.MAC), "has_carrier": carrier,
-			"vendor": "0x15b3", "product": "0x1017", "driver": "mlx5_core", "speed_mbps": 25000,
-			"pci_address":  fmt.Sprintf("0000:%02x:00.0", 0x41+i),
-			"lldp":         lldpTLVs(h.Name, nic),
-			"ipv4_address": nil, "client_id": nil,
-		})
-	}
-	var disks []map[string]any
-	for _, d := range hw.Disks {
-		disks = append(disks, map[string]any{"name": d.Name, "model": d.Model, "size": d.SizeBytes, "rotational": d.Rotational, "serial": d.Serial, "vendor": ""})
-	}
 	threads := hw.ThreadsPer
 	if threads == 0 {
 		threads = 1
 	}
-	inv := map[string]any{
-		"interfaces": ifaces,
-		"cpu": map[string]any{
-			"model_name": hw.CPUModel, "count": hw.Sockets * hw.CoresPerCPU * threads, "architecture": hw.Arch,
-			"socket_count": hw.Sockets, "frequency": "3250.0000", "flags": []string{"fpu", "lm", "svm"},
-		},
-		"memory":        map[string]any{"physical_mb": hw.MemoryMB, "total": int64(hw.MemoryMB) * (1 << 20) * 97 / 100},
-		"disks":         disks,
-		"bmc_address":   h.OOBIP,
-		"bmc_mac":       h.BMCMAC,
-		"system_vendor": map[string]any{"manufacturer": hw.SystemVendor, "product_name": hw.ProductName, "serial_number": "SN-" + h.Name, "firmware": map[string]any{"vendor": hw.SystemVendor, "version": hw.BIOSVersion}},
-		"boot":          map[string]any{"current_boot_mode": "uefi"},
+	inv := invInventory{
+		BMCAddress: h.OOBIP,
+		BMCMAC:     h.BMCMAC,
+		Boot:       invBoot{CurrentBootMode: "uefi"},
+		CPU: invCPU{Architecture: hw.Arch, Count: hw.Sockets * hw.CoresPerCPU * threads, Flags: []string{"fpu", "lm", "svm"},
+			Frequency: "3250.0000", ModelName: hw.CPUModel, SocketCount: hw.Sockets},
+		Memory: invMemory{PhysicalMB: hw.MemoryMB, Total: int64(hw.MemoryMB) * (1 << 20) * 97 / 100},
+		SystemVendor: invVendor{Firmware: invFirmware{Vendor: hw.SystemVendor, Version: hw.BIOSVersion},
+			Manufacturer: hw.SystemVendor, ProductName: hw.ProductName, SerialNumber: "SN-" + h.Name},
+	}
+	for i, nic := range h.NICs {
+		inv.Interfaces = append(inv.Interfaces, invInterface{
+			Name: nic.Name, MACAddress: strings.ToLower(nic.MAC), HasCarrier: nic.Link != "down",
+			Vendor: "0x15b3", Product: "0x1017", Driver: "mlx5_core", SpeedMbps: 25000,
+			PCIAddress: fmt.Sprintf("0000:%02x:00.0", 0x41+i),
+			LLDP:       lldpTLVs(h.Name, nic),
+		})
 	}
 	if len(h.NICs) > 0 {
-		inv["boot"].(map[string]any)["pxe_interface"] = strings.ToLower(h.NICs[0].MAC)
+		pxe := strings.ToLower(h.NICs[0].MAC)
+		inv.Boot.PXEInterface = &pxe
 	}
-	memory := map[string]any{}
+	for _, d := range hw.Disks {
+		inv.Disks = append(inv.Disks, invDisk{Name: d.Name, Model: d.Model, Size: d.SizeBytes, Rotational: d.Rotational, Serial: d.Serial})
+	}
+	memory := make(map[string]invDIMM, len(hw.DIMMs))
 	for i, d := range hw.DIMMs {
-		memory[fmt.Sprintf("bank:%d", i)] = map[string]any{"size": int64(d.SizeMB) << 20, "slot": d.Slot, "product": "M321R4GA3BB6-CQK", "vendor": "Samsung"}
+		memory["bank:"+strconv.Itoa(i)] = invDIMM{Size: int64(d.SizeMB) << 20, Slot: d.Slot, Product: "M321R4GA3BB6-CQK", Vendor: "Samsung"}
 	}
-	cpu := map[string]any{"physical": map[string]any{"number": hw.Sockets}}
+	cpu := map[string]any{"physical": map[string]int{"number": hw.Sockets}}
 	for s := 0; s < hw.Sockets; s++ {
-		cpu[fmt.Sprintf("physical_%d", s)] = map[string]any{"cores": hw.CoresPerCPU, "threads": hw.CoresPerCPU * threads, "product": hw.CPUModel}
+		cpu["physical_"+strconv.Itoa(s)] = invSocket{Cores: hw.CoresPerCPU, Threads: hw.CoresPerCPU * threads, Product: hw.CPUModel}
 	}
-	pci := []map[string]any{}
+	pci := []invPCI{}
 	for _, p := range hw.PCI {
-		pci = append(pci, map[string]any{"vendor_id": p.VendorID, "product_id": p.ProductID, "class": p.Class, "bus": p.Address})
+		pci = append(pci, invPCI{VendorID: p.VendorID, ProductID: p.ProductID, Class: p.Class, Bus: p.Address})
 	}
-	doc := map[string]any{
-		"inventory": inv,
-		"plugin_data": map[string]any{
-			"pci_devices": pci,
-			"extra": map[string]any{
-				"memory":   memory,
-				"cpu":      cpu,
-				"firmware": map[string]any{"bios": map[string]any{"version": hw.BIOSVersion, "vendor": hw.SystemVendor}},
-			},
-		},
-	}
+	doc := invDoc{Inventory: inv, PluginData: invPlugin{PCIDevices: pci, Extra: invExtra{
+		Memory: memory, CPU: cpu, Firmware: invExtraFirmware{BIOS: invFirmware{Version: hw.BIOSVersion, Vendor: hw.SystemVendor}},
+	}}}
 	b, err := json.Marshal(doc)
 	if err != nil {
 		panic("fakes: inventory does not marshal: " + err.Error())
