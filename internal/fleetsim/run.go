@@ -101,8 +101,11 @@ func (f *Fleet) Executor(log *slog.Logger) *enrollment.Executor {
 		log = slog.New(slog.DiscardHandler)
 	}
 	e := enrolltest.Executor(f.Site, log)
+	// One secret set for the whole fleet, as the real wiring holds one per
+	// process: a credential is registered once, not on every attempt.
+	e.Secrets = hostforge.NewSecrets()
 	if c, ok := e.BMC.(*bmc.Configurator); ok && c != nil {
-		c.Clock = f.Clock
+		c.Clock, c.Secrets = f.Clock, e.Secrets
 	}
 	return e
 }
