@@ -192,6 +192,9 @@ func (r *run) configure(ctx context.Context) error {
 		return err
 	}
 	r.res.Vendor = string(r.vendor)
+	if err := r.jobInFlight(ctx); err != nil {
+		return err
+	}
 	for _, s := range r.plan() {
 		out, err := s.fn(ctx)
 		if err != nil {

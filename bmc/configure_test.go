@@ -360,6 +360,38 @@ func TestIDRACJobs(t *testing.T) {
 			}
 		}
 	})
+	t.Run("a poll reads the job queue and nothing else", func(t *testing.T) {
+		// While a staged job is being scheduled or applied, an attempt
+		// logs in and reads the job queue; the settings converged before
+		// the job are read again once it has finished, not on every poll.
+		w := newWorld(t, "dell")
+		tg := w.target()
+		for _, reason := range []string{bmc.WaitJobSchedule, bmc.WaitJobRun} {
+			wt := w.attemptsUntil(t, tg, func(wt *hostforge.Wait) bool {
+				return wt.Reason == reason && !strings.Contains(wt.Detail, "staged;") && !strings.Contains(wt.Detail, "host reset;")
+			})
+			w.site.Clock.Advance(time.Second)
+			before := w.site.Calls()
+			_, err := w.cfg.Configure(context.Background(), tg)
+			got, ok := hostforge.AsWait(err)
+			if !ok || got.Reason != reason {
+				t.Fatalf("%s: the poll after %q returned %v", reason, wt.Detail, err)
+			}
+			calls := w.site.Calls().Sub(before)[fakes.SysBMC]
+			for op := range calls.Ops {
+				if op != "connect" && op != "identify" && op != "jobs" {
+					t.Errorf("%s: a poll of the job called %s (ops %v)", reason, op, calls.Ops)
+				}
+			}
+			if calls.Ops["jobs"] != 1 || calls.Writes != 0 {
+				t.Errorf("%s: a poll read the job queue %d times and wrote %d times, want 1 and 0", reason, calls.Ops["jobs"], calls.Writes)
+			}
+		}
+		o := w.configure(t, tg)
+		if !slices.Contains(o.Steps(), "bios:applied") || w.b.State().SystemResets != 2 {
+			t.Fatalf("after the polls: steps %v, resets %d", o.Steps(), w.b.State().SystemResets)
+		}
+	})
 	t.Run("worker lost while the job runs", func(t *testing.T) {
 		// The host was reset into the BIOS job, then the worker died: the
 		// next worker waits for the job; it does not reboot the host again.

@@ -4,6 +4,8 @@ import (
 	"context"
 	"strings"
 	"time"
+
+	"github.com/hostforge/hostforge"
 )
 
 // iDRAC stages BIOS and boot-order changes as a Lifecycle Controller job
@@ -156,11 +158,59 @@ func (r *run) saveJob(ctx context.Context, m jobMarker) error {
 	return r.save(ctx, map[string]string{FieldJobID: m.ID, FieldJobStep: m.Step, FieldJobStagedAt: stamp(m.StagedAt), FieldJobHostResetAt: reset})
 }
 
+// jobOnItsWay is the wait while the job this run follows is on its way
+// and within its budget: being scheduled, or applying after the host
+// reset. nil when the job needs an action or a judgement (followJob): it
+// completed, failed or vanished, is scheduled and owed its host reset, is
+// running without one, or overran its budget.
+func (r *run) jobOnItsWay(step string, m jobMarker, j *Job, now time.Time) *hostforge.Wait {
+	switch {
+	case j == nil, j.State == JobStateFailed, j.State == JobCompletedWithErrors, j.State == JobCompleted:
+		return nil
+	case j.State == JobRunning || j.State == JobScheduled:
+		since := now.Sub(m.Reset)
+		if !m.hasReset || since >= JobRunBudget {
+			return nil
+		}
+		return r.wait(WaitJobRun, jobRunPause(since), "%s: job %s %s since the host reset %s ago", step, m.ID, j.State, since.Round(time.Second))
+	}
+	// New, Scheduling, or a state iDRAC has not documented.
+	if now.Sub(m.StagedAt) >= JobScheduleBudget {
+		return nil
+	}
+	return r.wait(WaitJobSchedule, JobPoll, "%s: job %s %s; waiting for the Lifecycle Controller to schedule it", step, m.ID, j.State)
+}
+
+// jobInFlight is the attempt's short way while a job this run staged is
+// on its way: the steps before the job's converged when it was staged and
+// the ones after it wait for it, so the attempt reads the job queue and
+// returns the wait, instead of re-reading every converged setting on each
+// poll (a Dell's BIOS and boot-order jobs take minutes of polls). Once the
+// job needs an action, the full pass runs and followJob takes it.
+func (r *run) jobInFlight(ctx context.Context) error {
+	m := r.admin.job()
+	if r.vendor != VendorDell || !m.exists {
+		return nil
+	}
+	js, err := r.jobs(ctx)
+	if err != nil {
+		return err
+	}
+	if w := r.jobOnItsWay(m.Step, m, findJob(js, m.ID), r.now()); w != nil {
+		r.step(m.Step, "waiting")
+		return w
+	}
+	return nil
+}
+
 // followJob takes the one next action on the job this run staged: wait
 // for the schedule, reset the host once it is Scheduled, wait for it to
 // run, or delete it when it never schedules.
 func (r *run) followJob(ctx context.Context, step string, m jobMarker, j *Job, converged func() (bool, error)) (string, error) {
 	now := r.now()
+	if w := r.jobOnItsWay(step, m, j, now); w != nil {
+		return "", w
+	}
 	forget := func() error { return r.save(ctx, noJob) }
 	switch {
 	case j == nil:
@@ -195,11 +245,9 @@ func (r *run) followJob(ctx context.Context, step string, m jobMarker, j *Job, c
 		r.log.Info("job carried by another reboot; no further reset", "step", step, "job", m.ID)
 		return "carried", nil
 	case j.State == JobRunning || j.State == JobScheduled && m.hasReset:
-		if since := now.Sub(m.Reset); since >= JobRunBudget {
-			return "", JobFailed.New("%s: %s: job %s still %s %s after the host reset (budget %s)", r.t.Device, step, m.ID, j.State, since.Round(time.Second), JobRunBudget)
-		}
+		// On its way no more: over the budget.
 		since := now.Sub(m.Reset)
-		return "", r.wait(WaitJobRun, jobRunPause(since), "%s: job %s %s since the host reset %s ago", step, m.ID, j.State, since.Round(time.Second))
+		return "", JobFailed.New("%s: %s: job %s still %s %s after the host reset (budget %s)", r.t.Device, step, m.ID, j.State, since.Round(time.Second), JobRunBudget)
 	case j.State == JobScheduled:
 		if err := r.write(ctx, step+": host reset", func() error { return r.cl.ResetSystem(ctx) }); err != nil {
 			return "", err
@@ -210,15 +258,14 @@ func (r *run) followJob(ctx context.Context, step string, m jobMarker, j *Job, c
 		}
 		return "", r.wait(WaitJobRun, JobPoll, "%s: host reset; job %s applies on this boot", step, m.ID)
 	}
-	// New, Scheduling, or a state iDRAC has not documented.
-	if since := now.Sub(m.StagedAt); since >= JobScheduleBudget {
-		if err := r.write(ctx, step+": delete unscheduled job", func() error { return r.cl.DeleteJob(ctx, m.ID) }); err != nil {
-			return "", err
-		}
-		if err := forget(); err != nil {
-			return "", err
-		}
-		return "", JobNotScheduled.New("%s: %s: job %s still %s %s after it was staged; deleted", r.t.Device, step, m.ID, j.State, since.Round(time.Second))
+	// New, Scheduling, or a state iDRAC has not documented, past the
+	// schedule budget.
+	since := now.Sub(m.StagedAt)
+	if err := r.write(ctx, step+": delete unscheduled job", func() error { return r.cl.DeleteJob(ctx, m.ID) }); err != nil {
+		return "", err
 	}
-	return "", r.wait(WaitJobSchedule, JobPoll, "%s: job %s %s; waiting for the Lifecycle Controller to schedule it", step, m.ID, j.State)
+	if err := forget(); err != nil {
+		return "", err
+	}
+	return "", JobNotScheduled.New("%s: %s: job %s still %s %s after it was staged; deleted", r.t.Device, step, m.ID, j.State, since.Round(time.Second))
 }
