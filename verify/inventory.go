@@ -5,10 +5,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"net"
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/hostforge/hostforge"
 )
@@ -205,6 +205,16 @@ func (s *jstr) UnmarshalJSON(b []byte) error {
 	case len(b) == 0 || b[0] == 'n' || b[0] == '{' || b[0] == '[':
 		*s = ""
 	case b[0] == '"':
+		// The decoder calling this has checked the string's syntax: one
+		// without escapes and with valid UTF-8 is its bytes between the
+		// quotes, as json.Unmarshal would return it, without a second
+		// scan (an inventory is mostly such strings).
+		if len(b) >= 2 && b[len(b)-1] == '"' {
+			if in := b[1 : len(b)-1]; bytes.IndexByte(in, '\\') < 0 && utf8.Valid(in) {
+				*s = jstr(in)
+				return nil
+			}
+		}
 		var v string
 		if err := json.Unmarshal(b, &v); err != nil {
 			return err
@@ -599,8 +609,31 @@ func (e extraHW) set(cat, item string, kv map[string]any) {
 	}
 }
 
-var bankRE = regexp.MustCompile(`^bank:?(\d+)$`)
-var physCPURE = regexp.MustCompile(`^physical_(\d+)$`)
+// bankNumber reads a memory item named bank<n> or bank:<n>.
+func bankNumber(item string) (string, bool) {
+	rest, ok := strings.CutPrefix(item, "bank")
+	if !ok {
+		return "", false
+	}
+	rest = strings.TrimPrefix(rest, ":")
+	return rest, allDigits(rest)
+}
+
+// isPhysicalCPU reports whether a cpu item is named physical_<n>.
+func isPhysicalCPU(item string) bool {
+	rest, ok := strings.CutPrefix(item, "physical_")
+	return ok && allDigits(rest)
+}
+
+// allDigits reports whether s is one or more ASCII digits.
+func allDigits(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return s != ""
+}
 
 // apply fills what the inventory lacks from the extra-hardware data.
 func (e extraHW) apply(inv *Inventory) {
@@ -610,15 +643,15 @@ func (e extraHW) apply(inv *Inventory) {
 	}
 	var banks []bank
 	for item, kv := range e["memory"] {
-		m := bankRE.FindStringSubmatch(item)
-		if m == nil {
+		num, ok := bankNumber(item)
+		if !ok {
 			continue
 		}
 		size := anyNum(kv["size"])
 		if size <= 0 {
 			continue // an empty slot
 		}
-		n, _ := strconv.Atoi(m[1])
+		n, _ := strconv.Atoi(num)
 		banks = append(banks, bank{n, DIMM{Bank: item, Slot: anyStr(kv["slot"]), SizeMB: int(size / (1 << 20)),
 			Product: anyStr(kv["product"]), Vendor: anyStr(kv["vendor"]), Serial: anyStr(kv["serial"])}})
 	}
@@ -631,7 +664,7 @@ func (e extraHW) apply(inv *Inventory) {
 	}
 	cores := 0
 	for item, kv := range e["cpu"] {
-		if physCPURE.MatchString(item) {
+		if isPhysicalCPU(item) {
 			cores += int(anyNum(kv["cores"]))
 		}
 	}

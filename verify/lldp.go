@@ -59,6 +59,14 @@ func (t *TLV) UnmarshalJSON(b []byte) error {
 
 // parsePair reads one [type, "hex"] pair.
 func parsePair(b []byte) (TLV, error) {
+	if t, ok := parsePairFast(b); ok {
+		return t, nil
+	}
+	return parsePairJSON(b)
+}
+
+// parsePairJSON reads a pair with the JSON decoder.
+func parsePairJSON(b []byte) (TLV, error) {
 	var pair []json.RawMessage
 	if err := json.Unmarshal(b, &pair); err != nil || len(pair) != 2 {
 		return TLV{}, fmt.Errorf("LLDP TLV %s is not a [type, \"hex\"] pair", clip(string(b)))
@@ -76,6 +84,74 @@ func parsePair(b []byte) (TLV, error) {
 		return TLV{}, fmt.Errorf("LLDP TLV %d value %q is not hex", int(typ), clip(h))
 	}
 	return TLV{Type: int(typ), Value: v}, nil
+}
+
+// parsePairFast reads the shape IPA writes, [type, "hex"] with a type of
+// at most three digits (no leading zero, at most 127) and an even run of
+// hex digits, without the JSON decoder; ok is false for anything else,
+// which parsePair reads (and words the problems of) with the decoder.
+func parsePairFast(b []byte) (t TLV, ok bool) {
+	i := 0
+	ws := func() {
+		for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+			i++
+		}
+	}
+	ws()
+	if i >= len(b) || b[i] != '[' {
+		return TLV{}, false
+	}
+	i++
+	ws()
+	start := i
+	for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+		i++
+	}
+	digits := b[start:i]
+	if len(digits) == 0 || len(digits) > 3 || len(digits) > 1 && digits[0] == '0' {
+		return TLV{}, false
+	}
+	typ, _ := strconv.Atoi(string(digits))
+	if typ > 127 {
+		return TLV{}, false
+	}
+	ws()
+	if i >= len(b) || b[i] != ',' {
+		return TLV{}, false
+	}
+	i++
+	ws()
+	if i >= len(b) || b[i] != '"' {
+		return TLV{}, false
+	}
+	i++
+	start = i
+	for i < len(b) && b[i] != '"' {
+		c := b[i]
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F') {
+			return TLV{}, false
+		}
+		i++
+	}
+	hexits := b[start:i]
+	if i >= len(b) || len(hexits)%2 != 0 {
+		return TLV{}, false
+	}
+	i++
+	ws()
+	if i >= len(b) || b[i] != ']' {
+		return TLV{}, false
+	}
+	i++
+	ws()
+	if i != len(b) {
+		return TLV{}, false
+	}
+	v := make([]byte, len(hexits)/2)
+	if _, err := hex.Decode(v, hexits); err != nil {
+		return TLV{}, false
+	}
+	return TLV{Type: typ, Value: v}, true
 }
 
 // ParseTLVPairs reads IPA's JSON list of [type, "hex"] pairs. A pair that is
