@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hostforge/hostforge"
@@ -40,6 +41,14 @@ type Executor struct {
 
 	once  sync.Once
 	table *flow.Table
+	// scrubbed is the table's steps wrapped with Secrets, built once per
+	// set rather than on every call (a fleet calls Step millions of times).
+	scrubbed atomic.Pointer[scrubbedSteps]
+}
+
+type scrubbedSteps struct {
+	secrets *hostforge.Secrets
+	steps   map[string]flow.Step
 }
 
 var _ flow.Steps = (*Executor)(nil)
@@ -131,8 +140,21 @@ func (e *Executor) steps() *flow.Table {
 // Step returns the step registered under name, its errors scrubbed of
 // e.Secrets.
 func (e *Executor) Step(name string) (flow.Step, bool) {
-	s, ok := e.steps().Step(name)
-	return s.Scrubbed(e.Secrets), ok
+	t := e.steps()
+	if e.Secrets == nil {
+		return t.Step(name)
+	}
+	c := e.scrubbed.Load()
+	if c == nil || c.secrets != e.Secrets {
+		c = &scrubbedSteps{secrets: e.Secrets, steps: map[string]flow.Step{}}
+		for _, n := range t.StepNames() {
+			s, _ := t.Step(n)
+			c.steps[n] = s.Scrubbed(e.Secrets)
+		}
+		e.scrubbed.Store(c)
+	}
+	s, ok := c.steps[name]
+	return s, ok
 }
 
 // StepNames lists every registered step, sorted, for orchestrator adapters
