@@ -93,8 +93,9 @@ func (f *execution) inspectionAttempt(ctx context.Context, attempt int) error {
 	}}
 	lock := f.newLockMeter(ctx, time.Time{})
 	start := f.rt.Now(ctx)
+	var out ironic.InspectionOut // one per attempt, not per poll
 	for {
-		var out ironic.InspectionOut
+		out = ironic.InspectionOut{}
 		if err := f.ironicRun(ctx, StepIronicInspection, in, &out, lock); err != nil {
 			return err
 		}
@@ -147,8 +148,9 @@ func (f *execution) cleaningAttempt(ctx context.Context, attempt int, deadline t
 	}
 	in := IronicCleaningIn{Instance: f.instance, In: ironic.CleaningIn{Spec: ironicSpec(f.req, f.plan), Deadline: deadline}}
 	lock := f.newLockMeter(ctx, deadline)
+	var out ironic.CleaningOut // one per attempt, not per poll
 	for {
-		var out ironic.CleaningOut
+		out = ironic.CleaningOut{}
 		if err := f.ironicRun(ctx, StepIronicCleaning, in, &out, lock); err != nil {
 			return err
 		}
