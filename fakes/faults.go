@@ -75,6 +75,9 @@ func (f *faults) from(lost bool, system, op string) error {
 	if lost {
 		m = f.lost
 	}
+	if len(m) == 0 {
+		return nil // the common case: nothing injected, no key to build
+	}
 	for _, key := range []string{system + "/" + op, system + "/*"} {
 		if ft := m[key]; ft != nil && ft.n > 0 {
 			ft.n--
