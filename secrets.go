@@ -483,6 +483,9 @@ func (s *Secrets) Handler(h slog.Handler) slog.Handler {
 	if sh, ok := h.(*scrubHandler); ok && sh.s == s {
 		return h
 	}
+	if h == slog.DiscardHandler {
+		return h // writes nothing, so there is nothing to scrub
+	}
 	return &scrubHandler{h: h, s: s}
 }
 
