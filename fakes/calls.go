@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 )
 
 // Systems counted by the fakes.
@@ -83,46 +84,56 @@ func (c Calls) Sub(earlier Calls) Calls {
 	return out
 }
 
-// counter counts calls; it is shared by every fake of a Site.
+// counter counts calls; it is shared by every fake of a Site. Each
+// (system, op, write) has its own atomic count, found under a read lock,
+// so concurrent calls do not queue on one lock to be counted.
 type counter struct {
-	mu sync.Mutex
-	m  map[string]*Tally
+	mu sync.RWMutex
+	m  map[callKey]*atomic.Int64
+}
+
+type callKey struct {
+	system, op string
+	write      bool
 }
 
 func (c *counter) add(system, op string, write bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.m == nil {
-		c.m = map[string]*Tally{}
+	k := callKey{system, op, write}
+	c.mu.RLock()
+	n := c.m[k]
+	c.mu.RUnlock()
+	if n == nil {
+		c.mu.Lock()
+		if c.m == nil {
+			c.m = map[callKey]*atomic.Int64{}
+		}
+		if n = c.m[k]; n == nil {
+			n = new(atomic.Int64)
+			c.m[k] = n
+		}
+		c.mu.Unlock()
 	}
-	t := c.m[system]
-	if t == nil {
-		t = &Tally{Ops: map[string]int{}, WriteOps: map[string]int{}}
-		c.m[system] = t
-	}
-	if write {
-		t.Writes++
-		t.WriteOps[op]++
-	} else {
-		t.Reads++
-	}
-	t.Ops[op]++
+	n.Add(1)
 }
 
 func (c *counter) snapshot() Calls {
-	c.mu.Lock()
-	defer c.mu.Unlock()
+	c.mu.RLock()
+	defer c.mu.RUnlock()
 	out := Calls{}
-	for k, t := range c.m {
-		ops := make(map[string]int, len(t.Ops))
-		for op, n := range t.Ops {
-			ops[op] = n
+	for k, n := range c.m {
+		t, ok := out[k.system]
+		if !ok {
+			t = Tally{Ops: map[string]int{}, WriteOps: map[string]int{}}
 		}
-		wops := make(map[string]int, len(t.WriteOps))
-		for op, n := range t.WriteOps {
-			wops[op] = n
+		v := int(n.Load())
+		if k.write {
+			t.Writes += v
+			t.WriteOps[k.op] += v
+		} else {
+			t.Reads += v
 		}
-		out[k] = Tally{Reads: t.Reads, Writes: t.Writes, Ops: ops, WriteOps: wops}
+		t.Ops[k.op] += v
+		out[k.system] = t
 	}
 	return out
 }

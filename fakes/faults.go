@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 )
 
 // Every fake of a Site fails the way real systems do, in three kinds:
@@ -29,6 +30,9 @@ type faults struct {
 	mu     sync.Mutex
 	before map[string]*fault
 	lost   map[string]*fault
+	// armed counts the injections in before and lost, so a call with none
+	// injected (the common case) takes no lock.
+	armed atomic.Int64
 }
 
 type fault struct {
@@ -42,11 +46,16 @@ func (f *faults) set(m *map[string]*fault, system, op string, n int, err error) 
 	if *m == nil {
 		*m = map[string]*fault{}
 	}
+	key := system + "/" + op
+	if _, ok := (*m)[key]; ok {
+		f.armed.Add(-1)
+	}
 	if n <= 0 {
-		delete(*m, system+"/"+op)
+		delete(*m, key)
 		return
 	}
-	(*m)[system+"/"+op] = &fault{n: n, err: err}
+	(*m)[key] = &fault{n: n, err: err}
+	f.armed.Add(1)
 }
 
 func (f *faults) inject(system, op string, n int, err error) { f.set(&f.before, system, op, n, err) }
@@ -59,6 +68,7 @@ func (f *faults) clear() {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.before, f.lost = nil, nil
+	f.armed.Store(0)
 }
 
 // take returns the before-effect error for this call, consuming one
@@ -69,6 +79,9 @@ func (f *faults) take(system, op string) error { return f.from(false, system, op
 func (f *faults) takeLost(system, op string) error { return f.from(true, system, op) }
 
 func (f *faults) from(lost bool, system, op string) error {
+	if f.armed.Load() == 0 {
+		return nil
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	m := f.before
@@ -83,6 +96,7 @@ func (f *faults) from(lost bool, system, op string) error {
 			ft.n--
 			if ft.n == 0 {
 				delete(m, key)
+				f.armed.Add(-1)
 			}
 			return ft.err
 		}
