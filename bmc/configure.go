@@ -161,7 +161,11 @@ func (c *Configurator) newRun(t Target) *run {
 		clk = clock.Real{}
 	}
 	sec := c.Secrets.OrNew()
-	return &run{c: c, t: t, clk: clk, secrets: sec, log: slog.New(sec.Handler(log.Handler())).With("device", t.Device, "phase", Phase)}
+	r := &run{c: c, t: t, clk: clk, secrets: sec, log: log}
+	if log.Handler() != slog.DiscardHandler { // nothing to bind where nothing is written
+		r.log = slog.New(sec.Handler(log.Handler())).With("device", t.Device, "phase", Phase)
+	}
+	return r
 }
 
 func (r *run) now() time.Time { return r.clk.Now() }

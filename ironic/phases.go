@@ -151,10 +151,12 @@ func pollAfter(b hostforge.Backoff, start, now time.Time) time.Duration {
 	}
 }
 
+var discard = slog.New(slog.DiscardHandler)
+
 func (p *Phases) log(node, phase string) *slog.Logger {
 	l := p.Log
-	if l == nil {
-		l = slog.New(slog.DiscardHandler)
+	if l == nil || l.Handler() == slog.DiscardHandler {
+		return discard // nothing to bind where nothing is written
 	}
 	return l.With("device", node, "phase", phase)
 }
