@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -641,7 +642,7 @@ func (e extraHW) apply(inv *Inventory) {
 		n int
 		d DIMM
 	}
-	var banks []bank
+	banks := make([]bank, 0, len(e["memory"]))
 	for item, kv := range e["memory"] {
 		num, ok := bankNumber(item)
 		if !ok {
@@ -656,6 +657,7 @@ func (e extraHW) apply(inv *Inventory) {
 			Product: anyStr(kv["product"]), Vendor: anyStr(kv["vendor"]), Serial: anyStr(kv["serial"])}})
 	}
 	sort.Slice(banks, func(i, j int) bool { return banks[i].n < banks[j].n })
+	inv.Memory.DIMMs = slices.Grow(inv.Memory.DIMMs, len(banks))
 	for _, b := range banks {
 		inv.Memory.DIMMs = append(inv.Memory.DIMMs, b.d)
 	}
