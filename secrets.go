@@ -49,6 +49,9 @@ type Secrets struct {
 	// rebuilds anything.
 	heads map[string]*bucket
 	short bucket
+	// pairs has a bit set for the first two bytes of every head, so a
+	// scan skips most positions of clean text without a map lookup.
+	pairs *[1 << 16 / 64]uint64
 	// creds are the credentials AddCredential has registered, so a
 	// credential seen again costs a lookup and not two encodings.
 	creds map[credential]struct{}
@@ -97,6 +100,9 @@ func (b *bucket) match(t string) int {
 }
 
 type credential struct{ user, password string }
+
+// pairOf is the first two bytes of t (at least two long) as one number.
+func pairOf(t string) uint32 { return uint32(t[0])<<8 | uint32(t[1]) }
 
 // headLen is the length of a variant's index key.
 const headLen = 4
@@ -170,6 +176,11 @@ func (s *Secrets) index(x string) {
 		if b == nil {
 			b = &bucket{}
 			s.heads[x[:headLen]] = b
+			if s.pairs == nil {
+				s.pairs = new([1 << 16 / 64]uint64)
+			}
+			p := pairOf(x)
+			s.pairs[p/64] |= 1 << (p % 64)
 		}
 	}
 	if b.add(x) {
@@ -354,7 +365,9 @@ func (s *Secrets) Scrub(text string) string {
 // none. Callers hold s.mu for reading.
 func (s *Secrets) matchAt(t string) int {
 	if len(t) >= headLen {
-		if b := s.heads[t[:headLen]]; b != nil {
+		if p := pairOf(t); s.pairs == nil || s.pairs[p/64]&(1<<(p%64)) == 0 {
+			// no head starts with these two bytes
+		} else if b := s.heads[t[:headLen]]; b != nil {
 			if n := b.match(t); n > 0 {
 				return n
 			}
