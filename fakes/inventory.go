@@ -36,10 +36,11 @@ func DefaultHardware(manufacturer, model string) Hardware {
 	return hw
 }
 
-// switchChassisMAC is a switch's stable LLDP chassis ID.
-func switchChassisMAC(name string) string {
+// chassisID is the six bytes of the switch's chassis MAC, derived from its
+// name (a locally administered unicast address).
+func chassisID(name string) []byte {
 	sum := sha256.Sum256([]byte(name))
-	return fmt.Sprintf("%02x:%02x:%02x:%02x:%02x:%02x", 0x02|sum[0]&0xfc, sum[1], sum[2], sum[3], sum[4], sum[5])
+	return []byte{0x02 | sum[0]&0xfc, sum[1], sum[2], sum[3], sum[4], sum[5]}
 }
 
 // lldpTLVs are the raw TLVs a NIC hears from the switch port it is really
@@ -50,9 +51,9 @@ func lldpTLVs(host string, nic PhysNIC) json.RawMessage {
 	if nic.Switch == "" || nic.Port == "" || nic.Link == "down" {
 		return json.RawMessage("[]")
 	}
-	chassis := strings.ReplaceAll(switchChassisMAC(nic.Switch), ":", "")
-	mac, _ := hex.DecodeString(chassis)
-	b := []byte("[")
+	mac := chassisID(nic.Switch)
+	b := make([]byte, 0, 160)
+	b = append(b, '[')
 	tlv := func(typ int, v []byte) {
 		b = append(b, '[')
 		b = strconv.AppendInt(b, int64(typ), 10)
