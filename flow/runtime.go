@@ -85,12 +85,18 @@ func (l *Local) Do(ctx context.Context, step string, in, out any) error {
 	if key == "" {
 		key = "subject"
 	}
-	switch o {
-	case hostforge.Done:
-		log.Debug("step done", key, l.Subject, "step", step, "took", took)
-	case hostforge.Waiting:
-		log.Info("step waits", key, l.Subject, "step", step, "reason", w.Reason, "after", w.After, "detail", w.Detail)
-	default:
+	// Each line is built only when its level is on: the arguments of a
+	// disabled line still cost an allocation each, on every step call.
+	switch {
+	case o == hostforge.Done:
+		if log.Enabled(ctx, slog.LevelDebug) {
+			log.Debug("step done", key, l.Subject, "step", step, "took", took)
+		}
+	case o == hostforge.Waiting:
+		if log.Enabled(ctx, slog.LevelInfo) {
+			log.Info("step waits", key, l.Subject, "step", step, "reason", w.Reason, "after", w.After, "detail", w.Detail)
+		}
+	case log.Enabled(ctx, slog.LevelWarn):
 		log.Warn("step failed", key, l.Subject, "step", step, "phase", f.Phase, "code", f.Code, "owner", f.Owner, "retryable", f.Retryable, "error", f.Error())
 	}
 	if l.OnEvent != nil {
