@@ -114,7 +114,9 @@ func (c *Configurator) Configure(ctx context.Context, t Target) (Result, error) 
 	err := r.configure(hostforge.WithDevice(ctx, t.Device))
 	if w, ok := hostforge.AsWait(err); ok && !isFailure(err) {
 		w = r.secrets.Err(w).(*hostforge.Wait)
-		r.log.Info("BMC configuration waits", "reason", w.Reason, "after", w.After.String(), "detail", w.Detail, "writes", r.res.Writes)
+		if r.log.Enabled(ctx, slog.LevelInfo) {
+			r.log.Info("BMC configuration waits", "reason", w.Reason, "after", w.After.String(), "detail", w.Detail, "writes", r.res.Writes)
+		}
 		return r.res, w
 	}
 	if err != nil {
@@ -172,7 +174,9 @@ func (r *run) now() time.Time { return r.clk.Now() }
 
 func (r *run) step(name, outcome string) {
 	r.res.Steps = append(r.res.Steps, name+":"+outcome)
-	r.log.Info("BMC step", "step", name, "outcome", outcome)
+	if r.log.Enabled(context.Background(), slog.LevelInfo) {
+		r.log.Info("BMC step", "step", name, "outcome", outcome)
+	}
 }
 
 // wait is the phase's Wait, its detail naming the device.
@@ -200,7 +204,7 @@ func (r *run) configure(ctx context.Context) error {
 		return err
 	}
 	for _, s := range r.plan() {
-		out, err := s.fn(ctx)
+		out, err := s.fn(r, ctx)
 		if err != nil {
 			if _, ok := hostforge.AsWait(err); ok && !isFailure(err) {
 				r.step(s.name, "waiting")
@@ -221,36 +225,32 @@ func (r *run) configure(ctx context.Context) error {
 
 type namedStep struct {
 	name string
-	fn   func(context.Context) (string, error)
+	fn   func(*run, context.Context) (string, error)
 }
 
-// plan is each vendor's step set, exactly as the specification lists it.
-func (r *run) plan() []namedStep {
-	switch r.vendor {
-	case VendorDell:
-		return []namedStep{
-			{"hostname", r.hostname}, {"dhcp", r.dhcp}, {"security", r.security},
-			{"ntp", r.ntp}, {"syslog", r.syslog}, {"bios", r.idracBios}, {"boot_order", r.idracBoot},
-			{"ipmi_user", r.ipmiUserAndLAN},
-		}
-	case VendorLenovo:
-		return []namedStep{
-			{"hostname", r.hostname}, {"dhcp", r.dhcp}, {"security", r.security},
-			{"ntp", r.ntp}, {"syslog", r.syslog}, {"bios", r.stagedBios}, {"boot_order", r.lenovoBoot},
-			{"host_reset", r.hostReset}, {"ipmi_user", r.ipmiUserAndLAN},
-		}
-	case VendorAMI:
-		return []namedStep{
-			{"hostname", r.hostname}, {"ntp", r.ntp}, {"ipmi_user", r.ipmiUser},
-			{"virtual_media", r.virtualMedia}, {"boot_restriction", r.amiBoot},
-		}
-	case VendorSupermicro:
-		return []namedStep{
-			{"hostname", r.hostname}, {"ntp", r.ntp}, {"syslog", r.syslog}, {"ipmi_user", r.ipmiUser},
-		}
-	}
-	return nil
+// plans are each vendor's step set, exactly as the specification lists it.
+var plans = map[Vendor][]namedStep{
+	VendorDell: {
+		{"hostname", (*run).hostname}, {"dhcp", (*run).dhcp}, {"security", (*run).security},
+		{"ntp", (*run).ntp}, {"syslog", (*run).syslog}, {"bios", (*run).idracBios}, {"boot_order", (*run).idracBoot},
+		{"ipmi_user", (*run).ipmiUserAndLAN},
+	},
+	VendorLenovo: {
+		{"hostname", (*run).hostname}, {"dhcp", (*run).dhcp}, {"security", (*run).security},
+		{"ntp", (*run).ntp}, {"syslog", (*run).syslog}, {"bios", (*run).stagedBios}, {"boot_order", (*run).lenovoBoot},
+		{"host_reset", (*run).hostReset}, {"ipmi_user", (*run).ipmiUserAndLAN},
+	},
+	VendorAMI: {
+		{"hostname", (*run).hostname}, {"ntp", (*run).ntp}, {"ipmi_user", (*run).ipmiUser},
+		{"virtual_media", (*run).virtualMedia}, {"boot_restriction", (*run).amiBoot},
+	},
+	VendorSupermicro: {
+		{"hostname", (*run).hostname}, {"ntp", (*run).ntp}, {"syslog", (*run).syslog}, {"ipmi_user", (*run).ipmiUser},
+	},
 }
+
+// plan is the vendor's step set.
+func (r *run) plan() []namedStep { return plans[r.vendor] }
 
 // ---- calls: one try each, then a wait or a classified failure -------------
 
