@@ -1,7 +1,6 @@
 package hostforge
 
 import (
-	"errors"
 	"fmt"
 	"strings"
 )
@@ -98,18 +97,46 @@ func (f *Failure) Is(target error) bool {
 // CodeOf returns the code of the first Failure in err's chain, or "" when err
 // is nil or carries no Failure.
 func CodeOf(err error) string {
-	var f *Failure
-	if errors.As(err, &f) {
+	if f, ok := AsFailure(err); ok {
 		return f.Code
 	}
 	return ""
 }
 
 // AsFailure returns the first Failure in err's chain.
-func AsFailure(err error) (*Failure, bool) {
-	var f *Failure
-	ok := errors.As(err, &f)
-	return f, ok
+func AsFailure(err error) (*Failure, bool) { return asType[*Failure](err) }
+
+// asType is errors.As for a concrete error type, without the allocation
+// errors.As makes for its target (the runtime classifies every step's
+// error): it walks the chain the same way — the error itself, then its As
+// method, then what it unwraps to, depth first through joined errors.
+func asType[T error](err error) (T, bool) {
+	var zero T
+	for err != nil {
+		if t, ok := err.(T); ok {
+			return t, true
+		}
+		if x, ok := err.(interface{ As(any) bool }); ok {
+			var t T
+			if x.As(&t) {
+				return t, true
+			}
+		}
+		switch x := err.(type) {
+		case interface{ Unwrap() error }:
+			err = x.Unwrap()
+		case interface{ Unwrap() []error }:
+			for _, e := range x.Unwrap() {
+				if t, ok := asType[T](e); ok {
+					return t, true
+				}
+			}
+			return zero, false
+		default:
+			return zero, false
+		}
+	}
+	return zero, false
 }
 
 // At returns the spec raised in another phase: one code, declared once, can

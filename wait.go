@@ -1,7 +1,6 @@
 package hostforge
 
 import (
-	"errors"
 	"fmt"
 	"time"
 )
@@ -28,8 +27,4 @@ func (w *Wait) Error() string {
 }
 
 // AsWait returns the Wait in err's chain.
-func AsWait(err error) (*Wait, bool) {
-	var w *Wait
-	ok := errors.As(err, &w)
-	return w, ok
-}
+func AsWait(err error) (*Wait, bool) { return asType[*Wait](err) }
