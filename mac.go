@@ -13,8 +13,29 @@ import (
 // with ok=false, so junk still keys consistently and never matches a MAC.
 func NormalizeMAC(s string) (mac string, ok bool) {
 	s = strings.TrimSpace(s)
+	if isCanonicalMAC(s) {
+		return s, true // already the form ParseMAC and String give back
+	}
 	if hw, err := net.ParseMAC(s); err == nil {
 		return hw.String(), true
 	}
 	return strings.ToLower(s), false
+}
+
+// isCanonicalMAC reports whether s is already aa:bb:cc:dd:ee:ff in lower case.
+func isCanonicalMAC(s string) bool {
+	if len(s) != 17 {
+		return false
+	}
+	for i := 0; i < 17; i++ {
+		c := s[i]
+		if i%3 == 2 {
+			if c != ':' {
+				return false
+			}
+		} else if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+			return false
+		}
+	}
+	return true
 }

@@ -190,9 +190,6 @@ func (inv *Inventory) index() {
 
 // normMAC keys interfaces by hostforge.NormalizeMAC; junk keys lower-cased.
 func normMAC(s string) string {
-	if isCanonicalMAC(s) { // the common case, without parsing
-		return s
-	}
 	m, _ := hostforge.NormalizeMAC(s)
 	return m
 }
@@ -699,22 +696,4 @@ func anyStr(v any) string {
 		return ""
 	}
 	return fmt.Sprint(v)
-}
-
-// isCanonicalMAC reports whether s is already aa:bb:cc:dd:ee:ff in lower case.
-func isCanonicalMAC(s string) bool {
-	if len(s) != 17 {
-		return false
-	}
-	for i := 0; i < 17; i++ {
-		c := s[i]
-		if i%3 == 2 {
-			if c != ':' {
-				return false
-			}
-		} else if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
-			return false
-		}
-	}
-	return true
 }
