@@ -60,15 +60,17 @@ func (c *SimClock) Sleep(ctx context.Context, d time.Duration) error {
 	if d <= 0 {
 		return nil
 	}
+	w := wakers.Get().(*waker)
 	c.mu.Lock()
 	c.seq++
-	w := &waker{at: c.base.Now().Add(d), seq: c.seq, ch: make(chan struct{})}
+	w.at, w.seq = c.base.Now().Add(d), c.seq
 	heap.Push(&c.sleepers, w)
 	c.running--
 	c.advanceLocked()
 	c.mu.Unlock()
 	select {
 	case <-w.ch:
+		wakers.Put(w)
 		return nil
 	case <-ctx.Done():
 		c.mu.Lock()
@@ -79,9 +81,14 @@ func (c *SimClock) Sleep(ctx context.Context, d time.Duration) error {
 			heap.Remove(&c.sleepers, w.index)
 			c.running++
 		}
+		wakers.Put(w) // its one wake-up, if any, was taken above
 		return ctx.Err()
 	}
 }
+
+// wakers are reused: a fleet sleeps millions of times. A waker's channel
+// holds at most the one wake-up of its sleep.
+var wakers = sync.Pool{New: func() any { return &waker{ch: make(chan struct{}, 1)} }}
 
 // advanceLocked moves time to the earliest wake-up once nobody is running,
 // and wakes every sleeper that is due then.
@@ -97,7 +104,7 @@ func (c *SimClock) advanceLocked() {
 	for c.sleepers.Len() > 0 && !c.sleepers[0].at.After(now) {
 		w := heap.Pop(&c.sleepers).(*waker)
 		c.running++
-		close(w.ch)
+		w.ch <- struct{}{}
 	}
 }
 
