@@ -107,8 +107,8 @@
 //	netbox conflict,invalid: NETBOX_WRITE_REJECTED (INFRA_ENG, not retryable); PLATFORM_CLASS_RECORD_FAILED (FLEET_MANAGER, retryable)
 //	netbox unauthorized: NETBOX_UNAUTHORIZED (INFRA_ENG, not retryable); PLATFORM_CLASS_RECORD_FAILED (FLEET_MANAGER, retryable)
 //	netbox not_found: NETBOX_DEVICE_NOT_FOUND (INFRA_ENG, not retryable); NETBOX_WRITE_REJECTED (INFRA_ENG, not retryable); PLATFORM_CLASS_RECORD_FAILED (FLEET_MANAGER, retryable)
-//	vault 5xx,timeout,drop,conflict,unauthorized,invalid,lost,lost_timeout: BMC_VAULT_UNAVAILABLE (INFRA_ENG, retryable); IRONIC_BMC_CREDENTIAL_UNAVAILABLE (INFRA_ENG, retryable)
-//	vault not_found: BMC_VAULT_UNAVAILABLE (INFRA_ENG, retryable); IRONIC_BMC_CREDENTIAL_UNAVAILABLE (INFRA_ENG, retryable); BMC_CREDENTIAL_MISSING (INFRA_ENG, not retryable); BMC_IPMI_CREDENTIAL_MISSING (INFRA_ENG, not retryable); BMC_CREDENTIAL_INVALID (DC_OPS, not retryable); IRONIC_BMC_CREDENTIAL_MISSING (INFRA_ENG, not retryable)
+//	vault 5xx,timeout,drop,conflict,unauthorized,invalid,lost,lost_timeout: BMC_VAULT_UNAVAILABLE (INFRA_ENG, retryable); IRONIC_BMC_CREDENTIAL_UNAVAILABLE (INFRA_ENG, retryable); IRONIC_LINK_OBSERVATION_FAILED (INFRA_ENG, retryable)
+//	vault not_found: BMC_VAULT_UNAVAILABLE (INFRA_ENG, retryable); IRONIC_BMC_CREDENTIAL_UNAVAILABLE (INFRA_ENG, retryable); BMC_CREDENTIAL_MISSING (INFRA_ENG, not retryable); BMC_IPMI_CREDENTIAL_MISSING (INFRA_ENG, not retryable); BMC_CREDENTIAL_INVALID (DC_OPS, not retryable); IRONIC_BMC_CREDENTIAL_MISSING (INFRA_ENG, not retryable); IRONIC_LINK_OBSERVATION_FAILED (INFRA_ENG, retryable)
 //	worker crash: the end state (converges on rerun)
 //	event dhcp_previous_reservation: the end state (converges on rerun)
 //	event dhcp_restart_fails_once: DHCP_RESTART_FAILED (NETWORK, retryable)
@@ -128,7 +128,9 @@
 //
 // The lost answers of Ironic add WAIT_BUDGET_EXHAUSTED: a transition whose
 // request's answer was lost is one the workflow cannot claim as its own,
-// so it waits for it within the generic state budget; a vault 404 on an
+// so it waits for it within the generic state budget; the frontend-link
+// guard reads the BMC with the per-host credential from the vault, so a
+// vault fault met there is IRONIC_LINK_OBSERVATION_FAILED; a vault 404 on an
 // item that exists (a stale replica) makes the per-host credential look
 // absent, so the BMC phase tries the factory credential and may end
 // BMC_CREDENTIAL_INVALID. TestOutcomeTableIsTheDocumentedOne keeps this

@@ -187,8 +187,11 @@ var Outcomes = OutcomeTable{
 		),
 		fakes.SysFleetManager: on(FaultKinds, platformClassRecord),
 		fakes.SysVault: rows(
-			on(append(append(kinds(FaultUnauthorized), outages...), FaultInvalid, FaultConflict), bmcVaultUnavailable, ironicCredUnavailable),
-			on(kinds(FaultNotFound), bmcVaultUnavailable, ironicCredUnavailable, bmcCredentialMissing, bmcIPMICredMissing, bmcCredentialInvalid, ironicCredMissing),
+			// The link guard of the Ironic phases reads the BMC with the
+			// per-host admin credential, so a vault fault there ends as
+			// the observation it prevented.
+			on(append(append(kinds(FaultUnauthorized), outages...), FaultInvalid, FaultConflict), bmcVaultUnavailable, ironicCredUnavailable, ironicLinkObservation),
+			on(kinds(FaultNotFound), bmcVaultUnavailable, ironicCredUnavailable, bmcCredentialMissing, bmcIPMICredMissing, bmcCredentialInvalid, ironicCredMissing, ironicLinkObservation),
 		),
 		fakes.SysDHCP: rows(
 			on(outages, dhcpUnreachable, dhcpTransport, dhcpTransfer),
