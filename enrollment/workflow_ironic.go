@@ -96,7 +96,7 @@ func (f *execution) inspectionAttempt(ctx context.Context, attempt int) error {
 	var out ironic.InspectionOut // one per attempt, not per poll
 	for {
 		out = ironic.InspectionOut{}
-		if err := f.ironicRun(ctx, StepIronicInspection, in, &out, lock); err != nil {
+		if err := f.ironicRun(ctx, StepIronicInspection, &in, &out, lock); err != nil {
 			return err
 		}
 		in.In.Progress = out.Progress
@@ -151,7 +151,7 @@ func (f *execution) cleaningAttempt(ctx context.Context, attempt int, deadline t
 	var out ironic.CleaningOut // one per attempt, not per poll
 	for {
 		out = ironic.CleaningOut{}
-		if err := f.ironicRun(ctx, StepIronicCleaning, in, &out, lock); err != nil {
+		if err := f.ironicRun(ctx, StepIronicCleaning, &in, &out, lock); err != nil {
 			return err
 		}
 		in.In.Progress = out.Progress

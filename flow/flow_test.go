@@ -213,3 +213,29 @@ func TestLocalSleepCancelled(t *testing.T) {
 		t.Fatalf("Sleep = %v", err)
 	}
 }
+
+// A step's input may come by pointer (a polling body's, so a large input
+// is not copied per poll): the step reads its own copy, with or without
+// the JSON round trip, and a nil or mistyped pointer is refused.
+func TestStepInputByPointer(t *testing.T) {
+	step := flow.Bind("mutates", time.Minute, func(_ context.Context, i in) (out, error) {
+		got := 2 * i.N
+		i.N = -1 // the step's own copy
+		return out{Twice: got}, nil
+	})
+	for _, rt := range []bool{false, true} {
+		v := in{N: 21}
+		var o out
+		if err := step.Call(context.Background(), &v, &o, rt); err != nil || o.Twice != 42 {
+			t.Fatalf("round trip %v: %+v, %v", rt, o, err)
+		}
+		if v.N != 21 {
+			t.Fatalf("round trip %v: the step changed the caller's input to %+v", rt, v)
+		}
+	}
+	for _, bad := range []any{(*in)(nil), &out{}} {
+		if err := step.Call(context.Background(), bad, &out{}, false); hostforge.CodeOf(err) != hostforge.Unclassified.Code {
+			t.Fatalf("input %T: %v, want UNCLASSIFIED", bad, err)
+		}
+	}
+}

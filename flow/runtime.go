@@ -14,9 +14,11 @@ import (
 // it: Local runs it inline, the Temporal adapter runs it as a deterministic
 // workflow with activities and durable timers.
 type Runtime interface {
-	// Do runs one activity-like step by name. in is the step's input value,
-	// out a pointer to its output. Both are plain serialisable structs; the
-	// clients a step uses are injected into the step set, never passed in.
+	// Do runs one activity-like step by name. in is the step's input value
+	// (or a pointer to it, read during the call only: a body that polls
+	// passes its input so), out a pointer to its output. Both are plain
+	// serialisable structs; the clients a step uses are injected into the
+	// step set, never passed in.
 	// The error is nil, a *hostforge.Wait or a *hostforge.Failure.
 	Do(ctx context.Context, step string, in, out any) error
 	// Sleep is a durable timer.

@@ -37,6 +37,12 @@ func Bind[I, O any](name string, attempt time.Duration, fn func(context.Context,
 		outTypeName: fmt.Sprintf("%T", *new(O)),
 		call: func(ctx context.Context, in, out any, roundTrip bool) error {
 			i, ok := in.(I)
+			if p, isPtr := in.(*I); !ok && isPtr && p != nil {
+				// A body that polls passes its input by pointer, so a
+				// large input is not copied into an interface per poll;
+				// the step still gets its own copy.
+				i, ok = *p, true
+			}
 			if !ok {
 				return hostforge.Unclassified.New("step %s: input is %T, want %T", name, in, *new(I))
 			}

@@ -3,6 +3,7 @@ package fleetsim
 import (
 	"context"
 	"fmt"
+	"reflect"
 	"sync"
 	"time"
 
@@ -30,6 +31,11 @@ type recorder struct {
 }
 
 func (r recorder) Do(ctx context.Context, step string, in, out any) error {
+	// An input passed by pointer changes after the call (a polling body
+	// carries its progress in it): record the value it had.
+	if v := reflect.ValueOf(in); v.Kind() == reflect.Pointer && !v.IsNil() {
+		in = v.Elem().Interface()
+	}
 	*r.calls = append(*r.calls, Call{Step: step, In: in})
 	return r.Runtime.Do(ctx, step, in, out)
 }
