@@ -69,9 +69,10 @@ func lldpTLVs(host string, nic PhysNIC) json.RawMessage {
 	return append(b, `[0,""]]`...)
 }
 
-// The inspection data's shapes, fields in key order as IPA's JSON has
-// them. Typed rather than maps: the fleet simulator renders one per
-// inspected host.
+// The inspection data's shapes, typed rather than maps (the fleet
+// simulator renders one per inspected host), fields in the order
+// encoding/json gives a map's keys, so the bytes are those a rendering of
+// maps gives (TestInventoryJSON).
 type (
 	invDoc struct {
 		Inventory  invInventory `json:"inventory"`
