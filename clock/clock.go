@@ -6,6 +6,7 @@ package clock
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -40,22 +41,30 @@ func (Real) Sleep(ctx context.Context, d time.Duration) error {
 // Fake is virtual time: Sleep returns at once after moving the clock forward.
 // It is safe for concurrent use; concurrent sleepers each move the shared
 // clock, so time only ever goes forward.
+//
+// Now is a plain atomic load: a fleet of workflows reads the clock on
+// every step and every fake call, and a lock there made them queue.
 type Fake struct {
-	mu  sync.Mutex
-	now time.Time
+	mu  sync.Mutex // serialises Advance
+	now atomic.Pointer[time.Time]
 }
 
 // NewFake returns a fake clock set to start.
-func NewFake(start time.Time) *Fake { return &Fake{now: start} }
+func NewFake(start time.Time) *Fake {
+	f := &Fake{}
+	f.now.Store(&start)
+	return f
+}
 
 // Epoch is the default start of fake clocks: a fixed instant, so runs repeat.
 var Epoch = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 
 // Now returns the virtual time.
 func (f *Fake) Now() time.Time {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.now
+	if t := f.now.Load(); t != nil {
+		return *t
+	}
+	return time.Time{} // a zero Fake
 }
 
 // Advance moves the clock forward by d.
@@ -64,7 +73,8 @@ func (f *Fake) Advance(d time.Duration) {
 		return
 	}
 	f.mu.Lock()
-	f.now = f.now.Add(d)
+	next := f.Now().Add(d)
+	f.now.Store(&next)
 	f.mu.Unlock()
 }
 
