@@ -92,17 +92,23 @@ func parsePairJSON(b []byte) (TLV, error) {
 // which parsePair reads (and words the problems of) with the decoder.
 func parsePairFast(b []byte) (t TLV, ok bool) {
 	i := 0
-	ws := func() {
+	skip := func() {
 		for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
 			i++
 		}
 	}
-	ws()
-	if i >= len(b) || b[i] != '[' {
+	expect := func(c byte) bool {
+		skip()
+		if i < len(b) && b[i] == c {
+			i++
+			return true
+		}
+		return false
+	}
+	if !expect('[') {
 		return TLV{}, false
 	}
-	i++
-	ws()
+	skip()
 	start := i
 	for i < len(b) && b[i] >= '0' && b[i] <= '9' {
 		i++
@@ -112,43 +118,24 @@ func parsePairFast(b []byte) (t TLV, ok bool) {
 		return TLV{}, false
 	}
 	typ, _ := strconv.Atoi(string(digits))
-	if typ > 127 {
+	if typ > 127 || !expect(',') || !expect('"') {
 		return TLV{}, false
 	}
-	ws()
-	if i >= len(b) || b[i] != ',' {
+	end := bytes.IndexByte(b[i:], '"')
+	if end < 0 {
 		return TLV{}, false
 	}
-	i++
-	ws()
-	if i >= len(b) || b[i] != '"' {
+	hexits := b[i : i+end]
+	i += end + 1
+	if !expect(']') {
 		return TLV{}, false
 	}
-	i++
-	start = i
-	for i < len(b) && b[i] != '"' {
-		c := b[i]
-		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F') {
-			return TLV{}, false
-		}
-		i++
-	}
-	hexits := b[start:i]
-	if i >= len(b) || len(hexits)%2 != 0 {
-		return TLV{}, false
-	}
-	i++
-	ws()
-	if i >= len(b) || b[i] != ']' {
-		return TLV{}, false
-	}
-	i++
-	ws()
+	skip()
 	if i != len(b) {
 		return TLV{}, false
 	}
 	v := make([]byte, len(hexits)/2)
-	if _, err := hex.Decode(v, hexits); err != nil {
+	if _, err := hex.Decode(v, hexits); err != nil { // odd length, an escape, not hex
 		return TLV{}, false
 	}
 	return TLV{Type: typ, Value: v}, true
