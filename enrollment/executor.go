@@ -41,14 +41,14 @@ type Executor struct {
 
 	once  sync.Once
 	table *flow.Table
-	// scrubbed is the table's steps wrapped with Secrets, built once per
-	// set rather than on every call (a fleet calls Step millions of times).
+	// scrubbed is the table wrapped with Secrets (flow.Scrubbed), built
+	// once per set rather than on every call.
 	scrubbed atomic.Pointer[scrubbedSteps]
 }
 
 type scrubbedSteps struct {
 	secrets *hostforge.Secrets
-	steps   map[string]flow.Step
+	steps   flow.Steps
 }
 
 var _ flow.Steps = (*Executor)(nil)
@@ -145,16 +145,11 @@ func (e *Executor) Step(name string) (flow.Step, bool) {
 		return t.Step(name)
 	}
 	c := e.scrubbed.Load()
-	if c == nil || c.secrets != e.Secrets {
-		c = &scrubbedSteps{secrets: e.Secrets, steps: map[string]flow.Step{}}
-		for _, n := range t.StepNames() {
-			s, _ := t.Step(n)
-			c.steps[n] = s.Scrubbed(e.Secrets)
-		}
+	if c == nil || c.secrets != e.Secrets { // Secrets may be set after the first call
+		c = &scrubbedSteps{secrets: e.Secrets, steps: flow.Scrubbed(t, e.Secrets)}
 		e.scrubbed.Store(c)
 	}
-	s, ok := c.steps[name]
-	return s, ok
+	return c.steps.Step(name)
 }
 
 // StepNames lists every registered step, sorted, for orchestrator adapters

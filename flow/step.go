@@ -96,25 +96,33 @@ func (s Step) Scrubbed(secrets *hostforge.Secrets) Step {
 	return s
 }
 
-// Scrubbed returns steps whose every step is Step.Scrubbed with secrets.
+// Scrubbed returns steps whose every step is Step.Scrubbed with secrets,
+// wrapped once here rather than on every lookup (a fleet looks steps up
+// millions of times). steps is read now: a set is immutable once built.
 func Scrubbed(steps Steps, secrets *hostforge.Secrets) Steps {
 	if secrets == nil {
 		return steps
 	}
-	return scrubbedSteps{steps: steps, secrets: secrets}
+	names := steps.StepNames()
+	out := scrubbedSteps{steps: make(map[string]Step, len(names)), names: names}
+	for _, n := range names {
+		st, _ := steps.Step(n)
+		out.steps[n] = st.Scrubbed(secrets)
+	}
+	return out
 }
 
 type scrubbedSteps struct {
-	steps   Steps
-	secrets *hostforge.Secrets
+	steps map[string]Step
+	names []string
 }
 
 func (s scrubbedSteps) Step(name string) (Step, bool) {
-	st, ok := s.steps.Step(name)
-	return st.Scrubbed(s.secrets), ok
+	st, ok := s.steps[name]
+	return st, ok
 }
 
-func (s scrubbedSteps) StepNames() []string { return s.steps.StepNames() }
+func (s scrubbedSteps) StepNames() []string { return append([]string(nil), s.names...) }
 
 // Steps is a set of steps by name: what Local runs and a remote runtime's
 // worker dispatches to. *Table is one.
