@@ -65,7 +65,9 @@ type HostUpdate struct {
 	Artifact int `json:"artifact"`
 	// Attempt numbers uploads, scripts and agent tasks (see AttemptID).
 	Attempt int `json:"attempt"`
-	// TaskID is the BMC task of the current upload, or the agent task.
+	// TaskID is the BMC task of the current upload, or the agent task:
+	// "scout-" and 128 random bits, drawn once per attempt and persisted
+	// before it is offered (a task's ID is not to be guessed by a host).
 	TaskID string `json:"task_id,omitempty"`
 	// Started marks that the substate's one-shot action (an upload, a
 	// script run, an agent task offer) was begun, so a restart that finds
@@ -129,8 +131,9 @@ func (u HostUpdate) Exhausted(maxRetries int) bool {
 	return u.Substate == FailedFirmwareUpgrade && u.RetryCount >= maxRetries
 }
 
-// AttemptID names the current attempt's result: unique per machine across
-// updates.
+// AttemptID names the current attempt's result of an upload or a script:
+// unique per machine across updates. An agent task's result is named by
+// its random TaskID instead.
 func (u HostUpdate) AttemptID(kind string) string {
 	return fmt.Sprintf("%d-%s-%d-%d", u.Generation, kind, u.Attempt, u.Artifact)
 }

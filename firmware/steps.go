@@ -3,6 +3,7 @@ package firmware
 import (
 	"context"
 	"fmt"
+	"io"
 	"reflect"
 	"strings"
 	"time"
@@ -138,6 +139,10 @@ type Executor struct {
 	// Metrics receives the update counters (nil: none).
 	Metrics Metrics
 	Clock   clock.Clock
+	// Random is where agent task IDs draw their 128 random bits (nil:
+	// crypto/rand). An ID is drawn once per attempt and persisted before
+	// the task is offered, so a retried step offers the same task.
+	Random io.Reader
 }
 
 // Steps returns the update workflow's step table. It fills the unset
@@ -479,6 +484,9 @@ func (e *Executor) checking(ctx context.Context, sc *stepCtx) error {
 		}
 		if found {
 			r.Route = RouteScout
+			// The agent task of this attempt is drawn when it is offered;
+			// an earlier task's or upload's ID must not stand for it.
+			r.TaskID = ""
 			sc.move(WaitingForScoutUpgrade, target+" by the on-host agent")
 			return nil
 		}
@@ -568,8 +576,18 @@ func (e *Executor) scout(ctx context.Context, sc *stepCtx) error {
 			sc.move(CheckingFirmwareRepeat, "the packaged script is gone")
 			return nil
 		}
-		r.Attempt++
-		r.TaskID = r.AttemptID(ResultScout)
+		if !isTaskID(r.TaskID) {
+			// A new attempt: its ID is drawn once and kept until the
+			// attempt ends (fail clears it), so an offer that did not go
+			// through is retried with the same task.
+			id, err := newTaskID(e.Random)
+			if err != nil {
+				sc.transient(err, "offering the agent its task")
+				return nil
+			}
+			r.Attempt++
+			r.TaskID = id
+		}
 		r.Deadline = sc.now.Add(scoutDeadline(script, len(entry.Artifacts)))
 		r.Started = true
 		task := ScoutTask{ID: r.TaskID, MachineID: r.MachineID, Component: r.Component, Version: r.Version,

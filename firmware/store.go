@@ -209,7 +209,8 @@ const MaxOutput = 1500
 // run of a machine.
 type Result struct {
 	MachineID string `json:"machine_id"`
-	// ID names the attempt (see HostUpdate.AttemptID); unique per machine.
+	// ID names the attempt (see HostUpdate.AttemptID; an agent task's
+	// result is named by its TaskID); unique per machine.
 	ID   string `json:"id"`
 	Kind string `json:"kind"`
 	OK   bool   `json:"ok"`

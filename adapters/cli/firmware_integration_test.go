@@ -8,6 +8,7 @@ import (
 	"crypto/elliptic"
 	"crypto/rand"
 	"crypto/sha256"
+	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/hex"
@@ -286,6 +287,10 @@ echo "pushed, task $task completed, restarted"
 		availableNode(t, ic, h.machine, h.addr)
 		vault += fmt.Sprintf("%s: {username: root, password: %s}\n", "bmc-admin-"+h.machine, itPassword)
 	}
+	var sb [24]byte
+	_, _ = rand.Read(sb[:])
+	siteSecret := "Site-" + hex.EncodeToString(sb[:])
+	vault += "scout-site: {secret: " + siteSecret + "}\n"
 	vault = strings.TrimPrefix(vault, "{}\n")
 	vaultFile := filepath.Join(dir, "vault.yaml")
 	writeFW(t, vaultFile, vault)
@@ -316,7 +321,7 @@ firmware:
     new_firmware_wait: 30s
     host_firmware_upgrade_retry_interval: 10s
     max_retries: 2
-  scout: {listen: '127.0.0.1:0', cert_file: %s, key_file: %s}
+  scout: {listen: '127.0.0.1:0', cert_file: %s, key_file: %s, site_secret_item: scout-site}
 ledger: {driver: postgres, dsn_file: %s}
 `, ironicURL, caFile, vaultFile, catFile, filepath.Join(dir, "scout"), filepath.Join(dir, "cache"), scoutCert, scoutKey, dsnFile))
 	t.Setenv("HOSTFORGE_NETBOX_TOKEN", "unused-by-firmware")
@@ -337,8 +342,28 @@ ledger: {driver: postgres, dsn_file: %s}
 	if agentAddr == nil || metricsAddr == nil {
 		t.Fatalf("the worker did not say where it serves:\n%s", w.out.String())
 	}
+	db, err := sqlstore.Open(ctx, sqlstore.Postgres, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	store := sqlstore.NewFirmwareStore(db)
+
+	// Each host's own token, as an operator provisions it.
+	tokenFiles := map[string]string{}
+	for route, h := range byRoute {
+		p := startProcess(t, "scout", "token", "--config", config, "--machine", h.machine)
+		if code := p.wait(t, time.Minute); code != 0 {
+			t.Fatalf("hostforge scout token exited %d:\n%s", code, p.out.String())
+		}
+		tokenFiles[route] = filepath.Join(dir, route+".token")
+		writeFW(t, tokenFiles[route], p.out.String())
+	}
+	forgedScoutRequests(t, ctx, store, "https://"+agentAddr[1], scoutCert, byRoute["scout"].machine, byRoute["redfish"].machine, tokenFiles["redfish"])
+	w.waitOutput(t, "names another machine than its token proves", 10*time.Second)
+
 	agent := startProcess(t, "scout", "--server", "https://"+agentAddr[1], "--machine", byRoute["scout"].machine, "--ca-file", scoutCert,
-		"--wait", "4m", "--poll", "1s", "--work-dir", dir, "-o", "json", "--log-level", "info")
+		"--token-file", tokenFiles["scout"], "--wait", "4m", "--poll", "1s", "--work-dir", dir, "-o", "json", "--log-level", "info")
 
 	// Watch Ironic: each node enters the update's maintenance and leaves it.
 	stopWatch := make(chan struct{})
@@ -362,12 +387,6 @@ ledger: {driver: postgres, dsn_file: %s}
 		}
 	}()
 
-	db, err := sqlstore.Open(ctx, sqlstore.Postgres, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	store := sqlstore.NewFirmwareStore(db)
 	deadline := time.Now().Add(4 * time.Minute)
 	for {
 		done := 0
@@ -420,6 +439,9 @@ ledger: {driver: postgres, dsn_file: %s}
 	if strings.Contains(w.out.String(), itPassword) {
 		t.Error("the worker's output carries the BMC password")
 	}
+	if strings.Contains(w.out.String(), siteSecret) || strings.Contains(agent.out.String(), siteSecret) {
+		t.Error("the worker's or the agent's output carries the agent server's site secret")
+	}
 
 	// /metrics: three started, three completed (the gauges follow the pass).
 	deadline = time.Now().Add(30 * time.Second)
@@ -448,6 +470,78 @@ ledger: {driver: postgres, dsn_file: %s}
 	}
 	if strings.Contains(body, "hostforge_firmware_update_failures_total{") {
 		t.Errorf("an attempt failed:\n%s", grepLines(body, "hostforge_firmware_update_failures_total"))
+	}
+}
+
+// forgedScoutRequests waits until the worker offers machine's task, then
+// speaks for machine with another machine's valid token (forger's, read
+// from forgerTokenFile), as a host with a tenant's root on it could: the
+// task, its script, its artifact and a success report with the real task
+// ID are all refused 403, nothing is returned and the store is unchanged
+// (no result, the update still waiting for the same task).
+func forgedScoutRequests(t *testing.T, ctx context.Context, store firmware.Store, server, caFile, machine, forger, forgerTokenFile string) {
+	t.Helper()
+	var u firmware.HostUpdate
+	for deadline := time.Now().Add(2 * time.Minute); ; {
+		var ok bool
+		u, ok, _ = store.Update(ctx, machine)
+		if ok && u.Substate == firmware.WaitingForScoutUpgrade && u.Started {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the worker did not offer %s its agent task within 2 min: %+v", machine, u)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	if !regexp.MustCompile(`^scout-[0-9a-f]{32}$`).MatchString(u.TaskID) {
+		t.Errorf("the agent task ID %q is not 128 random bits", u.TaskID)
+	}
+	tok, err := os.ReadFile(forgerTokenFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m, ok := scout.TokenMachine(strings.TrimSpace(string(tok))); !ok || m != forger {
+		t.Fatalf("the forger's token is machine %q's (%v), want %s's", m, ok, forger)
+	}
+	pem, err := os.ReadFile(caFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(pem)
+	client := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}, Timeout: 30 * time.Second}
+	defer client.CloseIdleConnections()
+	base := server + scout.PathPrefix + "machines/" + url.PathEscape(machine)
+	for _, c := range []struct{ method, path, body string }{
+		{http.MethodGet, "/task", ""},
+		{http.MethodGet, "/tasks/" + u.TaskID + "/script", ""},
+		{http.MethodGet, "/tasks/" + u.TaskID + "/artifacts/0", ""},
+		{http.MethodPost, "/tasks/" + u.TaskID + "/report", `{"task_id":"` + u.TaskID + `","ok":true,"output":"forged"}`},
+	} {
+		req, _ := http.NewRequestWithContext(ctx, c.method, base+c.path, strings.NewReader(c.body))
+		req.Header.Set("Authorization", "Bearer "+strings.TrimSpace(string(tok)))
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusForbidden {
+			t.Errorf("%s %s with %s's token: HTTP %d, want 403: %s", c.method, c.path, forger, resp.StatusCode, body)
+		}
+		if strings.Contains(string(body), "upgrade.sh") || strings.Contains(string(body), "image of") {
+			t.Errorf("%s %s refused, yet answered the task's content: %s", c.method, c.path, body)
+		}
+	}
+	if res, ok, _ := store.Result(ctx, machine, u.TaskID); ok {
+		t.Errorf("a forged report was stored: %+v", res)
+	}
+	after, _, _ := store.Update(ctx, machine)
+	if after.Substate != firmware.WaitingForScoutUpgrade || after.TaskID != u.TaskID || after.Failure != nil {
+		t.Errorf("the forged requests moved the update: %+v", after)
+	}
+	if _, ok, err := firmware.OfferedScoutTask(ctx, store, time.Now(), machine); !ok || err != nil {
+		t.Errorf("the task is no longer offered to its own machine after the forgeries (%v)", err)
 	}
 }
 

@@ -21,11 +21,14 @@ func (a *app) scoutCmd() *cobra.Command {
 	var server, machine, caFile, tokenFile, workDir string
 	var wait, poll time.Duration
 	cmd := &cobra.Command{
-		Use:   "scout --server URL --machine ID",
+		Use:   "scout --server URL --machine ID --token-file F",
 		Short: "On a host: fetch this machine's firmware upgrade task, run it and report the result",
 		Long: `The on-host agent of firmware updates. It asks the hostforge worker's agent
-server (--server, HTTPS; the certificate is always verified, against the
-system roots and --ca-file) for this machine's upgrade task, downloads the
+server (--server, https:// only: plain http:// is refused with exit 2; the
+certificate is always verified, against the system roots and --ca-file) for
+this machine's upgrade task, proving which machine it is with the host's own
+token (--token-file, mode 0600, made by 'hostforge scout token'; a token
+proves one machine and the server refuses it for any other), downloads the
 packaged upgrade.sh and the artifacts, verifies each against its sha256 (a
 file without a digest is refused), runs the script under the package's
 execution timeout — each artifact's path an argument, in order;
@@ -39,15 +42,16 @@ one comes or the wait ends. A task is run once: after its report the server
 no longer offers it.
 
 ` + exitCodeHelp,
-		Example: `  hostforge scout --server https://worker1.example.net:8643 --machine gpu-r1-u02 --ca-file /etc/hostforge/ca.pem
+		Example: `  hostforge scout --server https://worker1.example.net:8643 --machine gpu-r1-u02 --token-file /etc/hostforge/scout.token --ca-file /etc/hostforge/ca.pem
   hostforge scout --server https://worker1.example.net:8643 --machine gpu-r1-u02 --token-file /run/hostforge/scout.token --wait 30m -o json`,
 		Args: cobra.NoArgs,
 	}
+	cmd.AddCommand(a.scoutTokenCmd())
 	f := cmd.Flags()
 	f.StringVar(&server, "server", "", "the agent server's base URL, https://host:port (required)")
 	f.StringVar(&machine, "machine", "", "this host's machine ID (required)")
 	f.StringVar(&caFile, "ca-file", "", "PEM CA bundle to trust besides the system roots")
-	f.StringVar(&tokenFile, "token-file", "", "file holding the server's bearer token (mode 0600)")
+	f.StringVar(&tokenFile, "token-file", "", "file holding this machine's own token, from 'hostforge scout token' (mode 0600; required)")
 	f.StringVar(&workDir, "work-dir", "", "where a task's files are downloaded (default the temp directory)")
 	f.DurationVar(&wait, "wait", 0, "poll for a task this long when there is none (0: do not wait)")
 	f.DurationVar(&poll, "poll", 30*time.Second, "how often --wait asks for a task")
@@ -62,8 +66,26 @@ no longer offers it.
 			return inputErr("--server is required: the worker's agent server, https://host:port")
 		case machine == "":
 			return inputErr("--machine is required: this host's machine ID")
+		case tokenFile == "":
+			return inputErr("--token-file is required: the file holding this machine's own token ('hostforge scout token --config F --machine %s' prints it)", machine)
 		case wait < 0 || poll <= 0:
 			return inputErr("--wait must be 0 or more and --poll above 0")
+		}
+		if _, err := scout.CheckServerURL(server); err != nil {
+			return usageErr(err)
+		}
+		if err := scout.CheckMachineID(machine); err != nil {
+			return usageErr(err)
+		}
+		token, err := vault.ReadSecretFile(tokenFile)
+		if err != nil {
+			return inputErr("--token-file: %v", err)
+		}
+		a.secrets.Add(token)
+		if m, ok := scout.TokenMachine(token); !ok {
+			return inputErr("--token-file %s holds no machine token: make one with 'hostforge scout token --config F --machine %s'", tokenFile, machine)
+		} else if m != machine {
+			return inputErr("--token-file %s holds machine %q's token, not --machine %q's", tokenFile, m, machine)
 		}
 		log, err := a.logger(cmd)
 		if err != nil {
@@ -80,12 +102,6 @@ no longer offers it.
 			}
 			if !pool.AppendCertsFromPEM(pem) {
 				return inputErr("--ca-file %s holds no PEM certificate", caFile)
-			}
-		}
-		var token string
-		if tokenFile != "" {
-			if token, err = vault.ReadSecretFile(tokenFile); err != nil {
-				return inputErr("--token-file: %v", err)
 			}
 		}
 		tr := &http.Transport{TLSClientConfig: &tls.Config{MinVersion: tls.VersionTLS12, RootCAs: pool}, Proxy: http.ProxyFromEnvironment,

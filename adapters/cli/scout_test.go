@@ -6,9 +6,11 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"encoding/pem"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -29,7 +31,7 @@ func TestScoutCommand(t *testing.T) {
 	}
 	sum := sha256.Sum256(script)
 	store := firmwarefake.NewMemStore()
-	task := firmware.ScoutTask{ID: "1-scout-1-0", MachineID: "m1", Component: firmware.CX7, Version: "28.47.2682",
+	task := firmware.ScoutTask{ID: "scout-5e0c3b2a1d9f48e7b6a5c4d3e2f1a0b9", MachineID: "m1", Component: firmware.CX7, Version: "28.47.2682",
 		Script:   firmware.ScoutScript{Path: sp, SHA256: hex.EncodeToString(sum[:]), ExecutionTimeout: time.Minute, DownloadTimeout: time.Minute},
 		Deadline: time.Now().Add(time.Hour)}
 	if _, err := store.PutUpdate(ctx, firmware.HostUpdate{MachineID: "m1", Substate: firmware.WaitingForScoutUpgrade, Started: true, TaskID: task.ID}); err != nil {
@@ -38,20 +40,35 @@ func TestScoutCommand(t *testing.T) {
 	if err := store.PutScoutTask(ctx, task); err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewTLSServer(&scout.Server{Store: store, Clock: clock.Real{}})
+	secret := []byte("cli-test-site-secret")
+	srv := httptest.NewTLSServer(&scout.Server{Store: store, Clock: clock.Real{}, SiteSecret: secret})
 	defer srv.Close()
 	ca := filepath.Join(dir, "ca.pem")
 	writeFW(t, ca, string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw})))
+	tokens := map[string]string{}
+	for _, m := range []string{"m1", "m2"} {
+		tok, err := scout.MachineToken(secret, m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tokens[m] = filepath.Join(dir, m+".token")
+		writeFW(t, tokens[m], tok+"\n")
+	}
 
 	// Without the CA the server's certificate is not trusted: nothing runs.
-	r := run(t, "", nil, "scout", "--server", srv.URL, "--machine", "m1")
+	r := run(t, "", nil, "scout", "--server", srv.URL, "--machine", "m1", "--token-file", tokens["m1"])
 	wantCode(t, r, ExitInfra)
 	wantError(t, r, "SCOUT_SERVER_UNAVAILABLE", "certificate")
 	if _, ok, _ := store.Result(ctx, "m1", task.ID); ok {
 		t.Fatal("a task ran over an unverified connection")
 	}
 
-	r = run(t, "", nil, "scout", "--server", srv.URL, "--machine", "m1", "--ca-file", ca, "--work-dir", dir, "-o", "json")
+	// Another machine's token is refused before anything is asked.
+	r = run(t, "", nil, "scout", "--server", srv.URL, "--machine", "m1", "--token-file", tokens["m2"], "--ca-file", ca)
+	wantCode(t, r, ExitUsage)
+	wantError(t, r, `machine "m2"'s token`)
+
+	r = run(t, "", nil, "scout", "--server", srv.URL, "--machine", "m1", "--token-file", tokens["m1"], "--ca-file", ca, "--work-dir", dir, "-o", "json")
 	wantCode(t, r, ExitOK)
 	var res scout.Result
 	if err := json.Unmarshal([]byte(r.out), &res); err != nil || res.Task == nil || res.Report == nil || !res.Report.OK {
@@ -61,10 +78,96 @@ func TestScoutCommand(t *testing.T) {
 	if !ok || !stored.OK || stored.Output != "flashed 28.47.2682\n" {
 		t.Fatalf("stored %+v", stored)
 	}
-	r = run(t, "", nil, "scout", "--server", srv.URL, "--machine", "m1", "--ca-file", ca)
+	r = run(t, "", nil, "scout", "--server", srv.URL, "--machine", "m1", "--token-file", tokens["m1"], "--ca-file", ca)
 	wantCode(t, r, ExitOK)
 	if r.out != "no task for this machine\n" {
 		t.Errorf("second run: %q", r.out)
 	}
 	wantCode(t, run(t, "", nil, "scout", "--machine", "m1"), ExitUsage)
+	// Without a token the agent does not start.
+	r = run(t, "", nil, "scout", "--server", srv.URL, "--machine", "m1", "--ca-file", ca)
+	wantCode(t, r, ExitUsage)
+	wantError(t, r, "--token-file is required")
+}
+
+// The agent refuses a plain http:// server (exit 2) before it sends
+// anything: its token would travel in clear.
+func TestScoutRefusesPlainHTTP(t *testing.T) {
+	hits := 0
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { hits++; w.WriteHeader(http.StatusNoContent) }))
+	defer srv.Close()
+	tok, err := scout.MachineToken([]byte("cli-test-site-secret"), "m1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tokFile := filepath.Join(t.TempDir(), "m1.token")
+	writeFW(t, tokFile, tok)
+	r := run(t, "", nil, "scout", "--server", srv.URL, "--machine", "m1", "--token-file", tokFile)
+	wantCode(t, r, ExitUsage)
+	wantError(t, r, "plain http:// is refused", "https://")
+	if hits != 0 {
+		t.Errorf("the agent sent %d requests to an http:// server", hits)
+	}
+	if strings.Contains(r.out+r.err, tok) {
+		t.Error("the token is in the output")
+	}
+}
+
+// 'hostforge scout token' prints the machine's token under the vault's
+// site secret, and refuses (exit 2, naming the key) a config without it.
+func TestScoutTokenCommand(t *testing.T) {
+	e := newFWEnv(t)
+	cfg, err := os.ReadFile(e.config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Dir(e.config)
+	vaultFile := filepath.Join(dir, "vault.yaml")
+	const secret = "Site-Secret-For-Scout-42"
+	writeFW(t, vaultFile, "scout-site: {secret: "+secret+"}\nscout-short: {secret: Abc1234}\n")
+	scoutSection := func(item string) string {
+		return string(cfg) + "  scout: {listen: '127.0.0.1:0', cert_file: /etc/hostforge/scout.crt, key_file: /etc/hostforge/scout.key, site_secret_item: " + item + "}\n"
+	}
+	withScout := filepath.Join(dir, "scout.yaml")
+	writeFW(t, withScout, scoutSection("scout-site"))
+
+	r := run(t, "", nil, "scout", "token", "--config", withScout, "--machine", "gpu-r1-u02")
+	wantCode(t, r, ExitOK)
+	want, _ := scout.MachineToken([]byte(secret), "gpu-r1-u02")
+	if r.out != want+"\n" {
+		t.Fatalf("printed %q, want %q", r.out, want)
+	}
+	if m, ok := scout.TokenMachine(strings.TrimSpace(r.out)); !ok || m != "gpu-r1-u02" {
+		t.Errorf("the printed token claims %q (%v)", m, ok)
+	}
+	if strings.Contains(r.out+r.err, secret) {
+		t.Error("the site secret is in the output")
+	}
+	other := run(t, "", nil, "scout", "token", "--config", withScout, "--machine", "gpu-r1-u03")
+	wantCode(t, other, ExitOK)
+	if other.out == r.out {
+		t.Error("two machines got the same token")
+	}
+
+	short := filepath.Join(dir, "short.yaml")
+	writeFW(t, short, scoutSection("scout-short"))
+	r = run(t, "", nil, "scout", "token", "--config", short, "--machine", "gpu-r1-u02")
+	wantCode(t, r, ExitUsage)
+	wantError(t, r, "CONFIG_INVALID", "firmware.scout.site_secret_item", "at least 8")
+	if strings.Contains(r.err, "Abc1234") {
+		t.Error("the refusal quotes the short secret")
+	}
+
+	noItem := filepath.Join(dir, "noitem.yaml")
+	writeFW(t, noItem, strings.Replace(scoutSection("x"), ", site_secret_item: x", "", 1))
+	r = run(t, "", nil, "scout", "token", "--config", noItem, "--machine", "gpu-r1-u02")
+	wantCode(t, r, ExitUsage)
+	wantError(t, r, "firmware.scout.site_secret_item")
+
+	r = run(t, "", nil, "scout", "token", "--config", e.config, "--machine", "gpu-r1-u02")
+	wantCode(t, r, ExitUsage)
+	wantError(t, r, "firmware.scout")
+	for _, args := range [][]string{{"--config", withScout}, {"--config", withScout, "--machine", "a/b"}, {"--machine", "m1"}} {
+		wantCode(t, run(t, "", nil, append([]string{"scout", "token"}, args...)...), ExitUsage)
+	}
 }

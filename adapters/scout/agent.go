@@ -35,12 +35,15 @@ var (
 		Action:    "The agent could not reach the hostforge worker's agent server (--server) or it did not answer: check the URL, the network from the host and that a worker serves the agent route; run 'hostforge scout' again (a reported task is never run twice).",
 	})
 	// Rejected: the server refused the agent (a token it does not accept,
-	// a report for a task the machine does not wait for).
+	// a request for another machine than the token's, a report for a task
+	// the machine does not wait for), or the agent refused its own
+	// settings (a server that is not https://, a client that does not
+	// verify TLS).
 	Rejected = hostforge.Declare(hostforge.Spec{
 		Code:   "SCOUT_REJECTED",
 		Phase:  "scout",
 		Owner:  hostforge.OwnerInfraEng,
-		Action: "The agent server refused the request (the message says why: a bad token, a report for a task the machine's update no longer waits for, a wrong machine ID): check --machine and --token-file; nothing was run or recorded.",
+		Action: "The agent server refused the request, or the agent its settings (the message says why: a token the server did not make, a request for another machine than the token's, a report for a task the machine's update no longer waits for, a server that is not https://): check --server, --machine and --token-file (the host's own token, from 'hostforge scout token'); nothing was run or recorded.",
 	})
 )
 
@@ -52,9 +55,10 @@ type Agent struct {
 	Machine string
 	// Client fetches from the server and the artifact servers; it must
 	// verify TLS (hostforge scout builds one from the system roots and
-	// --ca-file).
+	// --ca-file): a transport that skips verification is refused.
 	Client *http.Client
-	// Token is the bearer token, when the server requires one.
+	// Token is this machine's token (MachineToken), sent to the server
+	// only, never to an artifact server.
 	Token string
 	// WorkDir is where a task's files are downloaded (a directory of the
 	// task is made inside and removed afterwards); default the temp dir.
@@ -89,12 +93,20 @@ var unsafeName = regexp.MustCompile(`[^A-Za-z0-9_.-]`)
 // for what the agent could not do with the server.
 func (a *Agent) Run(ctx context.Context) (Result, error) {
 	var res Result
-	base, err := url.Parse(a.Server)
-	if err != nil || (base.Scheme != "https" && base.Scheme != "http") || base.Host == "" {
-		return res, Rejected.New("--server %q is not an http(s) URL", a.Server)
+	base, err := CheckServerURL(a.Server)
+	if err != nil {
+		return res, err
 	}
-	if strings.TrimSpace(a.Machine) == "" || strings.ContainsAny(a.Machine, "/?#") {
-		return res, Rejected.New("--machine %q is not a machine ID", a.Machine)
+	if err := CheckMachineID(a.Machine); err != nil {
+		return res, err
+	}
+	if m, ok := TokenMachine(a.Token); !ok {
+		return res, CredentialInvalid.New("the agent has no machine token (make one with 'hostforge scout token')")
+	} else if m != a.Machine {
+		return res, CredentialInvalid.New("the token is machine %q's, not %q's", m, a.Machine)
+	}
+	if skipsVerification(a.Client) {
+		return res, Rejected.New("the agent's HTTP client does not verify TLS certificates: refused")
 	}
 	t, err := a.fetchTask(ctx, base)
 	if err != nil || t == nil {
@@ -135,6 +147,29 @@ func (a *Agent) do(ctx context.Context, method string, u *url.URL, body []byte) 
 		return nil, ServerUnavailable.Wrap(err, "%s %s", method, u.Redacted())
 	}
 	return resp, nil
+}
+
+// CheckServerURL parses the agent server's URL: https:// only, since the
+// machine's token and its task travel over it.
+func CheckServerURL(server string) (*url.URL, error) {
+	u, err := url.Parse(server)
+	switch {
+	case err != nil || u.Host == "" || u.User != nil:
+		return nil, Rejected.New("--server %q is not an https://host:port URL", server)
+	case u.Scheme != "https":
+		return nil, Rejected.New("--server %q: plain %s:// is refused; the agent sends its machine token and runs what the server hands it, so it speaks to the server over verified TLS only (https://)", server, u.Scheme)
+	}
+	return u, nil
+}
+
+// skipsVerification reports a client whose transport accepts any
+// certificate.
+func skipsVerification(c *http.Client) bool {
+	if c == nil {
+		return false
+	}
+	tr, ok := c.Transport.(*http.Transport)
+	return ok && tr.TLSClientConfig != nil && tr.TLSClientConfig.InsecureSkipVerify
 }
 
 func sameOrigin(u *url.URL, server string) bool {
@@ -331,6 +366,7 @@ func (t *tailBuffer) String() string { return string(t.b) }
 // times, a few seconds apart): the script must not run twice for want of
 // a report.
 func (a *Agent) report(ctx context.Context, base *url.URL, id string, rep Report) error {
+	rep.MachineID = a.Machine
 	body, _ := json.Marshal(rep)
 	u := base.JoinPath(PathPrefix, "machines", a.Machine, "tasks", id, "report")
 	var last error

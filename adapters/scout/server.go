@@ -19,14 +19,34 @@
 //	GET  /scout/v1/machines/{machine}/tasks/{task}/artifacts/{i} an artifact the worker holds as a file
 //	POST /scout/v1/machines/{machine}/tasks/{task}/report       Report → 204, 409 for another task
 //
-// With a token configured every request carries "Authorization: Bearer
-// <token>".
+// Any request without a valid machine token is 401; a request for another
+// machine than its token's is 403.
+//
+// # Every request is one machine's
+//
+// Every request carries "Authorization: Bearer <token>", the machine's own
+// token (MachineToken): the machine ID and HMAC-SHA256 of it under the
+// site secret, a vault item only the worker and the operator who
+// provisions hosts read ('hostforge scout token --config F --machine ID'
+// prints one). The token names the machine it claims, so nothing else has
+// to; the server recomputes the MAC and compares it in constant time, and
+// the request is authenticated as exactly that machine. A token the site
+// secret did not make is refused 401. A request whose path (or report
+// body) names another machine than the one its token proves is refused 403
+// before the store is read: nothing is returned and nothing stored, so a
+// host (possibly with a tenant's root on it) can neither read another
+// machine's task, script or artifact URLs nor report for another machine
+// or take its task. Task IDs carry 128 random bits (the firmware workflow
+// draws them), so none can be derived from another. A server without a
+// site secret of at least MinSiteSecretLen characters refuses everything.
+//
+// The agent speaks HTTPS only (an http:// server is refused), verifies the
+// server's certificate and sends its token to the server's origin only.
 package scout
 
 import (
 	"context"
 	"crypto/sha256"
-	"crypto/subtle"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
@@ -39,6 +59,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/hostforge/hostforge"
 	"github.com/hostforge/hostforge/clock"
@@ -87,15 +108,20 @@ type Report struct {
 	// Output is the script's output (or why it did not run), capped by the
 	// server at firmware.MaxOutput.
 	Output string `json:"output"`
+	// MachineID, when set, must be the machine the request is
+	// authenticated as.
+	MachineID string `json:"machine_id,omitempty"`
 }
 
 // Server serves the agents' tasks from the firmware store.
 type Server struct {
 	Store firmware.Store
 	Clock clock.Clock
-	// Token, when set, is the bearer token every agent request carries.
-	Token string
-	Log   *slog.Logger
+	// SiteSecret is the secret every machine's token is derived from
+	// (MachineToken); required, at least MinSiteSecretLen bytes. It is
+	// never logged.
+	SiteSecret []byte
+	Log        *slog.Logger
 
 	mu     sync.Mutex
 	hashes map[string]fileHash // path → digest of a served artifact file
@@ -133,13 +159,20 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 }
 
 // ServeHTTP routes the agent's requests.
+// ServeHTTP authenticates the request as one machine and routes it; a
+// request for another machine is refused before anything is read.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if s.Token != "" {
-		got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-		if !ok || subtle.ConstantTimeCompare([]byte(got), []byte(s.Token)) != 1 {
-			writeJSON(w, http.StatusUnauthorized, apiError{Error: "a valid bearer token is required"})
-			return
-		}
+	if utf8.RuneCount(s.SiteSecret) < MinSiteSecretLen {
+		s.log().Error("the agent server has no site secret of at least 8 characters: every request is refused")
+		writeJSON(w, http.StatusServiceUnavailable, apiError{Error: "the agent server is not configured to authenticate agents", Code: CredentialInvalid.Code})
+		return
+	}
+	machine, ok := authenticate(s.SiteSecret, r)
+	if !ok {
+		s.log().Info("agent request without a valid machine token", "remote", r.RemoteAddr, "path", r.URL.Path)
+		w.Header().Set("WWW-Authenticate", `Bearer realm="hostforge-scout"`)
+		writeJSON(w, http.StatusUnauthorized, apiError{Error: "a valid machine token is required (hostforge scout token)"})
+		return
 	}
 	rest, ok := strings.CutPrefix(r.URL.Path, PathPrefix+"machines/")
 	if !ok {
@@ -147,19 +180,31 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	parts := strings.Split(rest, "/")
+	if parts[0] != machine {
+		s.forbidden(w, r, machine, parts[0])
+		return
+	}
 	ctx := r.Context()
 	switch {
 	case len(parts) == 2 && parts[1] == "task" && r.Method == http.MethodGet:
-		s.task(ctx, w, parts[0])
+		s.task(ctx, w, machine)
 	case len(parts) == 4 && parts[1] == "tasks" && parts[3] == "script" && r.Method == http.MethodGet:
-		s.script(ctx, w, r, parts[0], parts[2])
+		s.script(ctx, w, r, machine, parts[2])
 	case len(parts) == 5 && parts[1] == "tasks" && parts[3] == "artifacts" && r.Method == http.MethodGet:
-		s.artifact(ctx, w, r, parts[0], parts[2], parts[4])
+		s.artifact(ctx, w, r, machine, parts[2], parts[4])
 	case len(parts) == 4 && parts[1] == "tasks" && parts[3] == "report" && r.Method == http.MethodPost:
-		s.report(ctx, w, r, parts[0], parts[2])
+		s.report(ctx, w, r, machine, parts[2])
 	default:
 		writeJSON(w, http.StatusNotFound, apiError{Error: "no such route"})
 	}
+}
+
+// forbidden refuses a request of an authenticated machine that names
+// another: a host speaking for a machine it is not.
+func (s *Server) forbidden(w http.ResponseWriter, r *http.Request, authenticated, named string) {
+	s.log().Warn("agent request refused: it names another machine than its token proves", "authenticated", authenticated, "named", named,
+		"remote", r.RemoteAddr, "method", r.Method, "path", r.URL.Path)
+	writeJSON(w, http.StatusForbidden, apiError{Error: fmt.Sprintf("this token is machine %s's; the request names machine %q", authenticated, named)})
 }
 
 // offered returns the machine's offered task; handled is true when it
@@ -279,6 +324,10 @@ func (s *Server) report(ctx context.Context, w http.ResponseWriter, r *http.Requ
 	var rep Report
 	if err := json.NewDecoder(io.LimitReader(r.Body, 1<<20)).Decode(&rep); err != nil {
 		writeJSON(w, http.StatusBadRequest, apiError{Error: "the report is not valid JSON"})
+		return
+	}
+	if rep.MachineID != "" && rep.MachineID != machine {
+		s.forbidden(w, r, machine, rep.MachineID)
 		return
 	}
 	if rep.TaskID != "" && rep.TaskID != id {

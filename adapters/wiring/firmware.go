@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/hostforge/hostforge"
 	"github.com/hostforge/hostforge/adapters/artifact"
@@ -61,7 +62,17 @@ credential the vault item bmc-admin-<machine>.
       listen: 0.0.0.0:8643
       cert_file: /etc/hostforge/scout.crt   # TLS is required
       key_file: /etc/hostforge/scout.key
-      token_file: /etc/hostforge/scout.token   # optional bearer token (mode 0600)
+      site_secret_item: scout-site-secret   # required: the vault item whose
+                                       # secret field (8 characters or more)
+                                       # every host's own token derives from
+
+Every agent request is authenticated as one machine: the host presents its
+own token, HMAC-SHA256 of its machine ID under the site secret, and a
+request for another machine is refused (403) with nothing read or stored.
+'hostforge scout token --config F --machine ID' prints a host's token for
+provisioning (it reads the site secret from the vault); the host passes it
+to 'hostforge scout --token-file'. The former fleet-wide token_file is
+refused.
 
 The firmware store (requests, update records, results, policies, windows,
 upload slots) lives in the state database the ledger: section names, beside
@@ -88,11 +99,19 @@ type FirmwareConfig struct {
 
 // ScoutConfig is the on-host agent's server.
 type ScoutConfig struct {
-	Listen    string `yaml:"listen"`
-	CertFile  string `yaml:"cert_file"`
-	KeyFile   string `yaml:"key_file"`
+	Listen   string `yaml:"listen"`
+	CertFile string `yaml:"cert_file"`
+	KeyFile  string `yaml:"key_file"`
+	// SiteSecretItem is the vault item whose ScoutSecretField every
+	// machine's token is derived from; required.
+	SiteSecretItem string `yaml:"site_secret_item"`
+	// TokenFile was a fleet-wide bearer token: it is refused with a
+	// message naming its replacement, site_secret_item.
 	TokenFile string `yaml:"token_file"`
 }
+
+// ScoutSecretField is the field of the site secret's vault item.
+const ScoutSecretField = "secret"
 
 // FirmwareSettings is firmware.Settings in the config file.
 type FirmwareSettings struct {
@@ -194,6 +213,12 @@ func (c *Config) validateFirmware() error {
 			return c.keyError("firmware.scout.listen", "missing: host:port the agent server listens on")
 		case sc.CertFile == "" || sc.KeyFile == "":
 			return c.keyError("firmware.scout.cert_file", "the agent server serves TLS only: set cert_file and key_file")
+		case sc.TokenFile != "":
+			return c.keyError("firmware.scout.token_file", "no longer accepted: one token for the whole fleet lets any host speak for every machine; "+
+				"set site_secret_item (a vault item) instead and give each host its own token with 'hostforge scout token --config F --machine ID'")
+		case strings.TrimSpace(sc.SiteSecretItem) == "":
+			return c.keyError("firmware.scout.site_secret_item", "missing: the vault item whose %s field every host's agent token is derived from; "+
+				"the agent server authenticates every request as one machine", ScoutSecretField)
 		}
 	}
 	if c.Ledger == nil {
@@ -301,18 +326,52 @@ func OpenFirmware(ctx context.Context, cfg *Config, v *vault.File, log *slog.Log
 			_ = fs.Close()
 			return nil, cfg.invalid("firmware.scout.cert_file", "%v", err)
 		}
+		secret, err := ScoutSiteSecret(ctx, cfg, v, secrets)
+		if err != nil {
+			_ = fs.Close()
+			return nil, err
+		}
 		fs.ScoutTLS = &tls.Config{MinVersion: tls.VersionTLS12, Certificates: []tls.Certificate{cert}}
 		fs.ScoutListen = sc.Listen
-		srv := &scout.Server{Store: store, Clock: clock.Real{}, Log: log}
-		if sc.TokenFile != "" {
-			if srv.Token, err = vault.ReadSecretFile(sc.TokenFile); err != nil {
-				_ = fs.Close()
-				return nil, cfg.invalid("firmware.scout.token_file", "%v", err)
-			}
-		}
-		fs.Scout = srv
+		fs.Scout = &scout.Server{Store: store, Clock: clock.Real{}, Log: log, SiteSecret: secret}
 	}
 	return fs, nil
+}
+
+// ScoutSiteSecret reads the agent server's site secret from the vault item
+// firmware.scout.site_secret_item names and registers it with secrets (it
+// is never logged). v may be nil: the vault is then opened from the
+// config. A missing item or field, or a secret shorter than
+// scout.MinSiteSecretLen characters, is CONFIG_INVALID naming the key.
+func ScoutSiteSecret(ctx context.Context, cfg *Config, v *vault.File, secrets *hostforge.Secrets) ([]byte, error) {
+	const key = "firmware.scout.site_secret_item"
+	if cfg.Firmware == nil || cfg.Firmware.Scout == nil {
+		return nil, cfg.invalid("firmware.scout", "missing: the agent server's section, with site_secret_item")
+	}
+	if cfg.Vault == nil {
+		return nil, cfg.invalid("vault", "missing: the site secret of the agent server is a vault item")
+	}
+	name := cfg.Firmware.Scout.SiteSecretItem
+	if v == nil {
+		var err error
+		if v, err = vault.Open(cfg.Vault.Path); err != nil {
+			return nil, cfg.invalid("vault.path", "%v", err)
+		}
+		v.Secrets = secrets
+	}
+	item, err := v.Item(ctx, name)
+	if errors.Is(err, hostforge.ErrNotFound) {
+		return nil, cfg.invalid(key, "the vault %s has no item %q: add it with a %s field of at least %d random characters", v.Path(), name, ScoutSecretField, scout.MinSiteSecretLen)
+	}
+	if err != nil {
+		return nil, cfg.invalid(key, "reading the vault item %q: %v", name, err)
+	}
+	secret := item[ScoutSecretField]
+	secrets.Add(secret)
+	if n := utf8.RuneCountInString(secret); n < scout.MinSiteSecretLen {
+		return nil, cfg.invalid(key, "the vault item %q's %s field has %d characters; want at least %d random ones", name, ScoutSecretField, n, scout.MinSiteSecretLen)
+	}
+	return []byte(secret), nil
 }
 
 // openFirmware is Open's part for the firmware section.
