@@ -26,9 +26,9 @@ import (
 
 // Limits of a bundle.
 const (
-	// MaxBundle bounds a bundle archive's size, and the total size of the
-	// files it unpacks to.
-	MaxBundle = 512 << 20
+	// DefaultMaxBundle bounds a bundle archive's size, and the total size
+	// of the files it unpacks to, unless Config.MaxBundle says otherwise.
+	DefaultMaxBundle = 512 << 20
 	// MaxBundleFiles bounds the entries of a bundle.
 	MaxBundleFiles = 20000
 )
@@ -156,15 +156,15 @@ func (r *Runner) download(ctx context.Context, a extensions.Asset, w io.Writer) 
 	if resp.StatusCode != http.StatusOK {
 		return 0, AssetUnavailable.New("asset %s: GET %s answered %s", a.Name, redactURL(a.URL), resp.Status)
 	}
-	n, err := io.Copy(w, io.LimitReader(resp.Body, MaxBundle+1))
+	n, err := io.Copy(w, io.LimitReader(resp.Body, DefaultMaxBundle+1))
 	if err != nil {
 		if ctx.Err() != nil {
 			return 0, ctx.Err()
 		}
 		return 0, AssetUnavailable.New("asset %s: GET %s: reading the body: %v", a.Name, redactURL(a.URL), err)
 	}
-	if n > MaxBundle {
-		return 0, AssetInvalid.New("asset %s: %s is larger than %d MiB", a.Name, redactURL(a.URL), MaxBundle>>20)
+	if n > DefaultMaxBundle {
+		return 0, AssetInvalid.New("asset %s: %s is larger than %d MiB", a.Name, redactURL(a.URL), DefaultMaxBundle>>20)
 	}
 	return n, nil
 }
@@ -183,12 +183,12 @@ func copyLocal(a extensions.Asset, u, source string, w io.Writer) (int64, error)
 		return 0, AssetUnavailable.New("asset %s: %v", a.Name, err)
 	}
 	defer f.Close()
-	n, err := io.Copy(w, io.LimitReader(f, MaxBundle+1))
+	n, err := io.Copy(w, io.LimitReader(f, DefaultMaxBundle+1))
 	if err != nil {
 		return 0, AssetUnavailable.New("asset %s: reading %s: %v", a.Name, p, err)
 	}
-	if n > MaxBundle {
-		return 0, AssetInvalid.New("asset %s: %s is larger than %d MiB", a.Name, p, MaxBundle>>20)
+	if n > DefaultMaxBundle {
+		return 0, AssetInvalid.New("asset %s: %s is larger than %d MiB", a.Name, p, DefaultMaxBundle>>20)
 	}
 	return n, nil
 }
@@ -314,7 +314,7 @@ func (u *unpacker) file(dst string, mode fs.FileMode, src io.Reader) error {
 	if err != nil {
 		return err
 	}
-	n, err := io.Copy(f, io.LimitReader(src, MaxBundle-u.bytes+1))
+	n, err := io.Copy(f, io.LimitReader(src, DefaultMaxBundle-u.bytes+1))
 	u.bytes += n
 	if cerr := f.Close(); err == nil {
 		err = cerr
@@ -322,8 +322,8 @@ func (u *unpacker) file(dst string, mode fs.FileMode, src io.Reader) error {
 	if err != nil {
 		return fmt.Errorf("%s: %v", u.rel(dst), err)
 	}
-	if u.bytes > MaxBundle {
-		return fmt.Errorf("unpacks to more than %d MiB", MaxBundle>>20)
+	if u.bytes > DefaultMaxBundle {
+		return fmt.Errorf("unpacks to more than %d MiB", DefaultMaxBundle>>20)
 	}
 	return nil
 }

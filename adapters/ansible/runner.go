@@ -15,6 +15,8 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"regexp"
+	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -75,6 +77,15 @@ type Config struct {
 	// CAPEM holds certificates trusted besides the system's roots, for
 	// bundle URLs (when HTTPClient is nil).
 	CAPEM []byte
+	// Env holds the site's ANSIBLE_* settings (the config's
+	// extensions.ansible_env), given to every run. ansible-playbook gets
+	// nothing else of the worker's environment but PATH, HOME and LANG (see
+	// Exec); a name outside ANSIBLE_* is refused.
+	Env map[string]string
+	// MaxBundle bounds a bundle archive's download and the files it
+	// unpacks to (DefaultMaxBundle when 0; the config's
+	// extensions.asset_max_bytes).
+	MaxBundle int64
 	// Log receives a line per run and the progress lines every
 	// executionTimeoutTick; never variables or output.
 	Log *slog.Logger
@@ -84,6 +95,8 @@ type Config struct {
 // and is safe for concurrent use.
 type Runner struct {
 	cfg Config
+	// env is cfg.Env as NAME=value, sorted.
+	env []string
 }
 
 var _ extensions.Runner = (*Runner)(nil)
@@ -123,8 +136,42 @@ func New(cfg Config) (*Runner, error) {
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.DiscardHandler)
 	}
-	return &Runner{cfg: cfg}, nil
+	if cfg.MaxBundle < 0 {
+		return nil, RunnerConfig("extensions.asset_max_bytes is %d: want a positive size", cfg.MaxBundle)
+	}
+	if cfg.MaxBundle == 0 {
+		cfg.MaxBundle = DefaultMaxBundle
+	}
+	env, err := siteEnv(cfg.Env)
+	if err != nil {
+		return nil, err
+	}
+	return &Runner{cfg: cfg, env: env}, nil
 }
+
+// siteEnv checks the site's settings and renders them as NAME=value in
+// name order. Only Ansible's own settings pass: the config cannot hand a
+// playbook a variable of the worker's kind (a DSN, a token, LD_PRELOAD).
+func siteEnv(m map[string]string) ([]string, error) {
+	names := make([]string, 0, len(m))
+	for k := range m {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	env := make([]string, 0, len(names))
+	for _, k := range names {
+		if !ansibleSetting.MatchString(k) {
+			return nil, RunnerConfig("extensions.ansible_env: %q is not an Ansible setting (ANSIBLE_ followed by upper-case letters, digits and _)", k)
+		}
+		if strings.ContainsRune(m[k], 0) {
+			return nil, RunnerConfig("extensions.ansible_env: %s holds a NUL byte", k)
+		}
+		env = append(env, k+"="+m[k])
+	}
+	return env, nil
+}
+
+var ansibleSetting = regexp.MustCompile(`^ANSIBLE_[A-Z0-9_]+$`)
 
 // Run runs one Ansible task: the bundle fetched (or taken from the
 // cache), copied into a fresh working directory with inventory.yml and
@@ -211,8 +258,11 @@ func (r *Runner) Run(ctx context.Context, req extensions.Request) (extensions.Re
 	}
 
 	out := &tail{max: MaxTaskOutput}
-	inv := Invocation{Dir: work, Playbook: playbook, Inventory: InventoryFile, ExtraVars: VariablesFile, Output: out, Container: container,
-		Env: []string{"ANSIBLE_NOCOLOR=1", "ANSIBLE_FORCE_COLOR=0", "ANSIBLE_RETRY_FILES_ENABLED=0", "ANSIBLE_LOCAL_TEMP=" + filepath.Join(run, "tmp"), "PYTHONUNBUFFERED=1"}}
+	// The site's settings first: the run's own (plain output, its
+	// temporary files inside the run's directory) win over them.
+	env := append(append([]string(nil), r.env...),
+		"ANSIBLE_NOCOLOR=1", "ANSIBLE_FORCE_COLOR=0", "ANSIBLE_RETRY_FILES_ENABLED=0", "ANSIBLE_LOCAL_TEMP="+filepath.Join(run, "tmp"), "PYTHONUNBUFFERED=1")
+	inv := Invocation{Dir: work, Playbook: playbook, Inventory: InventoryFile, ExtraVars: VariablesFile, Output: out, Container: container, Env: env}
 	start := time.Now()
 	stopTicks := progress(log, tick, start)
 	exit, err := r.cfg.Playbooks.Play(tctx, inv)
