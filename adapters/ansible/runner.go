@@ -221,7 +221,7 @@ func (r *Runner) Run(ctx context.Context, req extensions.Request) (extensions.Re
 
 	tctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	bundle, err := r.bundle(tctx, asset, req.Source)
+	bundle, err := r.bundle(tctx, log, asset, req.Source)
 	if err != nil {
 		if ctx.Err() != nil {
 			return extensions.Result{}, ctx.Err()
@@ -242,6 +242,9 @@ func (r *Runner) Run(ctx context.Context, req extensions.Request) (extensions.Re
 		return extensions.Result{}, AssetInvalid.New("asset %s: %v", asset.Name, err)
 	}
 	if err := copyTree(root, work, run); err != nil {
+		if errors.Is(err, errLinkOut) {
+			return extensions.Result{}, AssetInvalid.New("asset %s: %v", asset.Name, err)
+		}
 		return extensions.Result{}, RunnerConfig("copying the bundle into the working directory %s: %v", run, err)
 	}
 	ctxPath := filepath.Join(work, contextDir, contextFile)
@@ -406,11 +409,21 @@ func readOutputs(p string) (json.RawMessage, error) {
 	return json.RawMessage(compact.Bytes()), nil
 }
 
+// errLinkOut marks a bundle link that leads out of the bundle.
+var errLinkOut = errors.New("leads out of the bundle")
+
 // copyTree copies the bundle into a run's working directory: files,
-// directories and (relative, in-bundle) symbolic links, with their
-// permission bits. skip (the run's own directory, should a local bundle
-// directory hold the working directory) is left out.
+// directories and symbolic links, with their permission bits. Every link
+// is resolved through the bundle's root first: one that leads out of it,
+// alone or through other links, or to nothing, is refused (errLinkOut).
+// skip (the run's own directory, should a local bundle directory hold the
+// working directory) is left out.
 func copyTree(src, dst, skip string) error {
+	root, err := os.OpenRoot(src)
+	if err != nil {
+		return err
+	}
+	defer root.Close()
 	return filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -434,6 +447,9 @@ func copyTree(src, dst, skip string) error {
 			target, err := os.Readlink(p)
 			if err != nil {
 				return err
+			}
+			if _, err := root.Stat(rel); err != nil {
+				return fmt.Errorf("the link %s (to %q) %w or to nothing in it", filepath.ToSlash(rel), target, errLinkOut)
 			}
 			return os.Symlink(target, to)
 		case info.Mode().IsRegular():
