@@ -52,9 +52,9 @@ func (a Artifact) Digest() (d Digest, ok bool, err error) {
 	return Digest{}, false, nil
 }
 
-// Fetched reports whether the artifact may be downloaded: it has a URL
+// fetched reports whether the artifact may be downloaded: it has a URL
 // (a filename beside it is tried first, the URL when that file is absent).
-func (a Artifact) Fetched() bool { return strings.TrimSpace(a.URL) != "" }
+func (a Artifact) fetched() bool { return strings.TrimSpace(a.URL) != "" }
 
 // artifactProblem checks what an artifact must prove where it is declared
 // (a catalog file, a runtime override), and names the key at fault:
@@ -77,7 +77,7 @@ func artifactProblem(a Artifact) (key, msg string) {
 			return "checksum", fmt.Sprintf("%q is not an MD5 checksum (32 hexadecimal digits)", a.Checksum)
 		}
 	}
-	if !a.Fetched() {
+	if !a.fetched() {
 		return "", ""
 	}
 	shown := redactArtifactURL(a.URL)

@@ -23,6 +23,7 @@ import (
 	"strings"
 
 	"github.com/hostforge/hostforge/extensions"
+	"github.com/hostforge/hostforge/internal/bytesize"
 )
 
 // Limits of a bundle.
@@ -58,20 +59,7 @@ var errTooLarge = errors.New("over the size cap")
 
 // tooLarge is the AssetTooLarge failure of an asset over max bytes.
 func tooLarge(a extensions.Asset, what string, max int64) error {
-	return AssetTooLarge.New("asset %s: %s is larger than the cap of %s (extensions.asset_max_bytes)", a.Name, what, size(max))
-}
-
-// size renders a byte count in the largest binary unit that divides it.
-func size(n int64) string {
-	for _, u := range []struct {
-		shift uint
-		name  string
-	}{{30, "GiB"}, {20, "MiB"}, {10, "KiB"}} {
-		if n >= 1<<u.shift && n%(1<<u.shift) == 0 {
-			return fmt.Sprintf("%d %s", n>>u.shift, u.name)
-		}
-	}
-	return fmt.Sprintf("%d bytes", n)
+	return AssetTooLarge.New("asset %s: %s is larger than the cap of %s (extensions.asset_max_bytes)", a.Name, what, bytesize.Format(max))
 }
 
 // remoteURL reports whether an asset url is fetched over the network, and

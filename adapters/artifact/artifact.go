@@ -41,6 +41,7 @@ import (
 
 	"github.com/hostforge/hostforge"
 	"github.com/hostforge/hostforge/firmware"
+	"github.com/hostforge/hostforge/internal/bytesize"
 )
 
 // DefaultMaxBytes caps one download when Cache.MaxBytes is 0: room for a
@@ -234,7 +235,7 @@ func (c *Cache) download(ctx context.Context, a firmware.Artifact, u *url.URL, d
 	}
 	max := c.max()
 	if resp.ContentLength > max {
-		return "", TooLarge.New("downloading %s: the server announces %d bytes, more than the cap of %s (firmware.artifact_max_bytes); nothing was kept", name(a), resp.ContentLength, size(max))
+		return "", TooLarge.New("downloading %s: the server announces %d bytes, more than the cap of %s (firmware.artifact_max_bytes); nothing was kept", name(a), resp.ContentLength, bytesize.Format(max))
 	}
 	// The download streams to a temporary file at the cache's top, and
 	// only a verified one is renamed into place.
@@ -253,7 +254,7 @@ func (c *Cache) download(ctx context.Context, a firmware.Artifact, u *url.URL, d
 	case err != nil:
 		return "", fmt.Errorf("downloading %s: %v: %w", name(a), redact(err, a.URL), hostforge.ErrUnavailable)
 	case n > max:
-		return "", TooLarge.New("downloading %s: more than the cap of %s (firmware.artifact_max_bytes); stopped there, nothing was kept", name(a), size(max))
+		return "", TooLarge.New("downloading %s: more than the cap of %s (firmware.artifact_max_bytes); stopped there, nothing was kept", name(a), bytesize.Format(max))
 	}
 	if got := hex.EncodeToString(h.Sum(nil)); got != d.Hex() {
 		return "", firmware.ArtifactMissing.New("downloaded %s (%d bytes), but its sha256 is %s and the catalog says %s", name(a), n, got, d.Hex())
@@ -271,19 +272,6 @@ func (c *Cache) download(ctx context.Context, a firmware.Artifact, u *url.URL, d
 	}
 	c.log().Info("artifact downloaded", "artifact", name(a), "bytes", n, "took", time.Since(start).Round(time.Millisecond))
 	return dst, nil
-}
-
-// size renders a byte count in the largest binary unit that divides it.
-func size(n int64) string {
-	for _, u := range []struct {
-		shift uint
-		name  string
-	}{{30, "GiB"}, {20, "MiB"}, {10, "KiB"}} {
-		if n >= 1<<u.shift && n%(1<<u.shift) == 0 {
-			return fmt.Sprintf("%d %s", n>>u.shift, u.name)
-		}
-	}
-	return fmt.Sprintf("%d bytes", n)
 }
 
 func random() string {

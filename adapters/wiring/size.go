@@ -2,9 +2,8 @@ package wiring
 
 import (
 	"fmt"
-	"math"
-	"strconv"
-	"strings"
+
+	"github.com/hostforge/hostforge/internal/bytesize"
 )
 
 // ByteSize is a size in the config: a whole number of bytes, or one with a
@@ -13,30 +12,12 @@ import (
 // the cap is the component's default.
 type ByteSize int64
 
-var byteUnits = []struct {
-	name  string
-	shift uint
-}{{"TiB", 40}, {"GiB", 30}, {"MiB", 20}, {"KiB", 10}, {"B", 0}}
-
 // UnmarshalText reads "N", "N B", "N KiB", "N MiB", "N GiB" or "N TiB".
 func (s *ByteSize) UnmarshalText(b []byte) error {
-	text := strings.TrimSpace(string(b))
-	num, shift := text, uint(0)
-	for _, u := range byteUnits {
-		if strings.HasSuffix(text, u.name) {
-			num, shift = strings.TrimSpace(strings.TrimSuffix(text, u.name)), u.shift
-			break
-		}
+	n, err := bytesize.Parse(string(b))
+	if err != nil {
+		return fmt.Errorf("%v (leave the key out for the default)", err)
 	}
-	n, err := strconv.ParseInt(num, 10, 64)
-	switch {
-	case err != nil:
-		return fmt.Errorf("%q: want a size in bytes, or with a unit: KiB, MiB, GiB, TiB (16GiB)", text)
-	case n <= 0:
-		return fmt.Errorf("%q: want more than 0 (leave the key out for the default)", text)
-	case n > math.MaxInt64>>shift:
-		return fmt.Errorf("%q: too large", text)
-	}
-	*s = ByteSize(n << shift)
+	*s = ByteSize(n)
 	return nil
 }
