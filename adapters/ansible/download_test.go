@@ -271,3 +271,24 @@ func TestLocalBundleDirectoryLinkOut(t *testing.T) {
 		t.Fatalf("error %v, want EXTENSION_ANSIBLE_ASSET_INVALID naming esc", err)
 	}
 }
+
+// No entry's name leaves the bundle, however it is spelt; nothing is
+// written beside it.
+func TestUnpackRefusesNamesThatLeave(t *testing.T) {
+	for _, name := range []string{"x/../../y", "/abs", "..", "a/../../..", "..\\evil", "./../evil", "x/./../../evil"} {
+		for format, archive := range map[string][]byte{"tgz": tgzOf(t, entry{name: name, body: "x"}), "zip": zipOf(t, entry{name: name, body: "x"})} {
+			t.Run(format+" "+name, func(t *testing.T) {
+				dir := t.TempDir()
+				root := filepath.Join(dir, "bundle")
+				_ = os.Mkdir(root, 0o755)
+				err := ansible.Unpack(bytes.NewReader(archive), int64(len(archive)), root)
+				if err == nil || !strings.Contains(err.Error(), "escapes the bundle") {
+					t.Fatalf("error %v, want the entry refused", err)
+				}
+				if around := files(t, dir); len(around) != 1 {
+					t.Errorf("written: %q", around)
+				}
+			})
+		}
+	}
+}
