@@ -107,8 +107,14 @@ type Asset struct {
 	RepositoryRegistry string          `json:"repositoryRegistry,omitempty"`
 	NamespaceRegistry  string          `json:"namespaceRegistry,omitempty"`
 	TagRegistry        string          `json:"tagRegistry,omitempty"`
-	// SHA256 is hostforge's addition: the bundle's expected digest.
+	// SHA256 is hostforge's addition: the bundle's expected digest,
+	// required when the url is http(s) (a bundle fetched from elsewhere
+	// proves what it is by it).
 	SHA256 string `json:"sha256,omitempty"`
+	// AllowHTTP is hostforge's addition: the asset may be fetched over
+	// plain http (its sha256 still verifies it; every use is logged).
+	// Without it an http:// url is refused.
+	AllowHTTP bool `json:"allowHttp,omitempty"`
 }
 
 // StageTasks binds tasks to a stage.

@@ -15,7 +15,7 @@ func definition(onAssetChange string) []byte {
   "kind": "ExtensionDefinition", "schemaVersion": "1.1", "name": "test-ext", "label": "test-ext",
   "extensionType": "workflow", "vendor": "hostforge", "extensionVersion": "1.0.0", "icon": "x",
   "dependencies": {"controllerVersion": "7.0"}, "inputs": [], "outputs": [],
-  "assets": [{"label": "bundle-label", "name": "bundle", "assetType": "AnsibleBundle", "url": "https://example.com/b.zip"}],
+  "assets": [{"label": "bundle-label", "name": "bundle", "assetType": "AnsibleBundle", "url": "https://example.com/b.zip", "sha256": "b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1"}],
   "onAssetChange": [%s]
 }`, onAssetChange))
 }

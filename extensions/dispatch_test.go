@@ -47,7 +47,7 @@ func def(name, status string, tasks ...string) []byte {
 	}
 	return []byte(fmt.Sprintf(`{%s "kind": "ExtensionDefinition", "schemaVersion": "1.1", "name": %q, "label": %q,
   "extensionType": "workflow", "vendor": "v", "extensionVersion": "1", "icon": "i", "dependencies": {}, "inputs": [], "outputs": [],
-  "assets": [{"label": "bundle", "name": "bundle", "assetType": "AnsibleBundle", "url": "https://example.com/b.zip"}],
+  "assets": [{"label": "bundle", "name": "bundle", "assetType": "AnsibleBundle", "url": "https://example.com/b.zip", "sha256": "b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1"}],
   "onAssetChange": [{"stage": "serverRegistered", "tasks": [%s]},
                     {"stage": "serverDecommissioned", "tasks": [{"label": "other-stage", "taskType": "ExtensionTaskAnsible", "options": {"asset": "bundle", "playbook": "x.yml"}}]}]}`,
 		st, name, name, strings.Join(ts, ",")))

@@ -35,9 +35,13 @@
 // hostforge's additions are optional fields and rename nothing: a task's
 // failurePolicy ("fail", the default, or "continue") and includeSecrets;
 // webhook signingSecret and retries, SSH privateKeySecret (each naming a
-// vault item); an asset's sha256; a bare definition's status. An asset's
-// url may also be a local path (a relative one is read from the
-// definition file's directory).
+// vault item); an asset's sha256 and allowHttp; a bare definition's
+// status. An asset's url may also be a local path (a relative one is read
+// from the definition file's directory). A bundle hostforge downloads (an
+// http(s) url; an OciImage is the container runtime's to pull) must give
+// its sha256, and an http:// url needs allowHttp: true (the digest still
+// verifies it; every use is logged) — MetalSoft's published definitions
+// give neither, so each such asset gets its digest before it loads.
 //
 // # Runners
 //
@@ -77,7 +81,8 @@
 // removed stages, unknown task types, each type's required options and
 // their JSON types, asset references that do not resolve to assets[].name,
 // templates that do not parse (with line and column), duplicate task labels
-// within a stage. Repeated entries for one stage concatenate in order.
+// within a stage, a downloaded bundle without its sha256 or over plain
+// http without allowHttp. Repeated entries for one stage concatenate in order.
 // Unknown fields are warnings, not errors: MetalSoft's own files carry
 // some.
 //

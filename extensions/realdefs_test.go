@@ -1,6 +1,8 @@
 package extensions
 
 import (
+	"bytes"
+	"encoding/json"
 	"strings"
 	"testing"
 
@@ -31,13 +33,26 @@ var realDefinitions = []struct {
 	{"redhat-openshift__extension.json", "", ""},
 }
 
+// MetalSoft's definitions name their bundles by https URL without a
+// sha256 (hostforge's addition): as published, each that is otherwise
+// valid is refused for that alone, at every downloaded bundle's sha256,
+// and loads once its bundles' digests are given.
 func TestRealDefinitions(t *testing.T) {
 	for _, c := range realDefinitions {
 		t.Run(c.file, func(t *testing.T) {
-			x, ps := Parse(realdata.Read(t, "extensions", "metalsoft", c.file), c.file)
+			published := realdata.Read(t, "extensions", "metalsoft", c.file)
+			x, ps := Parse(published, c.file)
 			if c.refusedAt == "" {
-				if x == nil {
-					t.Fatalf("refused: %v", ps.Errors())
+				if x != nil {
+					t.Fatal("loaded, although its bundles are downloaded without a sha256")
+				}
+				for _, p := range ps.Errors() {
+					if !strings.HasSuffix(p.Path, ".sha256") || !strings.Contains(p.Message, "missing: the bundle at https://repo.metalsoft.io/") {
+						t.Errorf("refused for another reason than the digest: %v", p)
+					}
+				}
+				if x, ps = Parse(withBundleDigests(t, published), c.file); x == nil {
+					t.Fatalf("refused with its bundles' digests: %v", ps.Errors())
 				}
 				return
 			}
@@ -56,7 +71,7 @@ func TestRealDefinitions(t *testing.T) {
 
 // The real definitions that load bind what their files say.
 func TestRealDefinitionsBindTheirStages(t *testing.T) {
-	x, _ := Parse(realdata.Read(t, "extensions", "metalsoft", "infoblox-a-ptr__extension.json"), "infoblox")
+	x, _ := Parse(withBundleDigests(t, realdata.Read(t, "extensions", "metalsoft", "infoblox-a-ptr__extension.json")), "infoblox")
 	if x == nil {
 		t.Fatal("infoblox-a-ptr does not load")
 	}
@@ -70,4 +85,33 @@ func TestRealDefinitionsBindTheirStages(t *testing.T) {
 	if n := len(x.Tasks(ServerRegisteredStage)); n != 0 {
 		t.Errorf("serverRegistered has %d tasks, want none", n)
 	}
+}
+
+// withBundleDigests gives every bundle a definition downloads (an http(s)
+// url, not an OciImage) a sha256, as a site declaring it would.
+func withBundleDigests(t *testing.T, b []byte) []byte {
+	t.Helper()
+	var root map[string]any
+	d := json.NewDecoder(bytes.NewReader(b))
+	d.UseNumber()
+	if err := d.Decode(&root); err != nil {
+		t.Fatal(err)
+	}
+	def := root
+	if inner, ok := root["definition"].(map[string]any); ok {
+		def = inner
+	}
+	assets, _ := def["assets"].([]any)
+	for _, a := range assets {
+		a, _ := a.(map[string]any)
+		u, _ := a["url"].(string)
+		if a["assetType"] != "OciImage" && (strings.HasPrefix(u, "https://") || strings.HasPrefix(u, "http://")) {
+			a["sha256"] = strings.Repeat("5a", 32)
+		}
+	}
+	out, err := json.Marshal(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
 }

@@ -313,16 +313,21 @@ func (v *validator) assetList(def map[string]any, path string) {
 		if t != "" && !contains(assetTypes, t) {
 			v.warnf(key(p, "assetType"), "%q is not an asset type (%s)", t, strings.Join(assetTypes, ", "))
 		}
-		if u, ok := v.str(a, p, "url", true, true); ok && u != "" {
+		u, _ := v.str(a, p, "url", true, true)
+		if u != "" {
 			// An absolute URL, or a local path (a relative one is read
 			// from the definition file's directory).
 			if pu, err := url.Parse(u); (err != nil || pu.Scheme == "") && !localPath(u) {
 				v.errf(key(p, "url"), "%q is neither an absolute URL nor a local path", u)
 			}
 		}
-		if sum, ok := v.str(a, p, "sha256", false, false); ok && !isHex(sum, 64) {
+		sum, hasSum := v.str(a, p, "sha256", false, false)
+		if hasSum && !isHex(sum, 64) {
 			v.errf(key(p, "sha256"), "want 64 hexadecimal digits")
 		}
+		v.boolean(a, p, "allowHttp")
+		allowHTTP, _ := a["allowHttp"].(bool)
+		v.download(p, t, u, hasSum && sum != "", allowHTTP)
 		for _, k := range []string{"repositoryRegistry", "namespaceRegistry", "tagRegistry"} {
 			v.str(a, p, k, false, false)
 		}
@@ -335,7 +340,33 @@ func (v *validator) assetList(def map[string]any, path string) {
 		if label != "" {
 			v.labels[label] = name
 		}
-		v.unknown(a, p, "label", "name", "assetType", "url", "requiredAssets", "repositoryRegistry", "namespaceRegistry", "tagRegistry", "sha256")
+		v.unknown(a, p, "label", "name", "assetType", "url", "requiredAssets", "repositoryRegistry", "namespaceRegistry", "tagRegistry", "sha256", "allowHttp")
+	}
+}
+
+// download checks what an asset hostforge downloads must prove (a bundle
+// at an http(s) url; an OciImage is the container runtime's to pull): its
+// sha256, and https unless the asset opts in to plain http with
+// allowHttp. The runner refuses the same again before fetching anything;
+// refusing here makes the definition fail where it is written.
+func (v *validator) download(path, assetType, raw string, hasSum, allowHTTP bool) {
+	if assetType == "OciImage" || raw == "" {
+		return
+	}
+	pu, err := url.Parse(raw)
+	if err != nil {
+		return
+	}
+	scheme := strings.ToLower(pu.Scheme)
+	if scheme != "http" && scheme != "https" {
+		return
+	}
+	shown := (&url.URL{Scheme: scheme, Host: pu.Host, Path: pu.Path}).String()
+	if !hasSum {
+		v.errf(key(path, "sha256"), "missing: the bundle at %s is downloaded, and a download must prove what it is: give its SHA-256 (64 hexadecimal digits)", shown)
+	}
+	if scheme == "http" && !allowHTTP {
+		v.errf(key(path, "url"), "%s is plain http: serve the bundle over https, or opt this asset in with \"allowHttp\": true (its sha256 still verifies it; every use is logged)", shown)
 	}
 }
 

@@ -174,12 +174,17 @@ type Entry struct {
 }
 
 // Artifact is one file of an entry: a local file name or a URL, with its
-// digest. Checksum is the legacy (MD5) checksum of single-file entries.
+// digest. Checksum is the legacy (MD5) checksum of single-file entries; it
+// verifies a local file only. An artifact with a URL has its SHA256, and
+// an http:// URL its AllowHTTP (the catalog refuses it otherwise).
 type Artifact struct {
 	Filename string `json:"filename,omitempty"`
 	URL      string `json:"url,omitempty"`
 	SHA256   string `json:"sha256,omitempty"`
 	Checksum string `json:"checksum,omitempty"`
+	// AllowHTTP lets the URL be plain http (the catalog's allow_http):
+	// the sha256 still verifies the download, and each use is logged.
+	AllowHTTP bool `json:"allow_http,omitempty"`
 }
 
 // Models lists the catalog's models sorted by vendor family and model.

@@ -129,7 +129,7 @@ model = "PowerEdge R750"
 current_version_reported_as = "^Installed-.*__BIOS.Setup."
 known_firmware = [
   { version = "0.9", mandatory_upgrade_from_priority = "security" },
-  { version = "2.0", filename = "/fw/u.fw", url = "https://fw.example/u", checksum = "f4d4", default = true },
+  { version = "2.0", filename = "/fw/u.fw", checksum = "f4d4e0954b5635e6c9a8c79ebaa95218", default = true },
 ]
 `
 	c := mustParse(t, "site.toml", site)
@@ -138,7 +138,7 @@ known_firmware = [
 		t.Errorf("no ordering: effective %v, want [bmc uefi]", got)
 	}
 	def, ok := m.Components[firmware.UEFI].Default()
-	if !ok || def.Version != "2.0" || !reflect.DeepEqual(def.Artifacts, []firmware.Artifact{{Filename: "/fw/u.fw", URL: "https://fw.example/u", Checksum: "f4d4"}}) {
+	if !ok || def.Version != "2.0" || !reflect.DeepEqual(def.Artifacts, []firmware.Artifact{{Filename: "/fw/u.fw", Checksum: "f4d4e0954b5635e6c9a8c79ebaa95218"}}) {
 		t.Errorf("default = %+v, %v", def, ok)
 	}
 
@@ -154,10 +154,10 @@ default = true
 power_drains_needed = 1
 [[components.cx7.known_firmware.files]]
 filename = "/fw/cx7.bin"
-sha256 = "abc"
+sha256 = "abababababababababababababababababababababababababababababababab"
 [[components.cx7.known_firmware.files]]
 url = "https://fw.example/cx7.bin"
-sha256 = "def"
+sha256 = "dededededededededededededededededededededededededededededededede"
 [components.cx7.known_firmware.scout]
 execution_timeout_seconds = 1800
 artifact_download_timeout_seconds = 600
@@ -171,7 +171,7 @@ preingestion_exclusive_config = true
 	c = mustParse(t, "metadata.toml", meta)
 	m = model(t, c, "NVIDIA", "dgxh100")
 	cx7, _ := m.Components[firmware.CX7].Default()
-	if want := []firmware.Artifact{{Filename: "/fw/cx7.bin", SHA256: "abc"}, {URL: "https://fw.example/cx7.bin", SHA256: "def"}}; !reflect.DeepEqual(cx7.Artifacts, want) || cx7.PowerDrainsNeeded != 1 {
+	if want := []firmware.Artifact{{Filename: "/fw/cx7.bin", SHA256: strings.Repeat("ab", 32)}, {URL: "https://fw.example/cx7.bin", SHA256: strings.Repeat("de", 32)}}; !reflect.DeepEqual(cx7.Artifacts, want) || cx7.PowerDrainsNeeded != 1 {
 		t.Errorf("files win over filenames: %+v", cx7)
 	}
 	if _, ok := m.Components[firmware.UEFI].Default(); ok {

@@ -61,12 +61,12 @@ var (
 		Action:    "The BMC refused the firmware upload (the message carries its answer): check the artifact matches the platform and the BMC's update service is enabled. The update retries after the retry interval.",
 	})
 	// ArtifactMissing: the catalog entry names no artifact, or the artifact
-	// could not be resolved.
+	// could not be resolved, or its bytes are not the verified ones.
 	ArtifactMissing = hostforge.Declare(hostforge.Spec{
 		Code:   "FIRMWARE_ARTIFACT_MISSING",
 		Phase:  "firmware_update",
 		Owner:  hostforge.OwnerInfraEng,
-		Action: "The catalog entry has no usable artifact (files, filename, filenames or url) or the file is missing: fix the catalog or the firmware directory, then reset the host's update.",
+		Action: "The catalog entry has no usable artifact (files, filename, filenames or url), the file is missing, or its bytes are not the ones the catalog's digest names (a download that does not match, a URL without its sha256, a file changed between its verification and its push — the push is then cut before its end): fix the catalog, the firmware directory or the artifact server, then reset the host's update.",
 	})
 	// TaskFailed: the BMC's update task ended in Exception, Interrupted,
 	// Killed or Cancelled, or in a state hostforge does not know.

@@ -12,13 +12,25 @@
 // current_version_reported_as (a regular expression searched in inventory
 // member Ids), preingest_upgrade_when_below and known_firmware[]. An entry
 // has version, default, the legacy filename/filenames/url/checksum,
-// files[{filename|url, sha256}], install_only_specified,
+// files[{filename|url, sha256, allow_http}], install_only_specified,
 // power_drains_needed, pre_update_resets, script and
 // preingestion_exclusive_config (such an entry is never a managed default).
 // mandatory_upgrade_from_priority and the legacy per-entry scout table are
 // accepted and ignored. Unknown fields, bad regular expressions, unknown
 // or repeated component types and two defaults in one component are
 // refused, naming the file, line, table and key.
+//
+// A download proves what it is, and the catalog says how: an artifact
+// with a url (tried when its filename is absent, or alone) needs its
+// sha256 — the legacy url/checksum form cannot give one (its checksum is
+// MD5, which proves nothing about a download), so a URL artifact is
+// written as files = [{ url = "...", sha256 = "..." }]. The url is https;
+// a source on plain http opts in with allow_http = true on its files
+// entry (the sha256 still verifies the bytes, and every use is logged).
+// A sha256 or checksum that is not a digest is refused too. The catalog
+// refuses these when it is loaded (and a runtime override when it is
+// applied), not when an update reaches the entry. The legacy MD5
+// checksum still verifies a local file.
 //
 // Merge order, last wins (Merge, LoadCatalog, WithOverrides): static
 // host_models; the metadata.toml of each subdirectory of a firmware

@@ -87,6 +87,11 @@ func (c *Catalog) applyOverride(o Override) error {
 	if _, ok := ParseComponentType(string(o.Component)); !ok {
 		return CatalogInvalid.New("override %s: unknown component type %q (types: %s)", where, o.Component, componentNames())
 	}
+	for i, a := range o.Entry.Artifacts {
+		if key, msg := artifactProblem(a); key != "" {
+			return CatalogInvalid.New("override %s: artifacts[%d] %s: %s", where, i, key, msg)
+		}
+	}
 	k := keyOf(o.Vendor, o.Model)
 	m, ok := c.models[k]
 	if !ok {

@@ -58,6 +58,8 @@ type tomlFile struct {
 	Filename string `toml:"filename"`
 	URL      string `toml:"url"`
 	SHA256   string `toml:"sha256"`
+	// AllowHTTP is hostforge's addition: the url may be plain http.
+	AllowHTTP bool `toml:"allow_http"`
 }
 
 // tomlScout is the legacy per-entry scout table: accepted, ignored (the
@@ -116,7 +118,10 @@ func (p *problems) err() error {
 // that does not compile, an unknown component type (in components or in
 // ordering), a component type listed twice in an ordering, one model
 // defined twice, two default entries in one component, a files entry with
-// neither filename nor url, a negative power_drains_needed.
+// neither filename nor url, a negative power_drains_needed, and an
+// artifact that cannot prove what it is: a URL without its sha256 (an MD5
+// checksum does not do), a plain http URL without the files entry's
+// allow_http = true, a sha256 or checksum that is not a digest.
 func ParseCatalog(name string, data []byte) (*Catalog, error) {
 	var loose map[string]any
 	if err := toml.Unmarshal(data, &loose); err != nil {
@@ -354,14 +359,30 @@ func (p *problems) entry(path string, te tomlEntry) (Entry, bool) {
 				ok = false
 				continue
 			}
-			e.Artifacts = append(e.Artifacts, Artifact{Filename: f.Filename, URL: f.URL, SHA256: f.SHA256})
+			a := Artifact{Filename: f.Filename, URL: f.URL, SHA256: f.SHA256, AllowHTTP: f.AllowHTTP}
+			if key, msg := artifactProblem(a); key != "" {
+				p.add(fmt.Sprintf("%s.files[%d]", path, i), key, "%s", msg)
+				ok = false
+				continue
+			}
+			e.Artifacts = append(e.Artifacts, a)
 		}
 	case len(te.Filenames) > 0:
 		for _, f := range te.Filenames {
 			e.Artifacts = append(e.Artifacts, Artifact{Filename: f})
 		}
 	case te.Filename != "" || te.URL != "":
-		e.Artifacts = []Artifact{{Filename: te.Filename, URL: te.URL, Checksum: te.Checksum}}
+		a := Artifact{Filename: te.Filename, URL: te.URL, Checksum: te.Checksum}
+		if key, msg := artifactProblem(a); key != "" {
+			if key == "sha256" {
+				// The legacy form has no sha256 key to add.
+				key, msg = "url", fmt.Sprintf(`the artifact %s is downloaded, and a download must prove what it is by its SHA-256; the legacy url/checksum form cannot (its checksum is MD5): declare the artifact as files = [{ url = "...", sha256 = "<64 hexadecimal digits>" }]`, redactArtifactURL(a.URL))
+			}
+			p.add(path, key, "%s", msg)
+			ok = false
+			break
+		}
+		e.Artifacts = []Artifact{a}
 	}
 	return e, ok
 }

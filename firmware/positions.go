@@ -31,11 +31,11 @@ func indexPositions(doc []byte) (ix posIndex) {
 		e := p.Expression()
 		switch e.Kind {
 		case unstable.Table:
-			path, first := keyPath(e.Key())
+			path, first := headerPath(e.Key(), arrays, false)
 			cur = path
 			ix.set(cur, nodeLine(&p, first))
 		case unstable.ArrayTable:
-			path, first := keyPath(e.Key())
+			path, first := headerPath(e.Key(), arrays, true)
 			n := arrays[path]
 			arrays[path]++
 			cur = path + "[" + strconv.Itoa(n) + "]"
@@ -97,6 +97,34 @@ func (ix posIndex) line(path string) int {
 		path = path[:cut]
 	}
 	return 0
+}
+
+// headerPath is a table header's path, with the current element of every
+// array of tables it is below: [[a.files]] after [[a]] is a[0].files, as
+// the decoder and the refusals name it. arrays counts the elements of each
+// array of tables so far, by its path; the last key of an array table's
+// own header is left for the caller to index.
+func headerPath(it unstable.Iterator, arrays map[string]int, arrayTable bool) (string, *unstable.Node) {
+	var parts []string
+	var first *unstable.Node
+	for it.Next() {
+		n := it.Node()
+		if first == nil {
+			first = n
+		}
+		parts = append(parts, string(n.Data))
+	}
+	path := ""
+	for i, part := range parts {
+		path = joinPath(path, part)
+		if arrayTable && i == len(parts)-1 {
+			break
+		}
+		if n := arrays[path]; n > 0 {
+			path += "[" + strconv.Itoa(n-1) + "]"
+		}
+	}
+	return path, first
 }
 
 func keyPath(it unstable.Iterator) (string, *unstable.Node) {

@@ -92,7 +92,7 @@ func TestWithOverrides(t *testing.T) {
 		err   bool
 	}{
 		{"a version is upserted in place", []firmware.Override{
-			{Vendor: "Dell", Model: "PowerEdge R750", Component: firmware.UEFI, UpdatedAt: at(1), Entry: firmware.Entry{Version: "1.13.2", Default: true, Artifacts: []firmware.Artifact{{URL: "https://fw/new"}}}},
+			{Vendor: "Dell", Model: "PowerEdge R750", Component: firmware.UEFI, UpdatedAt: at(1), Entry: firmware.Entry{Version: "1.13.2", Default: true, Artifacts: []firmware.Artifact{{URL: "https://fw/new", SHA256: "0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e"}}}},
 		}, func(t *testing.T, c *firmware.Catalog) {
 			m, _ := c.Model("Dell", "PowerEdge R750")
 			if k := m.Components[firmware.UEFI].KnownFirmware; len(k) != 1 || k[0].Artifacts[0].URL != "https://fw/new" {

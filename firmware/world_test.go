@@ -45,7 +45,7 @@ current_version_reported_as = "^HGX_FW_BMC_0$"
 version = "HGX-23.04"
 default = true
 pre_update_resets = true
-files = [ { filename = "/fw/hgx-part1.fwpkg", sha256 = "aa" }, { filename = "/fw/hgx-part2.fwpkg", sha256 = "bb" } ]
+files = [ { filename = "/fw/hgx-part1.fwpkg", sha256 = "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa" }, { filename = "/fw/hgx-part2.fwpkg", sha256 = "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb" } ]
 [host_models.dgx.components.uefi]
 current_version_reported_as = "^HostBIOS_0$"
 known_firmware = [ { version = "01.02.00", filename = "/fw/dgx-bios.bin", default = true } ]

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/hostforge/hostforge/adapters/ansible"
@@ -105,5 +106,49 @@ func TestRealPlaybookOutputsAreStored(t *testing.T) {
 				t.Errorf("outputs after a run that wrote none: %s, want {}", out.Values)
 			}
 		})
+	}
+}
+
+// TestRealPlaybookSeesNoWorkerSecrets plants a database password and a
+// NetBox token in the worker's environment, as a worker holds them, and
+// runs a playbook that reads every variable it can: the real
+// ansible-playbook sees PATH, HOME, LANG and the ANSIBLE_* settings, and
+// neither secret.
+func TestRealPlaybookSeesNoWorkerSecrets(t *testing.T) {
+	exec := needAnsible(t)
+	t.Setenv("PGPASSWORD", plantedPG)
+	t.Setenv("HOSTFORGE_NETBOX_TOKEN", plantedToken)
+	dir := t.TempDir()
+	playbook := `- hosts: localhost
+  gather_facts: false
+  tasks:
+    - ansible.builtin.copy:
+        content: "{{ {'pg': lookup('env', 'PGPASSWORD'), 'token': lookup('env', 'HOSTFORGE_NETBOX_TOKEN'),
+                      'path': lookup('env', 'PATH'), 'hostkeys': lookup('env', 'ANSIBLE_HOST_KEY_CHECKING')} | to_json }}"
+        dest: "{{ context_json_file_path }}"
+`
+	if err := os.WriteFile(filepath.Join(dir, "site.yml"), []byte(playbook), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r, err := ansible.New(ansible.Config{Playbooks: exec, CacheDir: t.TempDir(), WorkDir: t.TempDir(),
+		Env: map[string]string{"ANSIBLE_HOST_KEY_CHECKING": "True"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := r.Run(context.Background(), request(dir, "", extensions.AnsibleOptions{ExecutionTimeout: 300}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got struct {
+		PG, Token, Path, HostKeys string
+	}
+	if err := json.Unmarshal(res.Outputs, &got); err != nil {
+		t.Fatalf("outputs %s: %v", res.Outputs, err)
+	}
+	if got.PG != "" || got.Token != "" || strings.Contains(string(res.Outputs), plantedPG) || strings.Contains(string(res.Outputs), plantedToken) {
+		t.Errorf("the playbook read the worker's secrets: %s", res.Outputs)
+	}
+	if got.Path != os.Getenv("PATH") || got.HostKeys != "True" {
+		t.Errorf("the playbook's PATH %q and ANSIBLE_HOST_KEY_CHECKING %q, want the worker's PATH and the site's setting", got.Path, got.HostKeys)
 	}
 }

@@ -123,6 +123,18 @@ func newFixture(t *testing.T, runtime string) *fixture {
 	return f
 }
 
+// newTLSFixture is a fixture whose downloads trust client's roots.
+func newTLSFixture(t *testing.T, client *http.Client) *fixture {
+	t.Helper()
+	f := &fixture{fake: &ansibletest.Fake{}, cache: t.TempDir(), work: t.TempDir()}
+	r, err := ansible.New(ansible.Config{Playbooks: f.fake, CacheDir: f.cache, WorkDir: f.work, HTTPClient: client})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.runner = r
+	return f
+}
+
 // request is an Ansible task of the extension "inventory" whose bundle
 // asset has url and sha.
 func request(url, sha string, o extensions.AnsibleOptions) extensions.Request {
@@ -178,7 +190,7 @@ func TestRunWritesOutputsFromAZipNextToTheDefinition(t *testing.T) {
 func TestBundlesFromURLsAreVerifiedAndCachedByDigest(t *testing.T) {
 	archive := tgzOf(t, entry{name: "register-bundle/"}, entry{name: "register-bundle/site.yml", body: ansibletest.Playbook})
 	var hits atomic.Int32
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		hits.Add(1)
 		if r.URL.Path != "/bundles/register-1.tgz" {
 			http.NotFound(w, r)
@@ -187,7 +199,7 @@ func TestBundlesFromURLsAreVerifiedAndCachedByDigest(t *testing.T) {
 		_, _ = w.Write(archive)
 	}))
 	defer srv.Close()
-	f := newFixture(t, "")
+	f := newTLSFixture(t, srv.Client())
 	url := srv.URL + "/bundles/register-1.tgz?token=sekrit"
 
 	for i := range 2 {
@@ -209,12 +221,12 @@ func TestBundlesFromURLsAreVerifiedAndCachedByDigest(t *testing.T) {
 		msg            string
 	}{
 		{"digest mismatch", srv.URL + "/bundles/register-1.tgz", strings.Repeat("0", 64), ansible.AssetInvalid.Code, "has SHA-256 " + digest(archive)},
-		{"not found", srv.URL + "/bundles/missing.tgz?token=sekrit", "", ansible.AssetUnavailable.Code, "404 Not Found"},
+		{"not found", srv.URL + "/bundles/missing.tgz?token=sekrit", digest(archive), ansible.AssetUnavailable.Code, "404 Not Found"},
 		{"bad sha256", srv.URL + "/bundles/register-1.tgz", "xyz", ansible.AssetInvalid.Code, "not a SHA-256"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := newFixture(t, "").runner.Run(context.Background(), request(tc.url, tc.sha, extensions.AnsibleOptions{}))
+			_, err := newTLSFixture(t, srv.Client()).runner.Run(context.Background(), request(tc.url, tc.sha, extensions.AnsibleOptions{}))
 			if hostforge.CodeOf(err) != tc.code || !strings.Contains(err.Error(), tc.msg) {
 				t.Fatalf("error %v, want %s saying %q", err, tc.code, tc.msg)
 			}

@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"log/slog"
 	"net/http"
 	"net/url"
 	"os"
@@ -22,13 +23,14 @@ import (
 	"strings"
 
 	"github.com/hostforge/hostforge/extensions"
+	"github.com/hostforge/hostforge/internal/bytesize"
 )
 
 // Limits of a bundle.
 const (
-	// MaxBundle bounds a bundle archive's size, and the total size of the
-	// files it unpacks to.
-	MaxBundle = 512 << 20
+	// DefaultMaxBundle bounds a bundle archive's size, and the total size
+	// of the files it unpacks to, unless Config.MaxBundle says otherwise.
+	DefaultMaxBundle = 512 << 20
 	// MaxBundleFiles bounds the entries of a bundle.
 	MaxBundleFiles = 20000
 )
@@ -52,10 +54,36 @@ func findAsset(assets []extensions.Asset, name string) (extensions.Asset, bool) 
 	return extensions.Asset{}, false
 }
 
+// errTooLarge marks a bundle over the cap (AssetTooLarge).
+var errTooLarge = errors.New("over the size cap")
+
+// tooLarge is the AssetTooLarge failure of an asset over max bytes.
+func tooLarge(a extensions.Asset, what string, max int64) error {
+	return AssetTooLarge.New("asset %s: %s is larger than the cap of %s (extensions.asset_max_bytes)", a.Name, what, bytesize.Format(max))
+}
+
+// remoteURL reports whether an asset url is fetched over the network, and
+// whether over plain http.
+func remoteURL(u string) (remote, plain bool) {
+	pu, err := url.Parse(u)
+	if err != nil {
+		return false, false
+	}
+	switch strings.ToLower(pu.Scheme) {
+	case "https":
+		return true, false
+	case "http":
+		return true, true
+	}
+	return false, false
+}
+
 // bundle returns the directory holding the asset's files: a local
 // directory as it is, or the archive (local or downloaded) unpacked into
-// the cache under its SHA-256.
-func (r *Runner) bundle(ctx context.Context, a extensions.Asset, source string) (string, error) {
+// the cache under its SHA-256. A URL is fetched only when the asset gives
+// its sha256, and over plain http only when it opts in (allowHttp), which
+// is logged at every use.
+func (r *Runner) bundle(ctx context.Context, log *slog.Logger, a extensions.Asset, source string) (string, error) {
 	want := strings.ToLower(strings.TrimSpace(a.SHA256))
 	if want != "" {
 		if b, err := hex.DecodeString(want); err != nil || len(b) != sha256.Size {
@@ -66,7 +94,15 @@ func (r *Runner) bundle(ctx context.Context, a extensions.Asset, source string) 
 	if u == "" {
 		return "", AssetInvalid.New("asset %s has no url", a.Name)
 	}
-	remote := strings.HasPrefix(u, "http://") || strings.HasPrefix(u, "https://")
+	remote, plain := remoteURL(u)
+	switch {
+	case remote && want == "":
+		return "", AssetInvalid.New("asset %s: %s is fetched by URL and the asset gives no sha256: a downloaded bundle must prove what it is (add assets[].sha256, its SHA-256 in hex); nothing was downloaded", a.Name, redactURL(u))
+	case plain && !a.AllowHTTP:
+		return "", AssetInvalid.New("asset %s: %s is plain http; fetch it over https, or opt in with allowHttp: true on the asset (its sha256 still verifies it); nothing was downloaded", a.Name, redactURL(u))
+	case plain:
+		log.Warn("the bundle is fetched over plain http (allowHttp): only its sha256 protects it", "asset", a.Name, "url", redactURL(u))
+	}
 	if !remote {
 		p := u
 		if strings.HasPrefix(u, "file://") {
@@ -98,18 +134,26 @@ func (r *Runner) bundle(ctx context.Context, a extensions.Asset, source string) 
 	if err := os.MkdirAll(r.cfg.CacheDir, 0o700); err != nil {
 		return "", RunnerConfig("the bundle cache %s cannot be created: %v", r.cfg.CacheDir, err)
 	}
-	tmp, err := os.CreateTemp(r.cfg.CacheDir, ".download-*")
+	// Everything in the cache goes through its root: no name and no link
+	// leads out of it.
+	cache, err := os.OpenRoot(r.cfg.CacheDir)
+	if err != nil {
+		return "", RunnerConfig("the bundle cache %s cannot be opened: %v", r.cfg.CacheDir, err)
+	}
+	defer cache.Close()
+	name := ".download-" + randomName()
+	tmp, err := cache.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
 		return "", RunnerConfig("the bundle cache %s is not writable: %v", r.cfg.CacheDir, err)
 	}
-	defer os.Remove(tmp.Name())
+	defer cache.Remove(name)
 	defer tmp.Close()
 	h := sha256.New()
 	var n int64
 	if remote {
 		n, err = r.download(ctx, a, io.MultiWriter(tmp, h))
 	} else {
-		n, err = copyLocal(a, u, source, io.MultiWriter(tmp, h))
+		n, err = r.copyLocal(a, u, source, io.MultiWriter(tmp, h))
 	}
 	if err != nil {
 		return "", err
@@ -121,21 +165,21 @@ func (r *Runner) bundle(ctx context.Context, a extensions.Asset, source string) 
 	if dir := r.cached(got); dir != "" {
 		return dir, nil
 	}
-	if _, err := tmp.Seek(0, io.SeekStart); err != nil {
-		return "", AssetUnavailable.New("asset %s: %v", a.Name, err)
-	}
-	return r.unpackToCache(a, tmp, n, got)
+	return r.unpackToCache(cache, a, tmp, n, got)
 }
 
 // cached returns the unpacked bundle of a digest, "" when absent.
 func (r *Runner) cached(digest string) string {
 	dir := filepath.Join(r.cfg.CacheDir, digest)
-	if st, err := os.Stat(dir); err == nil && st.IsDir() {
+	if st, err := os.Lstat(dir); err == nil && st.IsDir() {
 		return dir
 	}
 	return ""
 }
 
+// download streams the asset's URL into w, at most the cap: a larger
+// announced length is refused before reading, a longer body when it
+// passes the cap.
 func (r *Runner) download(ctx context.Context, a extensions.Asset, w io.Writer) (int64, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, a.URL, nil)
 	if err != nil {
@@ -156,20 +200,24 @@ func (r *Runner) download(ctx context.Context, a extensions.Asset, w io.Writer) 
 	if resp.StatusCode != http.StatusOK {
 		return 0, AssetUnavailable.New("asset %s: GET %s answered %s", a.Name, redactURL(a.URL), resp.Status)
 	}
-	n, err := io.Copy(w, io.LimitReader(resp.Body, MaxBundle+1))
+	max := r.cfg.MaxBundle
+	if resp.ContentLength > max {
+		return 0, tooLarge(a, fmt.Sprintf("%s (%d bytes announced)", redactURL(a.URL), resp.ContentLength), max)
+	}
+	n, err := io.Copy(w, io.LimitReader(resp.Body, max+1))
 	if err != nil {
 		if ctx.Err() != nil {
 			return 0, ctx.Err()
 		}
 		return 0, AssetUnavailable.New("asset %s: GET %s: reading the body: %v", a.Name, redactURL(a.URL), err)
 	}
-	if n > MaxBundle {
-		return 0, AssetInvalid.New("asset %s: %s is larger than %d MiB", a.Name, redactURL(a.URL), MaxBundle>>20)
+	if n > max {
+		return 0, tooLarge(a, redactURL(a.URL), max)
 	}
 	return n, nil
 }
 
-func copyLocal(a extensions.Asset, u, source string, w io.Writer) (int64, error) {
+func (r *Runner) copyLocal(a extensions.Asset, u, source string, w io.Writer) (int64, error) {
 	p := u
 	if strings.HasPrefix(u, "file://") {
 		fu, _ := url.Parse(u)
@@ -183,12 +231,13 @@ func copyLocal(a extensions.Asset, u, source string, w io.Writer) (int64, error)
 		return 0, AssetUnavailable.New("asset %s: %v", a.Name, err)
 	}
 	defer f.Close()
-	n, err := io.Copy(w, io.LimitReader(f, MaxBundle+1))
+	max := r.cfg.MaxBundle
+	n, err := io.Copy(w, io.LimitReader(f, max+1))
 	if err != nil {
 		return 0, AssetUnavailable.New("asset %s: reading %s: %v", a.Name, p, err)
 	}
-	if n > MaxBundle {
-		return 0, AssetInvalid.New("asset %s: %s is larger than %d MiB", a.Name, p, MaxBundle>>20)
+	if n > max {
+		return 0, tooLarge(a, p, max)
 	}
 	return n, nil
 }
@@ -196,37 +245,69 @@ func copyLocal(a extensions.Asset, u, source string, w io.Writer) (int64, error)
 // unpackToCache unpacks the archive into the cache under its digest: into
 // a temporary directory first, renamed into place, so a crash or a
 // concurrent run never sees half a bundle.
-func (r *Runner) unpackToCache(a extensions.Asset, f *os.File, size int64, digest string) (string, error) {
-	tmp, err := os.MkdirTemp(r.cfg.CacheDir, ".unpack-*")
-	if err != nil {
+func (r *Runner) unpackToCache(cache *os.Root, a extensions.Asset, f *os.File, n int64, digest string) (string, error) {
+	tmp := ".unpack-" + randomName()
+	if err := cache.Mkdir(tmp, 0o700); err != nil {
 		return "", RunnerConfig("the bundle cache %s is not writable: %v", r.cfg.CacheDir, err)
 	}
-	defer os.RemoveAll(tmp)
-	if err := Unpack(f, size, tmp); err != nil {
+	defer cache.RemoveAll(tmp)
+	dst, err := cache.OpenRoot(tmp)
+	if err != nil {
+		return "", RunnerConfig("the bundle cache %s: %v", r.cfg.CacheDir, err)
+	}
+	err = unpack(f, n, dst, r.cfg.MaxBundle)
+	dst.Close()
+	switch {
+	case errors.Is(err, errTooLarge):
+		return "", tooLarge(a, "what "+redactURL(a.URL)+" unpacks to", r.cfg.MaxBundle)
+	case err != nil:
 		return "", AssetInvalid.New("asset %s (%s): %v", a.Name, redactURL(a.URL), err)
 	}
-	dir := filepath.Join(r.cfg.CacheDir, digest)
-	if err := os.Rename(tmp, dir); err != nil {
+	if err := cache.Rename(tmp, digest); err != nil {
 		if r.cached(digest) != "" {
-			return dir, nil // a concurrent run unpacked it first
+			return filepath.Join(r.cfg.CacheDir, digest), nil // a concurrent run unpacked it first
 		}
 		return "", RunnerConfig("the bundle cache %s: %v", r.cfg.CacheDir, err)
 	}
-	return dir, nil
+	return filepath.Join(r.cfg.CacheDir, digest), nil
 }
 
 // Unpack unpacks a zip or tar.gz archive (sniffed from its first bytes)
-// of size bytes into dir, which must exist. It refuses entries that would
-// land outside dir (absolute paths, "..", symbolic links pointing out),
-// device files and hard links, and archives over MaxBundle bytes or
-// MaxBundleFiles entries unpacked. Modes keep their permission bits,
-// without setuid, setgid or sticky bits.
+// of size bytes into dir, which must exist. Every entry is written through
+// dir's root (os.Root), so no name leaves it; it refuses entries whose
+// names would (absolute paths, ".."), entries written through a link an
+// earlier entry made, device files and hard links, and archives over
+// DefaultMaxBundle bytes or MaxBundleFiles entries unpacked. Once every
+// entry is written, each symbolic link is resolved through the root: a
+// link that leads out — alone or through a chain of links, such as x/l ->
+// .. and esc -> x/l/../.. — or leads nowhere fails the archive and is
+// removed. Modes keep their permission bits, without setuid, setgid or
+// sticky bits. On failure dir may hold part of the archive, but no link
+// that leads out of it.
 func Unpack(r io.ReaderAt, size int64, dir string) error {
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return err
+	}
+	defer root.Close()
+	err = unpack(r, size, root, DefaultMaxBundle)
+	if errors.Is(err, errTooLarge) {
+		return fmt.Errorf("unpacks to more than %d MiB", DefaultMaxBundle>>20)
+	}
+	return err
+}
+
+func unpack(r io.ReaderAt, size int64, root *os.Root, max int64) (err error) {
 	head := make([]byte, 4)
 	if _, err := r.ReadAt(head, 0); err != nil {
 		return errors.New("not a zip or tar.gz archive (too short)")
 	}
-	u := &unpacker{root: dir}
+	u := &unpacker{root: root, max: max}
+	defer func() {
+		if lerr := u.checkLinks(); err == nil {
+			err = lerr
+		}
+	}()
 	switch {
 	case bytes.HasPrefix(head, []byte("PK\x03\x04")), bytes.HasPrefix(head, []byte("PK\x05\x06")):
 		return u.zip(r, size)
@@ -236,13 +317,18 @@ func Unpack(r io.ReaderAt, size int64, dir string) error {
 	return errors.New("not a zip or tar.gz archive")
 }
 
+// unpacker writes an archive's entries below root, by slash-separated
+// names relative to it.
 type unpacker struct {
-	root  string
+	root  *os.Root
+	max   int64
 	files int
 	bytes int64
+	links []string
 }
 
-// target checks an entry's name and returns where it goes.
+// target checks an entry's name and returns it cleaned, relative to the
+// root ("." for the root itself).
 func (u *unpacker) target(name string) (string, error) {
 	u.files++
 	if u.files > MaxBundleFiles {
@@ -252,103 +338,128 @@ func (u *unpacker) target(name string) (string, error) {
 	if name == "" || strings.HasPrefix(name, "/") || clean == ".." || strings.HasPrefix(clean, "../") || strings.ContainsRune(name, 0) {
 		return "", fmt.Errorf("entry %q escapes the bundle", name)
 	}
-	if clean == "." {
-		return u.root, nil
-	}
-	return filepath.Join(u.root, filepath.FromSlash(clean)), nil
+	return clean, nil
 }
 
-// inside checks that a symbolic link at at pointing to target stays in the root.
-func (u *unpacker) inside(at, target string) error {
-	if filepath.IsAbs(target) || strings.HasPrefix(target, "/") {
-		return fmt.Errorf("link %s points to the absolute path %q", u.rel(at), target)
+// inside checks, lexically, that a symbolic link at rel pointing to target
+// stays in the root: a clear refusal of the plain cases. Chains of links
+// are caught by checkLinks, which resolves them.
+func (u *unpacker) inside(rel, target string) error {
+	if path.IsAbs(target) || filepath.IsAbs(target) {
+		return fmt.Errorf("link %s points to the absolute path %q", rel, target)
 	}
-	resolved := filepath.Join(filepath.Dir(at), filepath.FromSlash(target))
-	rel, err := filepath.Rel(u.root, resolved)
-	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
-		return fmt.Errorf("link %s points outside the bundle (%q)", u.rel(at), target)
+	resolved := path.Join(path.Dir(rel), strings.ReplaceAll(target, "\\", "/"))
+	if resolved == ".." || strings.HasPrefix(resolved, "../") {
+		return fmt.Errorf("link %s points outside the bundle (%q)", rel, target)
 	}
 	return nil
-}
-
-func (u *unpacker) rel(p string) string {
-	r, err := filepath.Rel(u.root, p)
-	if err != nil {
-		return p
-	}
-	return filepath.ToSlash(r)
 }
 
 // noLinkOnPath refuses to write through a symbolic link an earlier entry
 // made (an archive could otherwise place a link to /etc and a file below it).
-func (u *unpacker) noLinkOnPath(dst string) error {
-	rel, err := filepath.Rel(u.root, filepath.Dir(dst))
-	if err != nil || rel == "." {
+func (u *unpacker) noLinkOnPath(rel string) error {
+	dir := path.Dir(rel)
+	if dir == "." {
 		return nil
 	}
-	p := u.root
-	for _, part := range strings.Split(rel, string(filepath.Separator)) {
-		p = filepath.Join(p, part)
-		st, err := os.Lstat(p)
+	p := ""
+	for _, part := range strings.Split(dir, "/") {
+		p = path.Join(p, part)
+		st, err := u.root.Lstat(p)
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil
 		}
 		if err == nil && st.Mode()&fs.ModeSymlink != 0 {
-			return fmt.Errorf("entry %s is below the symbolic link %s", u.rel(dst), u.rel(p))
+			return fmt.Errorf("entry %s is below the symbolic link %s", rel, p)
 		}
 	}
 	return nil
 }
 
-func (u *unpacker) file(dst string, mode fs.FileMode, src io.Reader) error {
-	if err := u.noLinkOnPath(dst); err != nil {
+// mkdirParent makes the directories above rel.
+func (u *unpacker) mkdirParent(rel string) error {
+	if dir := path.Dir(rel); dir != "." {
+		return u.root.MkdirAll(dir, 0o755)
+	}
+	return nil
+}
+
+func (u *unpacker) file(rel string, mode fs.FileMode, src io.Reader) error {
+	if err := u.noLinkOnPath(rel); err != nil {
 		return err
 	}
-	if st, err := os.Lstat(dst); err == nil && !st.Mode().IsRegular() {
-		return fmt.Errorf("entry %s would replace a %s", u.rel(dst), st.Mode().Type())
+	if st, err := u.root.Lstat(rel); err == nil && !st.Mode().IsRegular() {
+		return fmt.Errorf("entry %s would replace a %s", rel, st.Mode().Type())
 	}
-	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+	if err := u.mkdirParent(rel); err != nil {
 		return err
 	}
-	f, err := os.OpenFile(dst, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, mode.Perm()|0o600)
+	f, err := u.root.OpenFile(rel, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, mode.Perm()|0o600)
 	if err != nil {
 		return err
 	}
-	n, err := io.Copy(f, io.LimitReader(src, MaxBundle-u.bytes+1))
+	n, err := io.Copy(f, io.LimitReader(src, u.max-u.bytes+1))
 	u.bytes += n
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
 	if err != nil {
-		return fmt.Errorf("%s: %v", u.rel(dst), err)
+		return fmt.Errorf("%s: %v", rel, err)
 	}
-	if u.bytes > MaxBundle {
-		return fmt.Errorf("unpacks to more than %d MiB", MaxBundle>>20)
+	if u.bytes > u.max {
+		return errTooLarge
 	}
 	return nil
 }
 
-func (u *unpacker) symlink(dst, target string) error {
-	if err := u.inside(dst, target); err != nil {
+func (u *unpacker) symlink(rel, target string) error {
+	if err := u.inside(rel, target); err != nil {
 		return err
 	}
-	if err := u.noLinkOnPath(dst); err != nil {
+	if err := u.noLinkOnPath(rel); err != nil {
 		return err
 	}
-	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+	if err := u.mkdirParent(rel); err != nil {
 		return err
 	}
-	return os.Symlink(target, dst)
+	if err := u.root.Symlink(target, rel); err != nil {
+		return err
+	}
+	u.links = append(u.links, rel)
+	return nil
 }
 
-func (u *unpacker) mkdir(dst string) error {
-	if err := u.noLinkOnPath(dst); err != nil {
+// checkLinks resolves every link the archive made through the root, now
+// that all its entries exist: a link that leads out (through any chain of
+// links) or to nothing is removed, and fails the archive.
+func (u *unpacker) checkLinks() error {
+	var first error
+	for _, rel := range u.links {
+		_, err := u.root.Stat(rel)
+		if err == nil {
+			continue
+		}
+		if first == nil {
+			target, _ := u.root.Readlink(rel)
+			what := "leads out of the bundle"
+			if errors.Is(err, fs.ErrNotExist) {
+				what = "leads to nothing in the bundle"
+			}
+			first = fmt.Errorf("link %s (to %q) %s", rel, target, what)
+		}
+		_ = u.root.Remove(rel)
+	}
+	return first
+}
+
+func (u *unpacker) mkdir(rel string) error {
+	if err := u.noLinkOnPath(rel); err != nil {
 		return err
 	}
-	if st, err := os.Lstat(dst); err == nil && st.Mode()&fs.ModeSymlink != 0 {
-		return fmt.Errorf("directory %s is a symbolic link", u.rel(dst))
+	if st, err := u.root.Lstat(rel); err == nil && st.Mode()&fs.ModeSymlink != 0 {
+		return fmt.Errorf("directory %s is a symbolic link", rel)
 	}
-	return os.MkdirAll(dst, 0o755)
+	return u.root.MkdirAll(rel, 0o755)
 }
 
 func (u *unpacker) zip(r io.ReaderAt, size int64) error {

@@ -26,6 +26,15 @@ var (
 		Retryable: false,
 		Action:    "The Ansible task's bundle is not usable (the message says why: its SHA-256 differs from the asset's sha256, it is not a zip or tar.gz archive, an entry escapes the bundle, or the playbook is missing from it). Publish a correct bundle, or fix the asset's url, sha256 or the task's playbook, then fire the event again.",
 	})
+	// AssetTooLarge: the bundle's download, or what its archive unpacks
+	// to, is larger than the runner's cap.
+	AssetTooLarge = hostforge.Declare(hostforge.Spec{
+		Code:      "EXTENSION_ANSIBLE_ASSET_TOO_LARGE",
+		Phase:     "extensions",
+		Owner:     hostforge.OwnerInfraEng,
+		Retryable: false,
+		Action:    "The Ansible task's bundle (its download, or the files its archive unpacks to) is larger than extensions.asset_max_bytes (the message gives the cap; default 512 MiB). Check that the asset's url names the bundle you mean; if the bundle really is that large, raise extensions.asset_max_bytes. Nothing was kept in the bundle cache. Then fire the event again.",
+	})
 	// PlaybookFailed: ansible-playbook exited with a non-zero status.
 	PlaybookFailed = hostforge.Declare(hostforge.Spec{
 		Code:      "EXTENSION_ANSIBLE_PLAYBOOK_FAILED",

@@ -11,12 +11,27 @@
 // into the bundle cache (the config's extensions.asset_cache), under its
 // SHA-256; when the asset gives its sha256, the archive must have that
 // digest, and a cached bundle is used without fetching the URL again.
-// Unpacking refuses entries that would land outside the bundle (absolute
-// paths, "..", symbolic links that point out or that later entries write
-// through), devices and hard links, and more than MaxBundle bytes or
-// MaxBundleFiles entries; setuid and setgid bits are dropped. A bundle
-// whose one top-level directory holds the playbook (an archive of a
-// folder) runs from that directory.
+//
+// A bundle fetched by URL proves what it is: an http(s) url needs the
+// asset's sha256 (definitions that lack it are refused by validation, and
+// the runner refuses them again before downloading anything). Plain http
+// is refused unless the asset opts in with allowHttp: true — the digest
+// still verifies the bytes, and every use of such an asset is logged as a
+// warning. A download, and the files an archive unpacks to, are bounded
+// by Config.MaxBundle (extensions.asset_max_bytes, default 512 MiB):
+// past it the task fails with EXTENSION_ANSIBLE_ASSET_TOO_LARGE while the
+// bytes stream in, and nothing is left in the cache.
+//
+// The cache and the unpacking go through os.Root: no entry's name leaves
+// the bundle (absolute paths, "..", names below a link an earlier entry
+// made are refused), and once every entry is written each symbolic link is
+// resolved through the root, so a chain of links that leads out (x/l ->
+// .., esc -> x/l/../..; each looks harmless alone) or a link that leads
+// nowhere fails the bundle. Devices, hard links, more than MaxBundleFiles
+// entries are refused; setuid and setgid bits are dropped. The copy into
+// a run's working directory resolves every link the same way, local
+// bundle directories included. A bundle whose one top-level directory
+// holds the playbook (an archive of a folder) runs from that directory.
 //
 // # A run
 //
@@ -37,6 +52,16 @@
 // event's stage deadline passes. executionTimeoutTick (default 30 s) is
 // the interval of the progress lines logged while it runs. The working
 // directory, with variables.json, is removed when the run ends.
+//
+// A playbook is code from outside, so it runs with a minimal environment,
+// as a firmware catalog's local script does (package internal/childenv):
+// the worker's PATH, HOME and LANG, the site's ANSIBLE_* settings
+// (Config.Env, the config's extensions.ansible_env; other names are
+// refused) and the run's own, and nothing else of the worker's — not its
+// database DSN, PGPASSWORD or API tokens. In an execution environment the
+// playbook gets the same settings (podman/docker -e); the runtime's client
+// gets PATH, HOME, LANG and its own variables (DOCKER_HOST,
+// XDG_RUNTIME_DIR, REGISTRY_AUTH_FILE, ...).
 //
 // # Outputs
 //

@@ -4,10 +4,11 @@ import (
 	"context"
 	"errors"
 	"io"
-	"os"
 	"os/exec"
 	"syscall"
 	"time"
+
+	"github.com/hostforge/hostforge/internal/childenv"
 )
 
 // Invocation is one run of ansible-playbook, as MetalSoft runs it:
@@ -22,7 +23,9 @@ type Invocation struct {
 	// Inventory and ExtraVars are the inventory's and the extra-vars
 	// file's paths relative to Dir (inventory.yml, variables.json).
 	Inventory, ExtraVars string
-	// Env is added to the process environment (ANSIBLE_* settings).
+	// Env is the settings the run gets (ANSIBLE_* and PYTHONUNBUFFERED),
+	// as NAME=value. Exec adds PATH, HOME and LANG of the worker and
+	// nothing else of its environment.
 	Env []string
 	// Output receives stdout and stderr together.
 	Output io.Writer
@@ -64,6 +67,11 @@ type Exec struct {
 	Path string
 }
 
+// runtimeEnv are the variables a container runtime's client reads to
+// find its service, its configuration and its registry credentials.
+var runtimeEnv = []string{"XDG_RUNTIME_DIR", "XDG_CONFIG_HOME", "DOCKER_HOST", "DOCKER_CONFIG", "DOCKER_CERT_PATH", "DOCKER_TLS_VERIFY",
+	"CONTAINER_HOST", "CONTAINERS_CONF", "CONTAINERS_REGISTRIES_CONF", "REGISTRY_AUTH_FILE", "TMPDIR"}
+
 // Play runs ansible-playbook in its own process group, killed with it
 // when ctx ends.
 func (e Exec) Play(ctx context.Context, inv Invocation) (int, error) {
@@ -79,6 +87,9 @@ func (e Exec) Play(ctx context.Context, inv Invocation) (int, error) {
 		}
 		run = append(run, c.Image, "ansible-playbook")
 		cmd = exec.Command(c.Runtime, append(run, args...)...)
+		// The runtime's client gets what it needs to reach its service
+		// and registries; the playbook in the container gets inv.Env only.
+		cmd.Env = childenv.Minimal(runtimeEnv...)
 	} else {
 		p := e.Path
 		if p == "" {
@@ -89,7 +100,10 @@ func (e Exec) Play(ctx context.Context, inv Invocation) (int, error) {
 			return 0, ErrNoAnsible
 		}
 		cmd = exec.Command(path, args...)
-		cmd.Env = append(os.Environ(), inv.Env...)
+		// A playbook is code from a bundle: it gets the settings of its
+		// run and PATH, HOME and LANG, never the worker's secrets (its
+		// database DSN, PGPASSWORD, API tokens).
+		cmd.Env = append(childenv.Minimal(), inv.Env...)
 	}
 	cmd.Dir = inv.Dir
 	out := inv.Output

@@ -15,6 +15,8 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"regexp"
+	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -75,6 +77,15 @@ type Config struct {
 	// CAPEM holds certificates trusted besides the system's roots, for
 	// bundle URLs (when HTTPClient is nil).
 	CAPEM []byte
+	// Env holds the site's ANSIBLE_* settings (the config's
+	// extensions.ansible_env), given to every run. ansible-playbook gets
+	// nothing else of the worker's environment but PATH, HOME and LANG (see
+	// Exec); a name outside ANSIBLE_* is refused.
+	Env map[string]string
+	// MaxBundle bounds a bundle archive's download and the files it
+	// unpacks to (DefaultMaxBundle when 0; the config's
+	// extensions.asset_max_bytes).
+	MaxBundle int64
 	// Log receives a line per run and the progress lines every
 	// executionTimeoutTick; never variables or output.
 	Log *slog.Logger
@@ -84,6 +95,8 @@ type Config struct {
 // and is safe for concurrent use.
 type Runner struct {
 	cfg Config
+	// env is cfg.Env as NAME=value, sorted.
+	env []string
 }
 
 var _ extensions.Runner = (*Runner)(nil)
@@ -123,8 +136,42 @@ func New(cfg Config) (*Runner, error) {
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.DiscardHandler)
 	}
-	return &Runner{cfg: cfg}, nil
+	if cfg.MaxBundle < 0 {
+		return nil, RunnerConfig("extensions.asset_max_bytes is %d: want a positive size", cfg.MaxBundle)
+	}
+	if cfg.MaxBundle == 0 {
+		cfg.MaxBundle = DefaultMaxBundle
+	}
+	env, err := siteEnv(cfg.Env)
+	if err != nil {
+		return nil, err
+	}
+	return &Runner{cfg: cfg, env: env}, nil
 }
+
+// siteEnv checks the site's settings and renders them as NAME=value in
+// name order. Only Ansible's own settings pass: the config cannot hand a
+// playbook a variable of the worker's kind (a DSN, a token, LD_PRELOAD).
+func siteEnv(m map[string]string) ([]string, error) {
+	names := make([]string, 0, len(m))
+	for k := range m {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	env := make([]string, 0, len(names))
+	for _, k := range names {
+		if !ansibleSetting.MatchString(k) {
+			return nil, RunnerConfig("extensions.ansible_env: %q is not an Ansible setting (ANSIBLE_ followed by upper-case letters, digits and _)", k)
+		}
+		if strings.ContainsRune(m[k], 0) {
+			return nil, RunnerConfig("extensions.ansible_env: %s holds a NUL byte", k)
+		}
+		env = append(env, k+"="+m[k])
+	}
+	return env, nil
+}
+
+var ansibleSetting = regexp.MustCompile(`^ANSIBLE_[A-Z0-9_]+$`)
 
 // Run runs one Ansible task: the bundle fetched (or taken from the
 // cache), copied into a fresh working directory with inventory.yml and
@@ -174,7 +221,7 @@ func (r *Runner) Run(ctx context.Context, req extensions.Request) (extensions.Re
 
 	tctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	bundle, err := r.bundle(tctx, asset, req.Source)
+	bundle, err := r.bundle(tctx, log, asset, req.Source)
 	if err != nil {
 		if ctx.Err() != nil {
 			return extensions.Result{}, ctx.Err()
@@ -195,6 +242,9 @@ func (r *Runner) Run(ctx context.Context, req extensions.Request) (extensions.Re
 		return extensions.Result{}, AssetInvalid.New("asset %s: %v", asset.Name, err)
 	}
 	if err := copyTree(root, work, run); err != nil {
+		if errors.Is(err, errLinkOut) {
+			return extensions.Result{}, AssetInvalid.New("asset %s: %v", asset.Name, err)
+		}
 		return extensions.Result{}, RunnerConfig("copying the bundle into the working directory %s: %v", run, err)
 	}
 	ctxPath := filepath.Join(work, contextDir, contextFile)
@@ -211,8 +261,11 @@ func (r *Runner) Run(ctx context.Context, req extensions.Request) (extensions.Re
 	}
 
 	out := &tail{max: MaxTaskOutput}
-	inv := Invocation{Dir: work, Playbook: playbook, Inventory: InventoryFile, ExtraVars: VariablesFile, Output: out, Container: container,
-		Env: []string{"ANSIBLE_NOCOLOR=1", "ANSIBLE_FORCE_COLOR=0", "ANSIBLE_RETRY_FILES_ENABLED=0", "ANSIBLE_LOCAL_TEMP=" + filepath.Join(run, "tmp"), "PYTHONUNBUFFERED=1"}}
+	// The site's settings first: the run's own (plain output, its
+	// temporary files inside the run's directory) win over them.
+	env := append(append([]string(nil), r.env...),
+		"ANSIBLE_NOCOLOR=1", "ANSIBLE_FORCE_COLOR=0", "ANSIBLE_RETRY_FILES_ENABLED=0", "ANSIBLE_LOCAL_TEMP="+filepath.Join(run, "tmp"), "PYTHONUNBUFFERED=1")
+	inv := Invocation{Dir: work, Playbook: playbook, Inventory: InventoryFile, ExtraVars: VariablesFile, Output: out, Container: container, Env: env}
 	start := time.Now()
 	stopTicks := progress(log, tick, start)
 	exit, err := r.cfg.Playbooks.Play(tctx, inv)
@@ -356,11 +409,21 @@ func readOutputs(p string) (json.RawMessage, error) {
 	return json.RawMessage(compact.Bytes()), nil
 }
 
+// errLinkOut marks a bundle link that leads out of the bundle.
+var errLinkOut = errors.New("leads out of the bundle")
+
 // copyTree copies the bundle into a run's working directory: files,
-// directories and (relative, in-bundle) symbolic links, with their
-// permission bits. skip (the run's own directory, should a local bundle
-// directory hold the working directory) is left out.
+// directories and symbolic links, with their permission bits. Every link
+// is resolved through the bundle's root first: one that leads out of it,
+// alone or through other links, or to nothing, is refused (errLinkOut).
+// skip (the run's own directory, should a local bundle directory hold the
+// working directory) is left out.
 func copyTree(src, dst, skip string) error {
+	root, err := os.OpenRoot(src)
+	if err != nil {
+		return err
+	}
+	defer root.Close()
 	return filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -384,6 +447,9 @@ func copyTree(src, dst, skip string) error {
 			target, err := os.Readlink(p)
 			if err != nil {
 				return err
+			}
+			if _, err := root.Stat(rel); err != nil {
+				return fmt.Errorf("the link %s (to %q) %w or to nothing in it", filepath.ToSlash(rel), target, errLinkOut)
 			}
 			return os.Symlink(target, to)
 		case info.Mode().IsRegular():

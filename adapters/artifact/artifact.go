@@ -3,16 +3,31 @@
 // into a cache directory and verified by its sha256 before it is used; a
 // filename is checked to exist and verified when the catalog gives its
 // digest. A cached download is verified again before every use.
+//
+// A download proves what it is. A URL artifact needs its sha256 (the
+// legacy MD5 checksum verifies local files only), and an http:// URL the
+// source's opt-in (Artifact.AllowHTTP, the catalog's allow_http), logged
+// at every use; the catalog refuses the others when it loads, and Resolve
+// refuses them again, before fetching anything. A download is capped
+// (Cache.MaxBytes) while it streams: past the cap it fails with
+// FIRMWARE_ARTIFACT_TOO_LARGE and nothing is left in the cache. The cache
+// is used through an os.Root: a download streams to a temporary file at
+// its top and is renamed, once verified, to sha256-<digest>/<name>, where
+// name is the URL's last segment when it is a plain file name ("artifact"
+// otherwise) — no URL and no link planted in the cache leads a write or a
+// read out of it.
+//
+// The file is opened by path again when it is pushed: the pusher (the
+// Redfish adapter) hashes the bytes it sends against the same digest, so
+// what reaches a BMC is what was verified.
 package artifact
 
 import (
 	"context"
-	"crypto/md5" //nolint:gosec // the catalog's legacy checksum field is MD5; sha256 is preferred when given
-	"crypto/sha256"
+	"crypto/rand"
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"hash"
 	"io"
 	"io/fs"
 	"log/slog"
@@ -26,7 +41,12 @@ import (
 
 	"github.com/hostforge/hostforge"
 	"github.com/hostforge/hostforge/firmware"
+	"github.com/hostforge/hostforge/internal/bytesize"
 )
+
+// DefaultMaxBytes caps one download when Cache.MaxBytes is 0: room for a
+// GPU tray's bundle of several GiB.
+const DefaultMaxBytes int64 = 16 << 30
 
 // Cache is firmware.ArtifactResolver over a cache directory.
 type Cache struct {
@@ -37,7 +57,10 @@ type Cache struct {
 	Client *http.Client
 	// Timeout bounds one download (default firmware.ArtifactDeadline).
 	Timeout time.Duration
-	Log     *slog.Logger
+	// MaxBytes caps one download (DefaultMaxBytes when 0; the config's
+	// firmware.artifact_max_bytes).
+	MaxBytes int64
+	Log      *slog.Logger
 }
 
 var _ firmware.ArtifactResolver = (*Cache)(nil)
@@ -49,36 +72,11 @@ func (c *Cache) log() *slog.Logger {
 	return c.Log
 }
 
-// digest is what an artifact is verified against.
-type digest struct {
-	kind string // "sha256", "md5", "" (none)
-	hex  string
-}
-
-func digestOf(a firmware.Artifact) (digest, error) {
-	if s := strings.ToLower(strings.TrimSpace(a.SHA256)); s != "" {
-		if b, err := hex.DecodeString(s); err != nil || len(b) != sha256.Size {
-			return digest{}, firmware.ArtifactMissing.New("the artifact %s has sha256 %q, which is not a SHA-256 digest (64 hex digits)", name(a), a.SHA256)
-		}
-		return digest{"sha256", s}, nil
+func (c *Cache) max() int64 {
+	if c.MaxBytes > 0 {
+		return c.MaxBytes
 	}
-	if s := strings.ToLower(strings.TrimSpace(a.Checksum)); s != "" {
-		if b, err := hex.DecodeString(s); err != nil || len(b) != md5.Size {
-			return digest{}, firmware.ArtifactMissing.New("the artifact %s has checksum %q, which is not an MD5 digest (32 hex digits)", name(a), a.Checksum)
-		}
-		return digest{"md5", s}, nil
-	}
-	return digest{}, nil
-}
-
-func (d digest) hasher() hash.Hash {
-	switch d.kind {
-	case "sha256":
-		return sha256.New()
-	case "md5":
-		return md5.New() //nolint:gosec // see the import
-	}
-	return nil
+	return DefaultMaxBytes
 }
 
 func name(a firmware.Artifact) string {
@@ -86,93 +84,127 @@ func name(a firmware.Artifact) string {
 		return a.Filename
 	}
 	if u, err := url.Parse(a.URL); err == nil {
-		u.User, u.RawQuery = nil, ""
+		u.User, u.RawQuery, u.ForceQuery = nil, "", false
 		return u.String()
 	}
 	return "(an unparsable URL)"
 }
 
-// verify hashes the file and compares it with d.
-func verify(p string, d digest) error {
-	h := d.hasher()
-	if h == nil {
-		return nil
-	}
-	f, err := os.Open(p)
-	if err != nil {
+// verify hashes what r holds and compares it with d.
+func verify(r io.Reader, d firmware.Digest) error {
+	h := d.New()
+	if _, err := io.Copy(h, r); err != nil {
 		return err
 	}
-	defer f.Close()
-	if _, err := io.Copy(h, f); err != nil {
-		return err
-	}
-	if got := hex.EncodeToString(h.Sum(nil)); got != d.hex {
-		return fmt.Errorf("its %s is %s, the catalog says %s", d.kind, got, d.hex)
+	if got := hex.EncodeToString(h.Sum(nil)); got != d.Hex() {
+		return fmt.Errorf("its %s is %s, the catalog says %s", d.Algorithm, got, d.Hex())
 	}
 	return nil
 }
 
 // Resolve returns a local file holding the artifact, verified.
 func (c *Cache) Resolve(ctx context.Context, a firmware.Artifact) (string, error) {
-	d, err := digestOf(a)
+	d, hasDigest, err := a.Digest()
 	if err != nil {
-		return "", err
+		return "", firmware.ArtifactMissing.New("the artifact %s: %v", name(a), err)
 	}
 	if a.Filename != "" {
-		_, serr := os.Stat(a.Filename)
+		f, oerr := os.Open(a.Filename)
 		switch {
-		case serr == nil:
-			if err := verify(a.Filename, d); err != nil {
-				return "", firmware.ArtifactMissing.New("the artifact %s does not match the catalog: %v", a.Filename, err)
+		case oerr == nil:
+			defer f.Close()
+			if hasDigest {
+				if err := verify(f, d); err != nil {
+					return "", firmware.ArtifactMissing.New("the artifact %s does not match the catalog: %v", a.Filename, err)
+				}
 			}
 			return a.Filename, nil
-		case a.URL == "" && errors.Is(serr, fs.ErrNotExist):
+		case a.URL == "" && errors.Is(oerr, fs.ErrNotExist):
 			return "", firmware.ArtifactMissing.New("the artifact %s does not exist on this worker", a.Filename)
 		case a.URL == "":
-			return "", firmware.ArtifactMissing.Wrap(serr, "the artifact %s", a.Filename)
+			return "", firmware.ArtifactMissing.Wrap(oerr, "the artifact %s", a.Filename)
 		}
 	}
 	if a.URL == "" {
 		return "", firmware.ArtifactMissing.New("the catalog entry's artifact has neither a filename nor a URL")
 	}
-	return c.download(ctx, a, d)
-}
-
-// cachePath is where a URL's download is kept: by its digest when the
-// catalog gives one (two URLs of one image share it), else by the URL's.
-func (c *Cache) cachePath(a firmware.Artifact, d digest) (string, error) {
 	u, err := url.Parse(a.URL)
-	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+	if err != nil || u.Host == "" || (u.Scheme != "https" && u.Scheme != "http") {
 		return "", firmware.ArtifactMissing.New("the artifact URL %s is not an http(s) URL", name(a))
 	}
-	key := d.kind + "-" + d.hex
-	if d.kind == "" {
-		sum := sha256.Sum256([]byte(a.URL))
-		key = "url-" + hex.EncodeToString(sum[:])
+	if !hasDigest || d.Algorithm != "sha256" {
+		return "", firmware.ArtifactMissing.New("the artifact %s is a download without a sha256 in the catalog (an MD5 checksum does not prove a download): nothing was fetched", name(a))
 	}
-	base := path.Base(u.Path)
-	if base == "." || base == "/" || base == "" {
-		base = "artifact"
+	if u.Scheme == "http" {
+		if !a.AllowHTTP {
+			return "", firmware.ArtifactMissing.New("the artifact %s is plain http and its catalog entry does not opt in (allow_http = true): nothing was fetched", name(a))
+		}
+		c.log().Warn("the artifact is fetched over plain http (allow_http): only its sha256 protects it", "artifact", name(a))
 	}
-	return filepath.Join(c.Dir, key, base), nil
+	return c.download(ctx, a, u, d)
 }
 
-func (c *Cache) download(ctx context.Context, a firmware.Artifact, d digest) (string, error) {
-	if c.Dir == "" {
-		return "", firmware.ArtifactMissing.New("the artifact %s is a URL, and no artifact cache directory is configured", name(a))
+// fileName is the cached file's name: the URL's last segment when it is a
+// plain file name (a BMC may look at its extension), else "artifact".
+func fileName(u *url.URL) string {
+	base := path.Base(u.Path)
+	if base == "" || base == "." || base == ".." || base == "/" || strings.HasPrefix(base, ".") || len(base) > 200 {
+		return "artifact"
 	}
-	dst, err := c.cachePath(a, d)
+	for _, r := range base {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("._+-", r)) {
+			return "artifact"
+		}
+	}
+	return base
+}
+
+// openRoot opens the cache directory as a root, creating it when missing.
+func (c *Cache) openRoot(a firmware.Artifact) (*os.Root, error) {
+	if c.Dir == "" {
+		return nil, firmware.ArtifactMissing.New("the artifact %s is a URL, and no artifact cache directory is configured", name(a))
+	}
+	if err := os.MkdirAll(c.Dir, 0o700); err != nil {
+		return nil, fmt.Errorf("artifact cache %s: %w", c.Dir, err)
+	}
+	root, err := os.OpenRoot(c.Dir)
+	if err != nil {
+		return nil, fmt.Errorf("artifact cache %s: %w", c.Dir, err)
+	}
+	return root, nil
+}
+
+// cached returns the cached, verified download at rel; false when there
+// is none that verifies (a corrupted one is removed, to be fetched again).
+func cached(root *os.Root, rel string, d firmware.Digest) bool {
+	f, err := root.Open(rel)
+	if err != nil {
+		return false
+	}
+	st, serr := f.Stat()
+	verr := errors.New("not a regular file")
+	if serr == nil && st.Mode().IsRegular() {
+		verr = verify(f, d)
+	}
+	f.Close()
+	if verr == nil {
+		return true
+	}
+	_ = root.Remove(rel)
+	return false
+}
+
+func (c *Cache) download(ctx context.Context, a firmware.Artifact, u *url.URL, d firmware.Digest) (string, error) {
+	root, err := c.openRoot(a)
 	if err != nil {
 		return "", err
 	}
-	if _, err := os.Stat(dst); err == nil {
-		if err := verify(dst, d); err == nil {
-			return dst, nil
-		}
-		_ = os.Remove(dst) // a corrupted cache entry is fetched again
-	}
-	if err := os.MkdirAll(filepath.Dir(dst), 0o700); err != nil {
-		return "", fmt.Errorf("artifact cache %s: %w", c.Dir, err)
+	defer root.Close()
+	key := "sha256-" + d.Hex()
+	rel := key + "/" + fileName(u)
+	dst := filepath.Join(c.Dir, key, fileName(u))
+	if cached(root, rel, d) {
+		return dst, nil
 	}
 	timeout := c.Timeout
 	if timeout <= 0 {
@@ -201,36 +233,51 @@ func (c *Cache) download(ctx context.Context, a firmware.Artifact, d digest) (st
 	case resp.StatusCode != http.StatusOK:
 		return "", fmt.Errorf("downloading %s: the server answered HTTP %d: %w", name(a), resp.StatusCode, hostforge.ErrUnavailable)
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(dst), ".download-*")
+	max := c.max()
+	if resp.ContentLength > max {
+		return "", TooLarge.New("downloading %s: the server announces %d bytes, more than the cap of %s (firmware.artifact_max_bytes); nothing was kept", name(a), resp.ContentLength, bytesize.Format(max))
+	}
+	// The download streams to a temporary file at the cache's top, and
+	// only a verified one is renamed into place.
+	tmp := ".download-" + random()
+	f, err := root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
 		return "", fmt.Errorf("artifact cache %s: %w", c.Dir, err)
 	}
-	defer os.Remove(tmp.Name()) // after the rename, nothing is there
-	h := d.hasher()
-	var w io.Writer = tmp
-	if h != nil {
-		w = io.MultiWriter(tmp, h)
-	}
-	n, err := io.Copy(w, resp.Body)
-	if cerr := tmp.Close(); err == nil {
+	defer root.Remove(tmp) // after the rename, nothing is there
+	h := d.New()
+	n, err := io.Copy(io.MultiWriter(f, h), io.LimitReader(resp.Body, max+1))
+	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
-	if err != nil {
+	switch {
+	case err != nil:
 		return "", fmt.Errorf("downloading %s: %v: %w", name(a), redact(err, a.URL), hostforge.ErrUnavailable)
+	case n > max:
+		return "", TooLarge.New("downloading %s: more than the cap of %s (firmware.artifact_max_bytes); stopped there, nothing was kept", name(a), bytesize.Format(max))
 	}
-	if h != nil {
-		if got := hex.EncodeToString(h.Sum(nil)); got != d.hex {
-			return "", firmware.ArtifactMissing.New("downloaded %s (%d bytes), but its %s is %s and the catalog says %s", name(a), n, d.kind, got, d.hex)
-		}
+	if got := hex.EncodeToString(h.Sum(nil)); got != d.Hex() {
+		return "", firmware.ArtifactMissing.New("downloaded %s (%d bytes), but its sha256 is %s and the catalog says %s", name(a), n, got, d.Hex())
 	}
-	if err := os.Rename(tmp.Name(), dst); err != nil {
+	// A link or file planted where the digest's directory goes is removed,
+	// not followed.
+	if st, err := root.Lstat(key); err == nil && !st.IsDir() {
+		_ = root.Remove(key)
+	}
+	if err := root.Mkdir(key, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
 		return "", fmt.Errorf("artifact cache %s: %w", c.Dir, err)
 	}
-	c.log().Info("artifact downloaded", "artifact", name(a), "bytes", n, "took", time.Since(start).Round(time.Millisecond), "verified", d.kind != "")
-	if d.kind == "" {
-		c.log().Warn("the artifact has no sha256 in the catalog: it was not verified", "artifact", name(a))
+	if err := root.Rename(tmp, rel); err != nil {
+		return "", fmt.Errorf("artifact cache %s: %w", c.Dir, err)
 	}
+	c.log().Info("artifact downloaded", "artifact", name(a), "bytes", n, "took", time.Since(start).Round(time.Millisecond))
 	return dst, nil
+}
+
+func random() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
 }
 
 // redact removes the URL (which may carry credentials) from an error's text.

@@ -313,6 +313,7 @@ func (f *fireFlags) settings(log *slog.Logger) (o wiring.RunnerOptions, dir stri
 		}
 		if x := cfg.Extensions; x != nil {
 			dir = x.Definitions
+			o.AssetMaxBytes, o.AnsibleEnv = int64(x.AssetMaxBytes), x.AnsibleEnv
 			for _, kv := range []struct {
 				dst *string
 				v   string

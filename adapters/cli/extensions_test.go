@@ -18,7 +18,7 @@ import (
 
 const extDef = `{"kind": "ExtensionDefinition", "schemaVersion": "1.1", "name": "notify", "label": "notify",
  "extensionType": "workflow", "vendor": "v", "extensionVersion": "1", "icon": "i", "dependencies": {}, "inputs": [], "outputs": [],
- "assets": [{"label": "b", "name": "bundle", "assetType": "AnsibleBundle", "url": "https://example.com/b.zip"}],
+ "assets": [{"label": "b", "name": "bundle", "assetType": "AnsibleBundle", "url": "https://example.com/b.zip", "sha256": "b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1"}],
  "onAssetChange": [{"stage": "serverRegistered", "tasks": [
    {"label": "hook", "taskType": "ExtensionTaskWebhook", "failurePolicy": "continue",
     "options": {"endpoint": "https://hooks.example.com/", "method": "POST", "requestTemplate": "{\"sn\": {{ server.serialNumber | dump }}, \"ram\": {{ server.ramGbytes }}}"}},

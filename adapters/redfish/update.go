@@ -3,9 +3,11 @@ package redfish
 import (
 	"bytes"
 	"context"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash"
 	"io"
 	"io/fs"
 	"log/slog"
@@ -188,7 +190,10 @@ func (c *client) inventory(ctx context.Context) (firmware.Inventory, error) {
 // Upload pushes one artifact: multipart to MultipartHttpPushUri with
 // UpdateParameters (Targets only when the entry is install_only_specified),
 // or, where the BMC has no multipart push, SimpleUpdate of the artifact's
-// URL (logged). The task's resource path is the returned task ID.
+// URL (logged). The task's resource path is the returned task ID. A pushed
+// file with a digest in the catalog (its sha256, or a local file's legacy
+// MD5) is hashed as it is sent, and the push is cut before its last byte
+// unless it is the verified image (FIRMWARE_ARTIFACT_MISSING).
 func (f *Firmware) Upload(ctx context.Context, machine string, u firmware.UploadRequest) (string, error) {
 	c, err := f.connect(ctx, machine, true)
 	if err != nil {
@@ -220,6 +225,10 @@ func (f *Firmware) Upload(ctx context.Context, machine string, u firmware.Upload
 	if file == "" {
 		return "", firmware.ArtifactMissing.New("machine %s: %s %s artifact %d has no local file to push (a URL must be resolved first)", machine, u.Component, u.Version, u.Index+1)
 	}
+	digest, hasDigest, err := u.Artifact.Digest()
+	if err != nil {
+		return "", firmware.ArtifactMissing.New("machine %s: the artifact %s: %v", machine, file, err)
+	}
 	fh, err := os.Open(file)
 	if errors.Is(err, fs.ErrNotExist) {
 		return "", firmware.ArtifactMissing.New("machine %s: the artifact %s does not exist", machine, file)
@@ -228,11 +237,23 @@ func (f *Firmware) Upload(ctx context.Context, machine string, u firmware.Upload
 		return "", firmware.ArtifactMissing.Wrap(err, "machine %s: opening the artifact %s", machine, file)
 	}
 	defer fh.Close()
+	st, err := fh.Stat()
+	if err != nil {
+		return "", firmware.ArtifactMissing.Wrap(err, "machine %s: reading the artifact %s", machine, file)
+	}
+	// The file was verified when it was resolved, by path; what is pushed
+	// is verified again as it is sent (see verifiedFile).
+	var image io.ReadSeeker = io.NewSectionReader(fh, 0, st.Size())
+	var vf *verifiedFile
+	if hasDigest {
+		vf = &verifiedFile{f: fh, size: st.Size(), want: digest, h: digest.New()}
+		image = vf
+	}
 	params := doc{"@Redfish.OperationApplyTime": "Immediate"}
 	if targets != nil {
 		params["Targets"] = targets
 	}
-	body, ctype, size, err := multipartBody(params, filepath.Base(file), fh)
+	body, ctype, size, err := multipartBody(params, filepath.Base(file), image, st.Size())
 	if err != nil {
 		return "", firmware.ArtifactMissing.Wrap(err, "machine %s: reading the artifact %s", machine, file)
 	}
@@ -241,6 +262,14 @@ func (f *Firmware) Upload(ctx context.Context, machine string, u firmware.Upload
 	}
 	start := time.Now()
 	resp, err := c.api.WithContext(ctx).RunRawRequestWithHeaders(http.MethodPost, push, body, ctype, map[string]string{"Content-Length": strconv.FormatInt(size, 10)})
+	if vf != nil && vf.bad != nil {
+		// The push was cut before the image's last byte: the BMC holds no
+		// whole image.
+		if resp != nil {
+			resp.Body.Close()
+		}
+		return "", firmware.ArtifactMissing.New("machine %s: the artifact %s changed after it was verified (%v); the push was cut before its end", machine, file, vf.bad)
+	}
 	if err != nil {
 		return "", classify(convert(ctx, c.secrets, err), "pushing %s to %s", filepath.Base(file), machine)
 	}
@@ -294,13 +323,77 @@ func redactURL(u *url.URL) string {
 	return c.String()
 }
 
-// multipartBody builds the push's body around the open file without
-// reading it into memory: UpdateParameters (JSON), then UpdateFile.
-func multipartBody(params doc, name string, f *os.File) (io.ReadSeeker, string, int64, error) {
-	st, err := f.Stat()
-	if err != nil {
-		return nil, "", 0, err
+// verifiedFile reads an artifact for its push and hashes every byte it
+// hands out, against the digest the artifact was verified by when it was
+// resolved. It withholds the file's last byte until the digest of the
+// whole file matches: a file changed since (rewritten, renamed over,
+// truncated) fails the push before its end, so the BMC never receives a
+// whole image that is not the verified one. Reads are positional (ReadAt):
+// the HTTP client may rewind the body to resend it, which starts the hash
+// again.
+type verifiedFile struct {
+	f    *os.File
+	size int64
+	want firmware.Digest
+	h    hash.Hash
+	pos  int64
+	// bad says why the bytes are not the verified ones, once known.
+	bad error
+}
+
+func (v *verifiedFile) Seek(off int64, whence int) (int64, error) {
+	switch {
+	case whence == io.SeekStart && off == 0:
+		v.pos = 0
+		v.h.Reset()
+	case whence == io.SeekStart && off == v.pos:
+	default:
+		return 0, errors.New("redfish: the push's body was rewound to the middle of the artifact")
 	}
+	return off, nil
+}
+
+func (v *verifiedFile) Read(p []byte) (int, error) {
+	if v.bad != nil {
+		return 0, v.bad
+	}
+	left := v.size - v.pos
+	if left <= 0 {
+		if v.size == 0 && hex.EncodeToString(v.h.Sum(nil)) != v.want.Hex() {
+			v.bad = fmt.Errorf("it is empty, and the catalog's %s is %s", v.want.Algorithm, v.want.Hex())
+			return 0, v.bad
+		}
+		return 0, io.EOF
+	}
+	if int64(len(p)) > left {
+		p = p[:left]
+	}
+	if int64(len(p)) == left && left > 1 {
+		p = p[:left-1] // the last byte waits for the digest
+	}
+	n, err := v.f.ReadAt(p, v.pos)
+	if n < len(p) {
+		if err == nil || err == io.EOF {
+			err = io.ErrUnexpectedEOF
+		}
+		v.bad = fmt.Errorf("it is shorter than when the push began: %w", err)
+		return 0, v.bad
+	}
+	v.h.Write(p[:n])
+	v.pos += int64(n)
+	if v.pos == v.size {
+		if got := hex.EncodeToString(v.h.Sum(nil)); got != v.want.Hex() {
+			v.bad = fmt.Errorf("its %s is now %s, the catalog says %s", v.want.Algorithm, got, v.want.Hex())
+			return 0, v.bad
+		}
+	}
+	return n, nil
+}
+
+// multipartBody builds the push's body around the image of size bytes
+// without reading it into memory: UpdateParameters (JSON), then
+// UpdateFile.
+func multipartBody(params doc, name string, image io.ReadSeeker, size int64) (io.ReadSeeker, string, int64, error) {
 	var head bytes.Buffer
 	mw := multipart.NewWriter(&head)
 	h := make(textproto.MIMEHeader)
@@ -326,9 +419,9 @@ func multipartBody(params doc, name string, f *os.File) (io.ReadSeeker, string, 
 	}
 	// mw.Close wrote "\r\n--boundary--\r\n": its CRLF ends the file part.
 	suffix := append([]byte(nil), head.Bytes()...)
-	r := newConcatReader([]io.ReadSeeker{bytes.NewReader(prefix), io.NewSectionReader(f, 0, st.Size()), bytes.NewReader(suffix)},
-		[]int64{int64(len(prefix)), st.Size(), int64(len(suffix))})
-	return r, mw.FormDataContentType(), int64(len(prefix)) + st.Size() + int64(len(suffix)), nil
+	r := newConcatReader([]io.ReadSeeker{bytes.NewReader(prefix), image, bytes.NewReader(suffix)},
+		[]int64{int64(len(prefix)), size, int64(len(suffix))})
+	return r, mw.FormDataContentType(), int64(len(prefix)) + size + int64(len(suffix)), nil
 }
 
 // taskURI finds a task's resource in a message.

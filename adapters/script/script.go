@@ -22,6 +22,7 @@ import (
 
 	"github.com/hostforge/hostforge/bmc"
 	"github.com/hostforge/hostforge/firmware"
+	"github.com/hostforge/hostforge/internal/childenv"
 )
 
 // The environment a script gets, besides PATH, HOME, LANG and TZ.
@@ -102,7 +103,7 @@ func (r *Runner) Run(ctx context.Context, job firmware.ScriptJob) (firmware.Scri
 	runCtx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	cmd := exec.CommandContext(runCtx, job.Script) // no arguments: nothing secret can show in ps
-	cmd.Env = append(baseEnv(),
+	cmd.Env = append(childenv.Minimal("TZ"),
 		EnvMachine+"="+job.MachineID, EnvComponent+"="+string(job.Component), EnvVersion+"="+job.Version, EnvJob+"="+job.ID,
 		EnvBMCAddress+"="+addr, EnvBMCUsername+"="+cred.Username, EnvBMCPassword+"="+cred.Password)
 	cmd.Dir = os.TempDir()
@@ -139,18 +140,6 @@ func (r *Runner) Run(ctx context.Context, job firmware.ScriptJob) (firmware.Scri
 	}
 	r.log().Info("the firmware script ended", "machine", job.MachineID, "script", job.Script, "ok", o.OK, "exit_code", o.ExitCode, "took", took)
 	return o, nil
-}
-
-// baseEnv is the little of the worker's environment a script gets: the
-// worker's own secrets (its database DSN, tokens) stay out.
-func baseEnv() []string {
-	var env []string
-	for _, k := range []string{"PATH", "HOME", "LANG", "TZ"} {
-		if v, ok := os.LookupEnv(k); ok {
-			env = append(env, k+"="+v)
-		}
-	}
-	return env
 }
 
 // mask replaces the credential's password wherever the script echoed it.

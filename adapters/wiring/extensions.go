@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 
 	"github.com/hostforge/hostforge/adapters/ansible"
@@ -26,7 +27,12 @@ const extensionsHelp = `  extensions:                           # optional: work
     ca_file: /etc/hostforge/webhook-ca.pem   # optional: CAs trusted for webhooks and bundle URLs
     container_runtime: podman           # optional: runs Ansible tasks that name an ee image
     asset_cache: /var/cache/hostforge/ansible  # optional: unpacked bundles by SHA-256
-    ansible_playbook: /usr/bin/ansible-playbook # optional: default the one in PATH`
+    asset_max_bytes: 512MiB             # optional: cap of a bundle's download and of
+                                        #   what it unpacks to [512MiB]
+    ansible_playbook: /usr/bin/ansible-playbook # optional: default the one in PATH
+    ansible_env: [ANSIBLE_CONFIG=/etc/hostforge/ansible.cfg]   # optional: ANSIBLE_*
+                                        #   settings; a playbook gets these, PATH, HOME
+                                        #   and LANG, nothing else of the worker's`
 
 // ExtensionsConfig is the extensions: section: where the definitions are
 // and what the task runners need from the site.
@@ -46,6 +52,13 @@ type ExtensionsConfig struct {
 	AssetCache string `yaml:"asset_cache"`
 	// AnsiblePlaybook is the ansible-playbook program.
 	AnsiblePlaybook string `yaml:"ansible_playbook"`
+	// AssetMaxBytes caps a bundle's download and what it unpacks to
+	// (ansible.DefaultMaxBundle when left out).
+	AssetMaxBytes ByteSize `yaml:"asset_max_bytes"`
+	// AnsibleEnv are the ANSIBLE_* settings (NAME=value) every playbook
+	// gets; it gets nothing else of the worker's environment but PATH,
+	// HOME and LANG.
+	AnsibleEnv []string `yaml:"ansible_env"`
 }
 
 // validateExtensions checks the section without touching the file system.
@@ -62,8 +75,36 @@ func (c *Config) validateExtensions() error {
 	default:
 		return c.keyError("extensions.container_runtime", "%q: want podman or docker (a name in PATH, or a path)", x.ContainerRuntime)
 	}
+	if _, err := AnsibleEnv(x.AnsibleEnv); err != nil {
+		return c.keyError("extensions.ansible_env", "%v", err)
+	}
 	return nil
 }
+
+// AnsibleEnv reads extensions.ansible_env (NAME=value entries) as the
+// Ansible runner's settings: each name an ANSIBLE_* setting, given once.
+func AnsibleEnv(entries []string) (map[string]string, error) {
+	if len(entries) == 0 {
+		return nil, nil
+	}
+	env := make(map[string]string, len(entries))
+	for i, kv := range entries {
+		k, v, ok := strings.Cut(kv, "=")
+		switch {
+		case !ok:
+			return nil, fmt.Errorf("[%d] %q: want NAME=value", i, kv)
+		case !ansibleSetting.MatchString(k):
+			return nil, fmt.Errorf("[%d] %q is not an Ansible setting (ANSIBLE_ followed by upper-case letters, digits and _): a playbook gets no other variable", i, k)
+		}
+		if _, dup := env[k]; dup {
+			return nil, fmt.Errorf("[%d] %s is given twice", i, k)
+		}
+		env[k] = v
+	}
+	return env, nil
+}
+
+var ansibleSetting = regexp.MustCompile(`^ANSIBLE_[A-Z0-9_]+$`)
 
 // RunnerOptions are what the extension task runners need from the site.
 type RunnerOptions struct {
@@ -75,6 +116,10 @@ type RunnerOptions struct {
 	// KnownHosts, CAFile, ContainerRuntime, AssetCache and AnsiblePlaybook
 	// are the extensions: section's keys (or the flags of 'extensions fire').
 	KnownHosts, CAFile, ContainerRuntime, AssetCache, AnsiblePlaybook string
+	// AssetMaxBytes and AnsibleEnv are extensions.asset_max_bytes and
+	// extensions.ansible_env.
+	AssetMaxBytes int64
+	AnsibleEnv    []string
 	// Log receives the runners' logs.
 	Log *slog.Logger
 }
@@ -103,8 +148,14 @@ func ExtensionRunners(o RunnerOptions) (runners map[extensions.TaskType]extensio
 	if err != nil {
 		return nil, nil, err
 	}
+	env, err := AnsibleEnv(o.AnsibleEnv)
+	if err != nil {
+		hooks.Close()
+		return nil, nil, extensions.RunnerConfigInvalid.New("extensions.ansible_env: %v", err)
+	}
 	playbooks := ansible.Exec{Path: o.AnsiblePlaybook}
-	plays, err := ansible.New(ansible.Config{Playbooks: playbooks, CacheDir: o.AssetCache, ContainerRuntime: o.ContainerRuntime, CAPEM: ca, Log: log})
+	plays, err := ansible.New(ansible.Config{Playbooks: playbooks, CacheDir: o.AssetCache, ContainerRuntime: o.ContainerRuntime, CAPEM: ca,
+		MaxBundle: o.AssetMaxBytes, Env: env, Log: log})
 	if err != nil {
 		hooks.Close()
 		return nil, nil, err
@@ -148,7 +199,8 @@ func openExtensions(ctx context.Context, cfg *Config, s *Systems, log *slog.Logg
 			return cfg.invalid(f.key, "%v", err)
 		}
 	}
-	o := RunnerOptions{KnownHosts: x.KnownHosts, CAFile: x.CAFile, ContainerRuntime: x.ContainerRuntime, AssetCache: x.AssetCache, AnsiblePlaybook: x.AnsiblePlaybook, Log: log}
+	o := RunnerOptions{KnownHosts: x.KnownHosts, CAFile: x.CAFile, ContainerRuntime: x.ContainerRuntime, AssetCache: x.AssetCache, AnsiblePlaybook: x.AnsiblePlaybook,
+		AssetMaxBytes: int64(x.AssetMaxBytes), AnsibleEnv: x.AnsibleEnv, Log: log}
 	if s.Vault != nil {
 		o.Vault = s.Vault
 	}

@@ -38,7 +38,9 @@ credential the vault item bmc-admin-<machine>.
                                        # firmware directories, merged in order
     scout_scripts: /opt/hostforge/scout-firmware-scripts   # optional: packaged
                                        # <vendor>/<model>/<component>/upgrade.sh
-    artifact_cache: /var/cache/hostforge/firmware   # downloads of URL artifacts
+    artifact_cache: /var/cache/hostforge/firmware   # downloads of URL artifacts (each
+                                       # verified by its sha256 from the catalog)
+    artifact_max_bytes: 16GiB          # cap of one download [16GiB]
     script_timeout: 1h                 # an entry's local script (at most 5h)
     explore_interval: 30m              # re-read each host's inventory this often
     settings:                          # NICo's firmware_global and machine_updater
@@ -95,6 +97,10 @@ type FirmwareConfig struct {
 	ExploreInterval enrollment.Duration `yaml:"explore_interval"`
 	Settings        FirmwareSettings    `yaml:"settings"`
 	Scout           *ScoutConfig        `yaml:"scout"`
+
+	// ArtifactMaxBytes caps one artifact download (artifact.DefaultMaxBytes
+	// when left out).
+	ArtifactMaxBytes ByteSize `yaml:"artifact_max_bytes"`
 }
 
 // ScoutConfig is the on-host agent's server.
@@ -312,7 +318,7 @@ func OpenFirmware(ctx context.Context, cfg *Config, v *vault.File, log *slog.Log
 		BMC:           &redfish.Firmware{Connector: conn, Locate: locate, Log: log},
 		Scripts:       &script.Runner{Locate: locate, Log: log},
 		ScriptTimeout: fc.ScriptTimeout.D(),
-		Artifacts:     &artifact.Cache{Dir: fc.ArtifactCache, Log: log},
+		Artifacts:     &artifact.Cache{Dir: fc.ArtifactCache, MaxBytes: int64(fc.ArtifactMaxBytes), Log: log},
 	}
 	if fc.ScoutScripts != "" {
 		exec.ScoutScripts = firmware.ScoutDir{Dir: fc.ScoutScripts}

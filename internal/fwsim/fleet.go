@@ -59,7 +59,7 @@ current_version_reported_as = "^HGX_FW_BMC_0$"
 version = "HGX-23.04"
 default = true
 pre_update_resets = true
-files = [ { filename = "/fw/nvidia/hgx-23.04-a.fwpkg", sha256 = "5e" }, { filename = "/fw/nvidia/hgx-23.04-b.fwpkg", sha256 = "7a" } ]
+files = [ { filename = "/fw/nvidia/hgx-23.04-a.fwpkg", sha256 = "5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e" }, { filename = "/fw/nvidia/hgx-23.04-b.fwpkg", sha256 = "7a7a7a7a7a7a7a7a7a7a7a7a7a7a7a7a7a7a7a7a7a7a7a7a7a7a7a7a7a7a7a7a" } ]
 [host_models.dgxh100.components.combinedbmcuefi]
 current_version_reported_as = "^HostBMC_0$"
 known_firmware = [ { version = "24.01.05", filename = "/fw/nvidia/hostbmc-24.01.05.bin", default = true } ]
@@ -68,7 +68,7 @@ current_version_reported_as = "^HostBIOS_0$"
 known_firmware = [ { version = "01.02.00", filename = "/fw/nvidia/hostbios-01.02.00.bin", default = true } ]
 [host_models.dgxh100.components.cx7]
 current_version_reported_as = "^CX7_[0-9]+$"
-known_firmware = [ { version = "28.47.2682", url = "https://fw.example.invalid/cx7-28.47.2682.bin", default = true, power_drains_needed = 1 } ]
+known_firmware = [ { version = "28.47.2682", files = [ { url = "https://fw.example.invalid/cx7-28.47.2682.bin", sha256 = "c7c7c7c7c7c7c7c7c7c7c7c7c7c7c7c7c7c7c7c7c7c7c7c7c7c7c7c7c7c7c7c7" } ], default = true, power_drains_needed = 1 } ]
 
 [host_models.smc_821ge]
 vendor = "Supermicro"
