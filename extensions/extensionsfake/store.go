@@ -51,6 +51,28 @@ func (s *Store) PutExecution(_ context.Context, e extensions.Execution) error {
 	return nil
 }
 
+// StartDelivery writes the write-ahead record when the delivery has none
+// or a running one, under the store's lock.
+func (s *Store) StartDelivery(_ context.Context, e extensions.Execution) (extensions.Execution, bool, error) {
+	if err := e.ValidateStart(); err != nil {
+		return extensions.Execution{}, false, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.Fail != nil {
+		return extensions.Execution{}, false, s.Fail
+	}
+	if prior, ok := s.execs[e.DeliveryID]; ok && prior.Status != extensions.StatusRunning {
+		prior.Outputs = clone(prior.Outputs)
+		return prior, false, nil
+	}
+	e.StartedAt, e.FinishedAt = e.StartedAt.UTC(), e.FinishedAt.UTC()
+	e.Outputs = clone(e.Outputs)
+	s.execs[e.DeliveryID] = e
+	s.Writes++
+	return e, true, nil
+}
+
 // Execution returns a copy of a record.
 func (s *Store) Execution(_ context.Context, id string) (extensions.Execution, bool, error) {
 	s.mu.Lock()
