@@ -152,6 +152,27 @@
 // is reported interrupted again and not run. [Event.Redeliver] names tasks
 // to run again under a new delivery ID whatever they did before.
 //
+// # Invariants
+//
+// What dispatch promises under lost answers, crashed workers and
+// restarts; the fault-schedule suite (internal/extsim: 500 schedules in
+// the unit tests, 10,000 in its benchmark) checks each on every schedule:
+//
+//   - each SSH and Ansible task runs at most once per delivery ID;
+//   - every webhook delivery, and each retry of it, carries the same
+//     webhook-id: the task's delivery ID, which only a redelivery changes;
+//   - a failed task whose failurePolicy is fail stops its extension's
+//     later tasks for that firing: none of them runs;
+//   - every failure is classified (a declared code, never UNCLASSIFIED),
+//     and only SSH and Ansible tasks end EXTENSION_TASK_INTERRUPTED;
+//   - once the faults are gone, firing the event again leaves every task
+//     succeeded, interrupted (an SSH or Ansible delivery whose outcome is
+//     unknown) or not run behind an interrupted one, and firing it once
+//     more contacts nothing;
+//   - a redelivery runs the named task once, under a new delivery ID, and
+//     nothing that had succeeded;
+//   - no execution record is left started or running.
+//
 // # Events from hostforge
 //
 // A successful enrollment fires serverRegistered: [ServerRegistered] maps
