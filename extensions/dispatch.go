@@ -483,6 +483,11 @@ func (f *firing) deliver(ctx context.Context, p PlannedTask) (Delivery, error) {
 			return Delivery{}, err
 		}
 	}
+	if p.DeliveryID == "" {
+		// A plan recorded before plans carried delivery IDs (a workflow
+		// history from an earlier release).
+		p.DeliveryID = DeliveryID(f.ev.ID, p.Extension, p.Task)
+	}
 	exec := Execution{DeliveryID: p.DeliveryID, EventID: f.ev.ID, Stage: f.ev.Stage, Extension: p.Extension, Task: p.Task, TaskType: p.TaskType, StartedAt: now}
 	del := Delivery{Extension: p.Extension, Task: p.Task, TaskType: p.TaskType, DeliveryID: p.DeliveryID}
 	var skip *hostforge.Failure

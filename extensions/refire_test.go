@@ -257,3 +257,31 @@ func TestRunStepCallPolicy(t *testing.T) {
 		}
 	}
 }
+
+// A plan recorded by an earlier release (a workflow history replayed after
+// an upgrade) carries no delivery IDs: the tasks are delivered under
+// DeliveryID(event, extension, task), as then.
+func TestAPlanWithoutDeliveryIDs(t *testing.T) {
+	w := newWorld(t, def("alpha", "", "a1:webhook", "a2:ssh"))
+	old := flow.Bind(extensions.StepPlan, time.Minute, func(ctx context.Context, in extensions.PlanIn) (extensions.PlanOut, error) {
+		out, err := w.d.Plan(ctx, in)
+		for i := range out.Tasks {
+			out.Tasks[i].DeliveryID, out.Tasks[i].Timeout = "", 0
+		}
+		return out, err
+	})
+	steps := []flow.Step{old}
+	for _, n := range w.d.StepNames() {
+		if n != extensions.StepPlan {
+			st, _ := w.d.Step(n)
+			steps = append(steps, st)
+		}
+	}
+	w.rt.Steps = flow.MustTable(steps...)
+	rep := w.fire(t, serverEvent(t, "evt-old"))
+	for _, d := range rep.Deliveries {
+		if d.Status != extensions.StatusSucceeded || d.DeliveryID != extensions.DeliveryID("evt-old", "alpha", d.Task) {
+			t.Errorf("%+v", d)
+		}
+	}
+}
