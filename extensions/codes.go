@@ -56,6 +56,17 @@ var (
 		Retryable: false,
 		Action:    "The extension task failed (the message gives the runner's reason): check the system the task talks to, then fire the event again; the delivery ID stays the same, so receivers can deduplicate.",
 	})
+	// TaskInterrupted: an SSH or Ansible task's delivery was started and
+	// did not finish — its worker was lost or restarted, or its answer was
+	// lost — so whether its effect happened is unknown. Such a delivery is
+	// never run again.
+	TaskInterrupted = hostforge.Declare(hostforge.Spec{
+		Code:      "EXTENSION_TASK_INTERRUPTED",
+		Phase:     "extensions",
+		Owner:     hostforge.OwnerInfraEng,
+		Retryable: false,
+		Action:    "The task's command or playbook was started and did not finish (its worker was lost or restarted, or its answer was lost; the message names the delivery): it may have run, in part or whole. Check the target the task acts on, then fire the event again with --redeliver TASK ('hostforge extensions fire --event-id EVENT --redeliver TASK ...') to run it once more under a new delivery ID; a plain re-fire does not run it again.",
+	})
 	// DefinitionChanged: the definition a planned task came from was
 	// replaced or removed before the task ran.
 	DefinitionChanged = hostforge.Declare(hostforge.Spec{

@@ -26,8 +26,6 @@ const (
 // The longest one attempt of each step may take (under Temporal, the
 // activity timeout).
 const (
-	// planAttempt: the plan reads the in-memory registry.
-	planAttempt = time.Minute
 	// storeAttempt: one store write; SQLite waits at most its 10 s busy
 	// timeout, PostgreSQL answers a single-row upsert in well under a
 	// minute or is unavailable.
@@ -102,9 +100,11 @@ var _ flow.Steps = (*Dispatcher)(nil)
 func (d *Dispatcher) steps() *flow.Table {
 	d.once.Do(func() {
 		d.table = flow.MustTable(
-			flow.Bind(StepPlan, planAttempt, d.Plan),
+			// The plan reads the in-memory registry and the event's
+			// earlier records: one store query.
+			flow.Bind(StepPlan, storeAttempt, d.Plan),
 			flow.Bind(StepBegin, storeAttempt, d.Begin),
-			flow.Bind(StepRun, MaxTaskAttempt, d.Run),
+			flow.Bind(StepRun, MaxTaskAttempt, d.Run, flow.PerCall(runCallPolicy)),
 			flow.Bind(StepRecord, storeAttempt, d.Record),
 			flow.Bind(StepServerRegistered, sourceAttempt, d.ServerRegisteredEvent),
 		)
@@ -133,6 +133,8 @@ func (d *Dispatcher) Local(clk clock.Clock) *flow.Local {
 type PlanIn struct {
 	EventID string `json:"eventId"`
 	Stage   Stage  `json:"stage"`
+	// Redeliver is the event's Redeliver.
+	Redeliver []string `json:"redeliver,omitempty"`
 }
 
 // PlannedTask is one task to run, identified without its options (which
@@ -143,6 +145,20 @@ type PlannedTask struct {
 	Task          string        `json:"task"`
 	TaskType      TaskType      `json:"taskType"`
 	FailurePolicy FailurePolicy `json:"failurePolicy"`
+	// Timeout is an SSH or Ansible task's own timeout (its default when
+	// the task sets none): under Temporal, its run's bound and heartbeat.
+	Timeout time.Duration `json:"timeout,omitempty"`
+	// DeliveryID is the delivery this firing makes: DeliveryID(event,
+	// extension, task), or a redelivery's RedeliveryID.
+	DeliveryID string `json:"deliveryId"`
+	// Earlier, when set, is the record of an earlier firing's delivery
+	// that decides this one: a success (the task is reported skipped and
+	// not contacted), or a delivery started and not finished (reported
+	// interrupted, not run). See decide.
+	Earlier *Execution `json:"earlier,omitempty"`
+	// Abandoned is a delivery left started that a redelivery replaces:
+	// it is recorded interrupted first.
+	Abandoned *Execution `json:"abandoned,omitempty"`
 }
 
 // PlanOut lists the tasks in dispatch order.
@@ -151,12 +167,31 @@ type PlanOut struct {
 }
 
 // Plan is the step that lists the tasks bound to the stage in active
-// extensions: extensions by name, tasks in array order.
-func (d *Dispatcher) Plan(_ context.Context, in PlanIn) (PlanOut, error) {
+// extensions — extensions by name, tasks in array order — and decides,
+// from the event's earlier firings in the store, what this firing does
+// with each (see decide): a re-fire runs only what has not succeeded.
+func (d *Dispatcher) Plan(ctx context.Context, in PlanIn) (PlanOut, error) {
 	var out PlanOut
-	for _, b := range d.Registry().Tasks(in.Stage) {
-		out.Tasks = append(out.Tasks, PlannedTask{Extension: b.Extension.Name, Digest: b.Extension.Digest,
-			Task: b.Task.Label, TaskType: b.Task.TaskType, FailurePolicy: b.Task.Policy()})
+	reg := d.Registry()
+	if err := CheckRedeliver(reg, in.Stage, in.Redeliver); err != nil {
+		return out, err
+	}
+	bound := reg.Tasks(in.Stage)
+	if len(bound) == 0 {
+		return out, nil
+	}
+	recs, err := d.earlierRecords(ctx, in.EventID)
+	if err != nil {
+		return out, err
+	}
+	for _, b := range bound {
+		p := PlannedTask{Extension: b.Extension.Name, Digest: b.Extension.Digest,
+			Task: b.Task.Label, TaskType: b.Task.TaskType, FailurePolicy: b.Task.Policy()}
+		if p.TaskType.AtMostOnce() {
+			p.Timeout = ownTimeout(b.Task)
+		}
+		decide(&p, recs, in.EventID, redelivers(in.Redeliver, b))
+		out.Tasks = append(out.Tasks, p)
 	}
 	return out, nil
 }
@@ -191,6 +226,8 @@ type RunIn struct {
 	DeliveryID string      `json:"deliveryId"`
 	// Deadline is the event's stage deadline.
 	Deadline time.Time `json:"deadline"`
+	// StartedAt is when dispatch took the delivery up (its record's start).
+	StartedAt time.Time `json:"startedAt,omitzero"`
 }
 
 // RunOut is a successful delivery.
@@ -200,7 +237,10 @@ type RunOut struct {
 }
 
 // Run is the step that renders one task and hands it to its runner. A
-// failure's message has the payload's secrets scrubbed out.
+// failure's message has the payload's secrets scrubbed out. An SSH or
+// Ansible task's delivery is recorded started just before its runner is
+// called (startEffect), and a delivery found started already is not run
+// again.
 func (d *Dispatcher) Run(ctx context.Context, in RunIn) (RunOut, error) {
 	x, ok := d.Registry().Extension(in.Task.Extension)
 	if !ok || !x.Active() || x.Digest != in.Task.Digest {
@@ -225,10 +265,18 @@ func (d *Dispatcher) Run(ctx context.Context, in RunIn) (RunOut, error) {
 	req := Request{DeliveryID: in.DeliveryID, EventID: in.Event.ID, Stage: in.Event.Stage, Extension: x.Name,
 		Task: t.Label, TaskType: t.TaskType, Deadline: in.Deadline, Webhook: t.webhook, SSH: t.ssh, Ansible: t.ansible,
 		Assets: x.Definition.Assets, Source: x.Source, Body: body, Variables: vars, IncludesSecrets: t.IncludeSecrets && data.full != nil}
+	if t.TaskType.AtMostOnce() {
+		if err := d.startEffect(ctx, in); err != nil {
+			return RunOut{}, err
+		}
+	}
 	res, err := runner.Run(ctx, req)
 	if err != nil {
 		o, f, w := hostforge.Classify(err)
 		if o == hostforge.Waiting {
+			if t.TaskType.AtMostOnce() {
+				d.unstart(ctx, in)
+			}
 			return RunOut{}, w
 		}
 		if f.Code == hostforge.Unclassified.Code {
@@ -379,9 +427,11 @@ func runPolicy(budget time.Duration) flow.Policy {
 // recorded with its outcome. A task that fails with failurePolicy "fail"
 // (the default) skips the rest of its extension's tasks for this event;
 // "continue" goes on. A task that would start after the stage deadline is
-// skipped. Fire returns the report; its error is set only when dispatch
-// itself could not proceed (the store is unavailable), never because a
-// task failed — see Report.Failed.
+// skipped. Firing an event again runs only what has not succeeded (see
+// Plan); an SSH or Ansible delivery runs at most once. Fire returns the
+// report; its error is set only when dispatch itself could not proceed
+// (the store is unavailable), never because a task failed — see
+// Report.Failed.
 func Fire(ctx context.Context, rt flow.Runtime, ev Event) (Report, error) {
 	rep := Report{EventID: ev.ID, Stage: ev.Stage, Deliveries: []Delivery{}}
 	if ev.ID == "" {
@@ -390,62 +440,95 @@ func Fire(ctx context.Context, rt flow.Runtime, ev Event) (Report, error) {
 	if !ev.Stage.Known() {
 		return rep, EventInvalid.New("event %s: %s", ev.ID, stageProblem(string(ev.Stage)))
 	}
-	deadline := rt.Now(ctx).Add(ev.deadline())
-	store := flow.Runner{RT: rt, Policy: storePolicy}
+	f := firing{rt: rt, ev: ev, store: flow.Runner{RT: rt, Policy: storePolicy}, stoppedBy: map[string]string{}}
+	f.deadline = rt.Now(ctx).Add(ev.deadline())
 	var plan PlanOut
-	if err := store.Run(ctx, StepPlan, PlanIn{EventID: ev.ID, Stage: ev.Stage}, &plan); err != nil {
+	if err := f.store.Run(ctx, StepPlan, PlanIn{EventID: ev.ID, Stage: ev.Stage, Redeliver: ev.Redeliver}, &plan); err != nil {
 		return rep, err
 	}
-	stoppedBy := map[string]string{}
 	for _, p := range plan.Tasks {
-		id := DeliveryID(ev.ID, p.Extension, p.Task)
-		exec := Execution{DeliveryID: id, EventID: ev.ID, Stage: ev.Stage, Extension: p.Extension, Task: p.Task, TaskType: p.TaskType}
-		del := Delivery{Extension: p.Extension, Task: p.Task, TaskType: p.TaskType, DeliveryID: id}
-		now := rt.Now(ctx)
-		exec.StartedAt = now
-		var skip *hostforge.Failure
-		if by, ok := stoppedBy[p.Extension]; ok {
-			skip = TaskFailed.New("not run: task %s of extension %s failed and its failurePolicy is fail", by, p.Extension)
-		} else if !now.Before(deadline) {
-			skip = StageDeadline.New("not run: the %s deadline of event %s passed at %s", ev.deadline(), ev.ID, deadline.UTC().Format(time.RFC3339))
-		}
-		if skip != nil {
-			exec.Status, exec.FinishedAt, exec.Message = StatusSkipped, now, skip.Message
-			del.Status, del.Code, del.Message = StatusSkipped, skip.Code, skip.Message
-			if err := store.Run(ctx, StepRecord, RecordIn{Execution: exec}, nil); err != nil {
-				return rep, err
-			}
-			rep.Deliveries = append(rep.Deliveries, del)
-			continue
-		}
-		exec.Status = StatusRunning
-		if err := store.Run(ctx, StepBegin, RecordIn{Execution: exec}, nil); err != nil {
-			return rep, err
-		}
-		var out RunOut
-		runner := flow.Runner{RT: rt, Policy: runPolicy(deadline.Sub(now))}
-		err := runner.Once(ctx, StepRun, RunIn{Event: ev, Task: p, DeliveryID: id, Deadline: deadline}, &out)
-		exec.FinishedAt = rt.Now(ctx)
+		del, err := f.deliver(ctx, p)
 		if err != nil {
-			_, f, _ := hostforge.Classify(err)
-			if f.Code == hostforge.Cancelled.Code {
-				return rep, f
-			}
-			exec.Status, exec.Message = StatusFailed, failureText(f)
-			del.Status, del.Code, del.Message = StatusFailed, f.Code, exec.Message
-			if p.FailurePolicy != FailContinue {
-				stoppedBy[p.Extension] = p.Task
-			}
-		} else {
-			exec.Status, exec.Message, exec.Outputs = StatusSucceeded, out.Message, out.Outputs
-			del.Status, del.Message = StatusSucceeded, out.Message
-		}
-		if err := store.Run(ctx, StepRecord, RecordIn{Execution: exec}, nil); err != nil {
 			return rep, err
 		}
 		rep.Deliveries = append(rep.Deliveries, del)
 	}
 	return rep, nil
+}
+
+// firing is one dispatch of an event, task by task.
+type firing struct {
+	rt       flow.Runtime
+	ev       Event
+	store    flow.Runner
+	deadline time.Time
+	// stoppedBy is, per extension, the task whose failure (with
+	// failurePolicy fail) stops the extension's later tasks.
+	stoppedBy map[string]string
+}
+
+// deliver makes one planned task's delivery, or reports why it is not
+// made; its error is set only when dispatch cannot go on.
+func (f *firing) deliver(ctx context.Context, p PlannedTask) (Delivery, error) {
+	now := f.rt.Now(ctx)
+	if p.Earlier != nil {
+		// Decided by an earlier firing: never a new skip record, which
+		// would replace the earlier delivery's own.
+		del, err := earlierDelivery(ctx, f.store, p, now)
+		f.failed(p, del)
+		return del, err
+	}
+	if p.Abandoned != nil {
+		if err := recordInterrupted(ctx, f.store, *p.Abandoned, now); err != nil {
+			return Delivery{}, err
+		}
+	}
+	if p.DeliveryID == "" {
+		// A plan recorded before plans carried delivery IDs (a workflow
+		// history from an earlier release).
+		p.DeliveryID = DeliveryID(f.ev.ID, p.Extension, p.Task)
+	}
+	exec := Execution{DeliveryID: p.DeliveryID, EventID: f.ev.ID, Stage: f.ev.Stage, Extension: p.Extension, Task: p.Task, TaskType: p.TaskType, StartedAt: now}
+	del := Delivery{Extension: p.Extension, Task: p.Task, TaskType: p.TaskType, DeliveryID: p.DeliveryID}
+	var skip *hostforge.Failure
+	if by, ok := f.stoppedBy[p.Extension]; ok {
+		skip = TaskFailed.New("not run: task %s of extension %s failed and its failurePolicy is fail", by, p.Extension)
+	} else if !now.Before(f.deadline) {
+		skip = StageDeadline.New("not run: the %s deadline of event %s passed at %s", f.ev.deadline(), f.ev.ID, f.deadline.UTC().Format(time.RFC3339))
+	}
+	if skip != nil {
+		exec.Status, exec.FinishedAt, exec.Message = StatusSkipped, now, skip.Message
+		del.Status, del.Code, del.Message = StatusSkipped, skip.Code, skip.Message
+		return del, f.store.Run(ctx, StepRecord, RecordIn{Execution: exec}, nil)
+	}
+	exec.Status = StatusRunning
+	if err := f.store.Run(ctx, StepBegin, RecordIn{Execution: exec}, nil); err != nil {
+		return del, err
+	}
+	out, err := runTask(ctx, f.rt, RunIn{Event: f.ev, Task: p, DeliveryID: p.DeliveryID, Deadline: f.deadline, StartedAt: now}, f.deadline.Sub(now))
+	exec.FinishedAt = f.rt.Now(ctx)
+	if err != nil {
+		_, fl, _ := hostforge.Classify(err)
+		if fl.Code == hostforge.Cancelled.Code {
+			return del, fl
+		}
+		exec.Status, exec.Message = StatusFailed, failureText(fl)
+		del.Status, del.Code, del.Message = StatusFailed, fl.Code, exec.Message
+		f.failed(p, del)
+	} else {
+		exec.Status, exec.Message, exec.Outputs = StatusSucceeded, out.Message, out.Outputs
+		del.Status, del.Message = StatusSucceeded, out.Message
+	}
+	return del, f.store.Run(ctx, StepRecord, RecordIn{Execution: exec}, nil)
+}
+
+// failed applies the failure policy of a task whose delivery failed.
+func (f *firing) failed(p PlannedTask, del Delivery) {
+	if del.Status == StatusFailed && p.FailurePolicy != FailContinue {
+		if _, ok := f.stoppedBy[p.Extension]; !ok {
+			f.stoppedBy[p.Extension] = p.Task
+		}
+	}
 }
 
 func failureText(f *hostforge.Failure) string {

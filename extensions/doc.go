@@ -111,26 +111,81 @@
 // # Dispatch
 //
 // [Fire] is a workflow body on flow.Runtime. It asks the plan step which
-// tasks the stage binds (active extensions by name, tasks in array order),
-// then runs them one after the other: each task's delivery ID
-// ([DeliveryID]) is stable per (event, extension, task) and reused on every
-// retry and every re-fire of the event; the delivery is recorded as
-// running, the run step renders it and hands it to the [Runner] for its
-// task type, and the outcome is recorded (message, timestamps, outputs) in
-// the [Store]. A failed task with failurePolicy "fail" skips the rest of
-// its extension's tasks for the event; a task that would start after the
-// event's stage deadline is skipped. The steps are extensions.plan,
-// extensions.begin, extensions.run and extensions.record: under Temporal
-// each delivery is an activity. Step inputs carry the extension's name and
-// digest, never its options (webhook headers carry credentials).
+// tasks the stage binds (active extensions by name, tasks in array order)
+// and what the event's earlier firings left for each, then runs them one
+// after the other: each task's delivery ID ([DeliveryID]) is stable per
+// (event, extension, task) and reused on every retry; the delivery is
+// recorded as running, the run step renders it and hands it to the
+// [Runner] for its task type, and the outcome is recorded (message,
+// timestamps, outputs) in the [Store]. A failed task with failurePolicy
+// "fail" skips the rest of its extension's tasks for the event; a task
+// that would start after the event's stage deadline is skipped. The steps
+// are extensions.plan, extensions.begin, extensions.run and
+// extensions.record: under Temporal each delivery is an activity. Step
+// inputs carry the extension's name and digest, never its options
+// (webhook headers carry credentials).
+//
+// # At most once, at least once
+//
+// A webhook is delivered at least once: a lost call is retried, and every
+// retry carries the same webhook-id, which receivers deduplicate by. An
+// SSH command or a playbook is not idempotent, so it runs at most once
+// per delivery: just before its runner is called, the run step records
+// the delivery started ([Store.StartDelivery], a write-ahead only one
+// attempt can win), and an attempt that finds its delivery started and
+// not finished — Temporal's second attempt, a restarted worker firing the
+// event again, a call whose answer was lost — does not run it: it ends
+// EXTENSION_TASK_INTERRUPTED, and the operator checks the target and
+// redelivers the task. Under Temporal, extensions.run declares its call
+// policy beside the step (flow.PerCall): an SSH or Ansible call has one
+// attempt, its timeout and its heartbeat timeout are the task's own run
+// bound (so a worker cut off from Temporal has had its command killed by
+// the task's timeout before the attempt is declared lost), and a lost
+// call reaches Fire as flow.AttemptLost; a new call then asks the record.
+//
+// # Firing an event again
+//
+// An event's ID comes from its source: the enrollment run for
+// serverRegistered, the source's own request ID, an operator's
+// --event-id; an event without one gets a fresh random ID ([NewEvent]), so
+// a later event with the same payload is a new event. Firing an event ID
+// again against the same store runs only what has not succeeded: a task
+// that succeeded is reported skipped (its message names the delivery that
+// succeeded and when) and is not contacted; a failed webhook is delivered
+// again under its delivery ID; a failed SSH or Ansible task runs under a
+// new delivery ID ([RedeliveryID]); a delivery started and not finished
+// is reported interrupted again and not run. [Event.Redeliver] names tasks
+// to run again under a new delivery ID whatever they did before.
+//
+// # Invariants
+//
+// What dispatch promises under lost answers, crashed workers and
+// restarts; the fault-schedule suite (internal/extsim: 500 schedules in
+// the unit tests, 10,000 in its benchmark) checks each on every schedule:
+//
+//   - each SSH and Ansible task runs at most once per delivery ID;
+//   - every webhook delivery, and each retry of it, carries the same
+//     webhook-id: the task's delivery ID, which only a redelivery changes;
+//   - a failed task whose failurePolicy is fail stops its extension's
+//     later tasks for that firing: none of them runs;
+//   - every failure is classified (a declared code, never UNCLASSIFIED),
+//     and only SSH and Ansible tasks end EXTENSION_TASK_INTERRUPTED;
+//   - once the faults are gone, firing the event again leaves every task
+//     succeeded, interrupted (an SSH or Ansible delivery whose outcome is
+//     unknown) or not run behind an interrupted one, and firing it once
+//     more contacts nothing;
+//   - a redelivery runs the named task once, under a new delivery ID, and
+//     nothing that had succeeded;
+//   - no execution record is left started or running.
 //
 // # Events from hostforge
 //
 // A successful enrollment fires serverRegistered: [ServerRegistered] maps
 // the device's NetBox intent and the node's inspection inventory to the
-// server object (the mapping is documented on [ServerFromIntent]) and
-// derives the event ID from the device, the node and the stage, so a
-// converged rerun re-delivers the same IDs. [FireServerRegistered] is the
+// server object (the mapping is documented on [ServerFromIntent]); the
+// event is the enrollment run's, so a dispatch of the same run fired
+// again delivers only what did not succeed, and every later run that
+// enrolls the host is an event of its own. [FireServerRegistered] is the
 // workflow body the orchestrators run once an enrollment succeeded: its
 // step extensions.server_registered reads the intent and the inventory
 // from the dispatcher's [ServerSource] (nothing when no active extension

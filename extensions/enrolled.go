@@ -33,11 +33,15 @@ type ServerSource interface {
 }
 
 // Enrolled is a host whose enrollment succeeded: the device, the Ironic
-// instance and the node it became.
+// instance and the node it became, and the enrollment run that enrolled
+// it, which identifies the event.
 type Enrolled struct {
 	Device   string `json:"device"`
 	Instance string `json:"instance"`
 	Node     string `json:"node"`
+	// Run identifies the enrollment run: a Temporal workflow's run ID, the
+	// CLI's own run. Each run's success is one serverRegistered event.
+	Run string `json:"run"`
 }
 
 // RegisteredOut is the event StepServerRegistered built. Bound is false
@@ -55,8 +59,8 @@ func (d *Dispatcher) ServerRegisteredEvent(ctx context.Context, in Enrolled) (Re
 	if len(d.Registry().Tasks(ServerRegisteredStage)) == 0 {
 		return RegisteredOut{}, nil
 	}
-	if in.Device == "" || in.Node == "" {
-		return RegisteredOut{}, EventInvalid.New("serverRegistered needs the device and the node (got device %q, node %q)", in.Device, in.Node)
+	if in.Device == "" || in.Node == "" || in.Run == "" {
+		return RegisteredOut{}, EventInvalid.New("serverRegistered needs the device, the node and the enrollment run (got device %q, node %q, run %q)", in.Device, in.Node, in.Run)
 	}
 	if d.Servers == nil {
 		return RegisteredOut{}, RunnerConfigInvalid.New("device %s enrolled, but this dispatcher has no source for the device's NetBox intent and the node's inventory: the serverRegistered event cannot be built", in.Device)
@@ -70,7 +74,7 @@ func (d *Dispatcher) ServerRegisteredEvent(ctx context.Context, in Enrolled) (Re
 	if err != nil {
 		return RegisteredOut{}, sourceErr(specs.Classify(err, Phase, "reading the inspection inventory of node %s on %s for serverRegistered", in.Node, in.Instance))
 	}
-	ev, err := ServerRegistered(dev, inv, in.Node)
+	ev, err := ServerRegistered(in.Run, dev, inv, in.Node)
 	if err != nil {
 		return RegisteredOut{}, err
 	}
@@ -88,12 +92,13 @@ func sourceErr(err error) error {
 // FireServerRegistered is the workflow body that fires serverRegistered
 // for a host whose enrollment succeeded: the event is built by the step
 // extensions.server_registered (the device's NetBox intent and the node's
-// inspection inventory, mapped by ServerFromIntent; its ID derives from the
-// device and the node, so a rerun re-delivers the same delivery IDs), then
-// dispatched by Fire. Nothing is read when no active extension binds a task
-// to the stage; the report is then empty.
+// inspection inventory, mapped by ServerFromIntent; its ID is the
+// enrollment run's, so the same run's dispatch run again re-delivers what
+// did not succeed, and another run's is a new event), then dispatched by
+// Fire. Nothing is read when no active extension binds a task to the
+// stage; the report is then empty.
 func FireServerRegistered(ctx context.Context, rt flow.Runtime, in Enrolled) (Report, error) {
-	rep := Report{EventID: ServerRegisteredEventID(in.Device, in.Node), Stage: ServerRegisteredStage, Deliveries: []Delivery{}}
+	rep := Report{EventID: ServerRegisteredEventID(in.Run), Stage: ServerRegisteredStage, Deliveries: []Delivery{}}
 	var out RegisteredOut
 	if err := (flow.Runner{RT: rt, Policy: storePolicy}).Run(ctx, StepServerRegistered, in, &out); err != nil {
 		return rep, err

@@ -14,7 +14,7 @@ import (
 
 func TestFireServerRegisteredBuildsTheEventFromNetBoxAndIronic(t *testing.T) {
 	inv := realdata.Read(t, "ipa-inventory", "understack", "dell-r7615-inventory-raw-lldp.json")
-	host := extensions.Enrolled{Device: "cpu-r3-u17", Instance: "ironic-cpu", Node: "6f1e3a52-node"}
+	host := extensions.Enrolled{Device: "cpu-r3-u17", Instance: "ironic-cpu", Node: "6f1e3a52-node", Run: "enroll/cpu-r3-u17/run-7"}
 	dev := intent.Device{ID: 4711, Name: host.Device, DeviceType: intent.DeviceType{Manufacturer: "Dell", Model: "PowerEdge R7615"}}
 
 	tests := []struct {
@@ -52,7 +52,7 @@ func TestFireServerRegisteredBuildsTheEventFromNetBoxAndIronic(t *testing.T) {
 			if src.Reads() != tc.wantReads {
 				t.Errorf("%d reads of NetBox and Ironic, want %d", src.Reads(), tc.wantReads)
 			}
-			if rep.EventID != extensions.ServerRegisteredEventID(host.Device, host.Node) {
+			if rep.EventID != extensions.ServerRegisteredEventID(host.Run) {
 				t.Errorf("event %s", rep.EventID)
 			}
 			if tc.wantTasks == "" {
@@ -68,8 +68,20 @@ func TestFireServerRegisteredBuildsTheEventFromNetBoxAndIronic(t *testing.T) {
 
 func TestFireServerRegisteredWithoutASource(t *testing.T) {
 	w := newWorld(t, def("notify", "", "hook:webhook"))
-	_, err := extensions.FireServerRegistered(context.Background(), w.rt, extensions.Enrolled{Device: "d", Instance: "i", Node: "n"})
+	_, err := extensions.FireServerRegistered(context.Background(), w.rt, extensions.Enrolled{Device: "d", Instance: "i", Node: "n", Run: "r"})
 	if !extensions.RunnerConfigInvalid.Is(err) {
 		t.Fatalf("error %v, want %s", err, extensions.RunnerConfigInvalid.Code)
+	}
+}
+
+// An enrollment that names no run cannot be an event: refused before
+// anything is read.
+func TestFireServerRegisteredNeedsTheRun(t *testing.T) {
+	w := newWorld(t, def("notify", "", "hook:webhook"))
+	src := extensionsfake.NewServers()
+	w.d.Servers = src
+	_, err := extensions.FireServerRegistered(context.Background(), w.rt, extensions.Enrolled{Device: "d", Instance: "i", Node: "n"})
+	if !extensions.EventInvalid.Is(err) || src.Reads() != 0 || len(w.runner.Requests()) != 0 {
+		t.Fatalf("error %v after %d reads and %d deliveries, want %s and nothing done", err, src.Reads(), len(w.runner.Requests()), extensions.EventInvalid.Code)
 	}
 }

@@ -28,6 +28,10 @@ type Event struct {
 	HasSecrets bool `json:"hasSecrets,omitempty"`
 	// StageDeadline bounds the dispatch (DefaultStageDeadline when 0).
 	StageDeadline time.Duration `json:"stageDeadline,omitempty"`
+	// Redeliver names tasks this firing runs again under a new delivery
+	// ID (RedeliveryID), whatever earlier firings of the event did: a
+	// task's label, or extension/label.
+	Redeliver []string `json:"redeliver,omitempty"`
 }
 
 func (e Event) deadline() time.Duration {
@@ -38,10 +42,12 @@ func (e Event) deadline() time.Duration {
 }
 
 // NewEvent builds an event from a payload (a JSON object with the stage's
-// key). An empty id derives one from the stage and the payload, so the
-// same payload fired twice is the same event. original is the payload with
-// its secrets, to keep in a SecretSource when HasSecrets is set; it must
-// not be logged.
+// key). id comes from the event's source (an enrollment's run ID, a
+// source's request ID, an operator's --event-id); an empty id is a fresh
+// random one (NewEventID): the same payload fired again later is a new
+// event, whose deliveries receivers must not drop as duplicates. original
+// is the payload with its secrets, to keep in a SecretSource when
+// HasSecrets is set; it must not be logged.
 func NewEvent(id string, stage Stage, payload []byte) (ev Event, original []byte, err error) {
 	if !stage.Known() {
 		return Event{}, nil, EventInvalid.New("%s", stageProblem(string(stage)))
@@ -60,8 +66,7 @@ func NewEvent(id string, stage Stage, payload []byte) (ev Event, original []byte
 		return Event{}, nil, PayloadInvalid.Wrap(err, "the %s payload cannot be encoded", stage)
 	}
 	if id == "" {
-		sum := sha256.Sum256(append([]byte(string(stage)+"\x00"), clean...))
-		id = "payload-" + hex.EncodeToString(sum[:12])
+		id = NewEventID()
 	}
 	ev = Event{ID: id, Stage: stage, Payload: clean, HasSecrets: removed}
 	if removed {
@@ -72,11 +77,18 @@ func NewEvent(id string, stage Stage, payload []byte) (ev Event, original []byte
 
 // DeliveryID is the ID of one task's delivery of one event: stable per
 // (event, extension, task), the same on every retry and every re-fire of
-// the event, so receivers can deduplicate. It is sent as the webhook-id
-// header. The format is a UUID (version 8, name-based on SHA-256).
+// the event that delivers the task again, so receivers can deduplicate
+// (a redelivery has its own ID: RedeliveryID). It is sent as the
+// webhook-id header. The format is a UUID (version 8, name-based on
+// SHA-256).
 func DeliveryID(eventID, extension, task string) string {
+	return deliveryUUID("hostforge-delivery", eventID, extension, task)
+}
+
+// deliveryUUID is the version 8 UUID named by its parts.
+func deliveryUUID(parts ...string) string {
 	h := sha256.New()
-	for _, s := range []string{"hostforge-delivery", eventID, extension, task} {
+	for _, s := range parts {
 		var n [8]byte
 		binary.BigEndian.PutUint64(n[:], uint64(len(s)))
 		h.Write(n[:]) // length-prefixed, so fields cannot run into each other

@@ -114,7 +114,7 @@ func TestRenderRefusesBadInput(t *testing.T) {
 	}
 }
 
-func TestNewEventRemovesSecretsAndDerivesIDs(t *testing.T) {
+func TestNewEventRemovesSecretsAndIDs(t *testing.T) {
 	ev, original, err := NewEvent("", SwitchRegistered, specPayload(t, "networkDevice"))
 	if err != nil {
 		t.Fatal(err)
@@ -130,9 +130,12 @@ func TestNewEventRemovesSecretsAndDerivesIDs(t *testing.T) {
 	if !strings.Contains(string(ev.Payload), `"variablesMaterializedForOSAssets":{"osVersion":"1.2.3"}`) {
 		t.Errorf("non-secret fields must stay: %s", ev.Payload)
 	}
+	// Without an ID from its source, an event is a new one: the same
+	// payload fired again later (the same DNS record created again) must
+	// not reuse the delivery IDs a receiver deduplicates by.
 	again, _, _ := NewEvent("", SwitchRegistered, specPayload(t, "networkDevice"))
-	if again.ID != ev.ID || !strings.HasPrefix(ev.ID, "payload-") {
-		t.Errorf("event IDs %q and %q: the same payload must be the same event", ev.ID, again.ID)
+	if again.ID == ev.ID || len(ev.ID) != 36 || ev.ID[14] != '4' {
+		t.Errorf("event IDs %q and %q: want two fresh random (version 4 UUID) IDs", ev.ID, again.ID)
 	}
 	clean, original2, _ := NewEvent("id-1", ServerCreateDNS, specPayload(t, "serverDNSRecordSet"))
 	if clean.HasSecrets || original2 != nil || clean.ID != "id-1" {
@@ -147,5 +150,9 @@ func TestNewEventRemovesSecretsAndDerivesIDs(t *testing.T) {
 	}
 	if DeliveryID("a\x00b", "c", "d") == DeliveryID("a", "b\x00c", "d") {
 		t.Error("delivery ID fields must not run into each other")
+	}
+	r1, r2 := RedeliveryID("e", "ext", "task", 1), RedeliveryID("e", "ext", "task", 2)
+	if RedeliveryID("e", "ext", "task", 0) != d1 || r1 == d1 || r2 == r1 || r1 != RedeliveryID("e", "ext", "task", 1) || r1 == RedeliveryID("e", "ext", "task2", 1) || len(r1) != 36 || r1[14] != '8' {
+		t.Errorf("redelivery IDs %s %s after %s: want new, stable version-8 UUIDs", r1, r2, d1)
 	}
 }

@@ -10,16 +10,16 @@ import (
 )
 
 // ServerRegistered is the serverRegistered event hostforge fires when an
-// enrollment succeeds: the server object mapped from the NetBox intent and
-// the inspection inventory (Ironic's inventory document, as
+// enrollment run succeeds: the server object mapped from the NetBox intent
+// and the inspection inventory (Ironic's inventory document, as
 // verify.ParseInventory reads it) of the Ironic node the host became.
 //
-// Its ID is "serverRegistered/<device>/<node>", so every delivery ID
-// derives from the device, the node and the stage: a converged rerun of the
-// enrollment fires the same event and re-delivers the same IDs, which
-// receivers deduplicate. The payload holds no secret: no credentials are
-// mapped.
-func ServerRegistered(dev intent.Device, inventory []byte, node string) (Event, error) {
+// Its ID is "serverRegistered/<run>": the event's source is the enrollment
+// run, so the same run's dispatch fired again (a restarted worker) is the
+// same event and delivers only what did not succeed, and a later run that
+// registers the host again is a new event, which receivers must not drop
+// as a duplicate. The payload holds no secret: no credentials are mapped.
+func ServerRegistered(run string, dev intent.Device, inventory []byte, node string) (Event, error) {
 	inv, err := verify.ParseInventory(inventory)
 	if err != nil {
 		return Event{}, PayloadInvalid.Wrap(err, "device %s node %s: the inspection inventory cannot be read", dev.Name, node)
@@ -28,13 +28,17 @@ func ServerRegistered(dev intent.Device, inventory []byte, node string) (Event, 
 	if err != nil {
 		return Event{}, PayloadInvalid.Wrap(err, "device %s: the server payload cannot be encoded", dev.Name)
 	}
-	ev, _, err := NewEvent(ServerRegisteredEventID(dev.Name, node), ServerRegisteredStage, b)
+	if run == "" {
+		return Event{}, EventInvalid.New("device %s: serverRegistered needs the enrollment run that registered it", dev.Name)
+	}
+	ev, _, err := NewEvent(ServerRegisteredEventID(run), ServerRegisteredStage, b)
 	return ev, err
 }
 
-// ServerRegisteredEventID is the event ID of a device's registration as a node.
-func ServerRegisteredEventID(device, node string) string {
-	return string(ServerRegisteredStage) + "/" + device + "/" + node
+// ServerRegisteredEventID is the event ID of the registration an
+// enrollment run made.
+func ServerRegisteredEventID(run string) string {
+	return string(ServerRegisteredStage) + "/" + run
 }
 
 // ServerFromIntent maps a device's NetBox intent and its inspection

@@ -28,11 +28,11 @@ func r7615() intent.Device {
 
 func TestServerRegisteredMapsIntentAndInventory(t *testing.T) {
 	inv := realdata.Read(t, "ipa-inventory", "understack", "dell-r7615-inventory-raw-lldp.json")
-	ev, err := ServerRegistered(r7615(), inv, "6f1e3a52-node")
+	ev, err := ServerRegistered("run-1", r7615(), inv, "6f1e3a52-node")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if ev.ID != "serverRegistered/cpu-r3-u17/6f1e3a52-node" || ev.Stage != ServerRegisteredStage || ev.HasSecrets {
+	if ev.ID != "serverRegistered/run-1" || ev.Stage != ServerRegisteredStage || ev.HasSecrets {
 		t.Fatalf("event %s %s secrets=%v", ev.ID, ev.Stage, ev.HasSecrets)
 	}
 	var p ServerPayload
@@ -96,15 +96,20 @@ func TestServerRegisteredMapsIntentAndInventory(t *testing.T) {
 		t.Error("credentials and unknown fields must stay null/absent")
 	}
 
-	again, _ := ServerRegistered(r7615(), inv, "6f1e3a52-node")
+	again, _ := ServerRegistered("run-1", r7615(), inv, "6f1e3a52-node")
 	if again.ID != ev.ID || !bytes.Equal(again.Payload, ev.Payload) {
-		t.Error("a converged rerun must build the same event")
+		t.Error("the same run must build the same event")
 	}
-	other, _ := ServerRegistered(r7615(), inv, "another-node")
-	if other.ID == ev.ID || DeliveryID(other.ID, "x", "t") == DeliveryID(ev.ID, "x", "t") {
-		t.Error("another node is another event")
+	// A later enrollment run registers the same host with the same
+	// payload: a new event, whose deliveries receivers must not drop.
+	other, _ := ServerRegistered("run-2", r7615(), inv, "6f1e3a52-node")
+	if other.ID == ev.ID || DeliveryID(other.ID, "x", "t") == DeliveryID(ev.ID, "x", "t") || !bytes.Equal(other.Payload, ev.Payload) {
+		t.Error("another enrollment run is another event")
 	}
-	if _, err := ServerRegistered(r7615(), []byte(`{"nope": 1}`), "n"); !PayloadInvalid.Is(err) {
+	if _, err := ServerRegistered("run-1", r7615(), []byte(`{"nope": 1}`), "n"); !PayloadInvalid.Is(err) {
 		t.Errorf("an unreadable inventory: %v, want %s", err, PayloadInvalid.Code)
+	}
+	if _, err := ServerRegistered("", r7615(), inv, "n"); !EventInvalid.Is(err) {
+		t.Errorf("no run: %v, want %s", err, EventInvalid.Code)
 	}
 }

@@ -11,11 +11,22 @@ type ExecStatus string
 
 // Execution statuses.
 const (
-	StatusRunning   ExecStatus = "running"
+	// StatusRunning: dispatch has taken the delivery up; for an SSH or
+	// Ansible task, its effect has not begun.
+	StatusRunning ExecStatus = "running"
+	// StatusStarted: the effect of an SSH or Ansible task may have begun
+	// (recorded by Store.StartDelivery just before the runner is called).
+	// A record left started has an unknown outcome: the delivery is never
+	// run again, it ends EXTENSION_TASK_INTERRUPTED.
+	StatusStarted   ExecStatus = "started"
 	StatusSucceeded ExecStatus = "succeeded"
 	StatusFailed    ExecStatus = "failed"
-	// StatusSkipped: not run, because an earlier task of the extension
-	// failed with failurePolicy fail, or the stage deadline had passed.
+	// StatusSkipped: not run. In a record: an earlier task of the
+	// extension failed with failurePolicy fail, or the stage deadline had
+	// passed (its message starts "not run:"). In a Report, also: the task
+	// succeeded in an earlier firing of the same event (its message starts
+	// "succeeded earlier:" and names that delivery's ID and time); the
+	// earlier delivery's record is left as it is.
 	StatusSkipped ExecStatus = "skipped"
 )
 
@@ -49,12 +60,23 @@ func (e Execution) Validate() error {
 		return RecordInvalid.New("execution record %s without a start time", e.DeliveryID)
 	}
 	switch e.Status {
-	case StatusRunning, StatusSucceeded, StatusFailed, StatusSkipped:
+	case StatusRunning, StatusStarted, StatusSucceeded, StatusFailed, StatusSkipped:
 	default:
 		return RecordInvalid.New("execution record %s has status %q", e.DeliveryID, e.Status)
 	}
 	if len(e.Outputs) > 0 && !json.Valid(e.Outputs) {
 		return RecordInvalid.New("execution record %s: outputs are not JSON", e.DeliveryID)
+	}
+	return nil
+}
+
+// ValidateStart refuses a write-ahead record StartDelivery must not keep.
+func (e Execution) ValidateStart() error {
+	if err := e.Validate(); err != nil {
+		return err
+	}
+	if e.Status != StatusStarted {
+		return RecordInvalid.New("delivery %s: a write-ahead record has status %q, want %q", e.DeliveryID, e.Status, StatusStarted)
 	}
 	return nil
 }
@@ -100,6 +122,14 @@ type Store interface {
 	// record with the same delivery ID. An invalid record is refused with
 	// EXTENSION_RECORD_INVALID and nothing is written.
 	PutExecution(ctx context.Context, e Execution) error
+	// StartDelivery records, before its effect, that a delivery's effect
+	// may begin (the write-ahead of an SSH or Ansible task): e, whose
+	// status must be started, is written when the delivery has no record
+	// or its record is running — atomically, so of two attempts of one
+	// delivery at most one starts it. Otherwise nothing is written and
+	// the record is returned as it is, with ok false. An invalid record is
+	// refused with EXTENSION_RECORD_INVALID.
+	StartDelivery(ctx context.Context, e Execution) (prior Execution, ok bool, err error)
 	// Execution returns the record of a delivery.
 	Execution(ctx context.Context, deliveryID string) (Execution, bool, error)
 	// Executions returns the matching records, oldest start first (then

@@ -22,15 +22,17 @@ type Step struct {
 	Attempt time.Duration
 
 	call        func(ctx context.Context, in, out any, roundTrip bool) error
+	policy      func(in any) CallPolicy
 	decodeIn    func(in any) (any, error)
 	newOut      func() any
 	inTypeName  string
 	outTypeName string
 }
 
-// Bind registers fn as the step name whose one attempt takes at most attempt.
-func Bind[I, O any](name string, attempt time.Duration, fn func(context.Context, I) (O, error)) Step {
-	return Step{
+// Bind registers fn as the step name whose one attempt takes at most
+// attempt. Options declare how a remote runtime runs its calls (PerCall).
+func Bind[I, O any](name string, attempt time.Duration, fn func(context.Context, I) (O, error), opts ...BindOption[I]) Step {
+	s := Step{
 		Name:        name,
 		Attempt:     attempt,
 		inTypeName:  fmt.Sprintf("%T", *new(I)),
@@ -79,6 +81,12 @@ func Bind[I, O any](name string, attempt time.Duration, fn func(context.Context,
 			return i, nil
 		},
 	}
+	for _, o := range opts {
+		if o.policy != nil {
+			s.policy = perCall(o.policy, s.decodeIn)
+		}
+	}
+	return s
 }
 
 // Scrubbed returns s whose error leaves scrubbed of secrets: a Failure's

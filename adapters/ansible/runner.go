@@ -27,7 +27,7 @@ import (
 // Defaults of a task.
 const (
 	// DefaultExecutionTimeout bounds a playbook whose executionTimeout is 0.
-	DefaultExecutionTimeout = time.Hour
+	DefaultExecutionTimeout = extensions.DefaultAnsibleTimeout
 	// DefaultTick is the progress interval of a task whose
 	// executionTimeoutTick is 0.
 	DefaultTick = 30 * time.Second

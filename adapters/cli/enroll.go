@@ -302,6 +302,7 @@ func enrollOne(ctx context.Context, sys *systems, device string, p enrollment.Pa
 	var beforeErr error
 	if err == nil && sys.ledger != nil {
 		pr, beforeErr = sys.ledger.before(ctx, device)
+		pr.start = start // the run is one: its proof and its serverRegistered event name it alike
 	}
 	if err == nil {
 		rt := sys.exec.Local(sys.clock)
@@ -328,22 +329,28 @@ func enrollOne(ctx context.Context, sys *systems, device string, p enrollment.Pa
 		prog.finish(device, r)
 	}
 	if err == nil {
-		r.Extensions = fireServerRegistered(ctx, sys, r.Result)
+		r.Extensions = fireServerRegistered(ctx, sys, r.Result, inlineRun(device, start))
 	}
 	return r
 }
 
+// inlineRun identifies an inline enrollment run: its completion's run
+// and its serverRegistered event.
+func inlineRun(device string, start time.Time) string {
+	return fmt.Sprintf("cli/%s/%d", device, start.UnixNano())
+}
+
 // fireServerRegistered fires serverRegistered for a host an inline run
-// enrolled, through the extension dispatch the config's extensions:
-// section wires. Its outcome is reported beside the enrollment's and does
-// not change it: the host is enrolled either way.
-func fireServerRegistered(ctx context.Context, sys *systems, res enrollment.Result) []fireJSON {
+// enrolled (the run's event), through the extension dispatch the config's
+// extensions: section wires. Its outcome is reported beside the
+// enrollment's and does not change it: the host is enrolled either way.
+func fireServerRegistered(ctx context.Context, sys *systems, res enrollment.Result, run string) []fireJSON {
 	if sys.wired == nil || sys.wired.Extensions == nil || !res.Enrolled || res.Failure != nil || res.Node == "" {
 		return nil
 	}
 	rt := sys.wired.Extensions.Local(sys.clock)
 	rt.Subject = res.Device
-	rep, err := extensions.FireServerRegistered(ctx, rt, extensions.Enrolled{Device: res.Device, Instance: res.Instance, Node: res.Node})
+	rep, err := extensions.FireServerRegistered(ctx, rt, extensions.Enrolled{Device: res.Device, Instance: res.Instance, Node: res.Node, Run: run})
 	rows, _ := fireRows(rep)
 	if err != nil {
 		_, f, _ := hostforge.Classify(err)

@@ -281,6 +281,7 @@ type fireJSON struct {
 	Status     string `json:"status"`
 	DeliveryID string `json:"deliveryId"`
 	Message    string `json:"message"`
+	EventID    string `json:"eventId"`
 }
 
 // fireFlags are the runner settings of `extensions fire`: the flags, or
@@ -340,6 +341,7 @@ func (f *fireFlags) settings(log *slog.Logger) (o wiring.RunnerOptions, dir stri
 func (a *app) extFireCmd() *cobra.Command {
 	var defs []string
 	var dir, stage, payload, eventID, state string
+	var redeliver []string
 	var deadline time.Duration
 	var strict bool
 	var ff fireFlags
@@ -356,8 +358,19 @@ failurePolicy "fail" (the default) stops its extension's remaining tasks;
 (SQLite), or in the ledger's database of --config's ledger: section; in
 memory when neither is given.
 
-The event ID is --event-id, or derived from the stage and the payload, so
-firing the same payload again re-delivers the same delivery IDs.
+The event ID is --event-id: the ID the event's source gave it (a DNS
+change's request ID, say). Without it every firing is a new event with a
+fresh random ID, printed on the error stream (and in every -o json row),
+so a later event with the same payload is never mistaken for this one.
+Firing an event ID again against the same state runs only the tasks that
+have not succeeded: a task that succeeded is reported skipped, with the
+delivery that succeeded and when, and is not contacted; a failed webhook
+is delivered again with the same webhook-id. An SSH command or a playbook
+runs at most once per delivery: one that failed runs again under a new
+delivery ID, and one whose run was interrupted (the process died while it
+ran; EXTENSION_TASK_INTERRUPTED) is not run again until --redeliver names
+it. --redeliver TASK (a task label, or extension/label; repeatable) runs
+that task again under a new delivery ID, whatever it did before.
 
 Tasks read the secrets they name from the file vault (--vault, the same
 YAML vault as the rest of hostforge): a webhook's signingSecret is an item
@@ -369,25 +382,30 @@ needs --container-runtime. --config takes these settings, the vault and the
 definitions directory from a config file's extensions: and vault: sections.
 
 With -o json the output is a JSON array, one object per task in order:
-{"task", "status", "deliveryId", "message"}, where status is succeeded or
-failed. A task that was not run, because an earlier task of its extension
-failed with failurePolicy "fail" or the stage deadline had passed, is
-failed, with a message that starts "not run:".
+{"task", "status", "deliveryId", "message", "eventId"}, where status is
+succeeded, failed or skipped. skipped is a task that succeeded in an
+earlier firing of the event (its message starts "succeeded earlier:").
+A task that was not run, because an earlier task of its extension failed
+with failurePolicy "fail" or the stage deadline had passed, is failed,
+with a message that starts "not run:".
 
-Exit code 0 when every task succeeded; 2 for invalid input; otherwise the
-code of the most urgent failed task (4 for most extension failures).
+Exit code 0 when every task succeeded (now or earlier); 2 for invalid
+input; otherwise the code of the most urgent failed task (4 for most
+extension failures).
 
 ` + exitCodeHelp,
 		Example: `  hostforge extensions fire --definition notify.json --stage serverRegistered --payload server.json --vault vault.yaml -o json
   hostforge extensions fire --dir /etc/hostforge/extensions --stage switchCreateDNS --payload dns.json --known-hosts /etc/hostforge/known_hosts
-  hostforge extensions fire --config /etc/hostforge/lab1.yaml --stage serverRegistered --payload server.json --state /var/lib/hostforge/state.db`,
+  hostforge extensions fire --config /etc/hostforge/lab1.yaml --stage serverRegistered --payload server.json --state /var/lib/hostforge/state.db
+  hostforge extensions fire --config /etc/hostforge/lab1.yaml --stage serverCreateDNS --payload dns.json --event-id dns-4711 --state /var/lib/hostforge/state.db --redeliver register-dns`,
 		Args: cobra.NoArgs,
 	}
 	cmd.Flags().StringArrayVar(&defs, "definition", nil, "definition file (repeatable)")
 	cmd.Flags().StringVar(&dir, "dir", "", "directory of definitions (*.json); invalid ones are reported and left out")
 	cmd.Flags().StringVar(&stage, "stage", "", "stage to fire, e.g. serverRegistered")
 	cmd.Flags().StringVar(&payload, "payload", "", "payload file (JSON), - for standard input")
-	cmd.Flags().StringVar(&eventID, "event-id", "", "event ID (default: derived from the stage and payload)")
+	cmd.Flags().StringVar(&eventID, "event-id", "", "the event's ID from its source; firing it again runs only what has not succeeded (default: a new random ID, printed)")
+	cmd.Flags().StringArrayVar(&redeliver, "redeliver", nil, "run this task (label, or extension/label) again under a new delivery ID (repeatable)")
 	cmd.Flags().StringVar(&state, "state", "", "SQLite database recording executions (default: in memory)")
 	cmd.Flags().DurationVar(&deadline, "stage-deadline", extensions.DefaultStageDeadline, "no task starts later than this after the event")
 	cmd.Flags().BoolVar(&strict, "strict", false, "refuse undefined values in templates")
@@ -434,11 +452,17 @@ code of the most urgent failed task (4 for most extension failures).
 		if err != nil {
 			return err
 		}
+		if err := extensions.CheckRedeliver(reg, st, redeliver); err != nil {
+			return usageErr(fmt.Errorf("--redeliver: %w", err))
+		}
 		ev, original, err := extensions.NewEvent(eventID, st, b)
 		if err != nil {
 			return fileErr("--payload "+payload, err)
 		}
-		ev.StageDeadline = deadline
+		ev.StageDeadline, ev.Redeliver = deadline, redeliver
+		if eventID == "" && *out != formatJSON {
+			fmt.Fprintf(a.streams.Err, "event ID %s (fire it again with --event-id %s to deliver only what has not succeeded)\n", ev.ID, ev.ID)
+		}
 		ctx := cmd.Context()
 		if ctx == nil {
 			ctx = context.Background()
@@ -487,18 +511,15 @@ code of the most urgent failed task (4 for most extension failures).
 }
 
 // fireRows are the deliveries as `extensions fire` reports them: status
-// succeeded or failed only; a task that was not run is failed, its message
-// starting "not run:".
+// succeeded, failed or skipped (succeeded in an earlier firing); a task
+// that was not run is failed, its message starting "not run:".
 func fireRows(rep extensions.Report) ([]fireJSON, []*hostforge.Failure) {
 	var fails []*hostforge.Failure
 	rows := make([]fireJSON, 0, len(rep.Deliveries))
 	for _, d := range rep.Deliveries {
-		status := string(d.Status)
-		if d.Status == extensions.StatusSkipped {
-			status = string(extensions.StatusFailed)
-		}
-		rows = append(rows, fireJSON{Task: d.Task, Status: status, DeliveryID: d.DeliveryID, Message: d.Message})
-		if d.Status == extensions.StatusFailed || d.Status == extensions.StatusSkipped {
+		status := fireStatus(d)
+		rows = append(rows, fireJSON{Task: d.Task, Status: status, DeliveryID: d.DeliveryID, Message: d.Message, EventID: rep.EventID})
+		if status == string(extensions.StatusFailed) {
 			spec, ok := hostforge.Lookup(d.Code)
 			if !ok {
 				spec = *extensions.TaskFailed
@@ -526,13 +547,21 @@ func (a *app) printFire(format string, rep extensions.Report) error {
 	return exitWith(code)
 }
 
+// fireStatus is a delivery's status as `extensions fire` reports it: a
+// skip that carries a failure code (failurePolicy fail, the stage
+// deadline) is a task that failed to run; a skip without one succeeded
+// in an earlier firing.
+func fireStatus(d extensions.Delivery) string {
+	if d.Status == extensions.StatusSkipped && d.Code != "" {
+		return string(extensions.StatusFailed)
+	}
+	return string(d.Status)
+}
+
 func printFireText(w io.Writer, rep extensions.Report) {
 	fmt.Fprintf(w, "event %s (%s): %d task(s)\n", rep.EventID, rep.Stage, len(rep.Deliveries))
 	for _, d := range rep.Deliveries {
-		status := string(d.Status)
-		if d.Status == extensions.StatusSkipped {
-			status = string(extensions.StatusFailed)
-		}
+		status := fireStatus(d)
 		fmt.Fprintf(w, "  %-9s %s / %s  delivery %s\n", status, d.Extension, d.Task, d.DeliveryID)
 		if d.Message != "" {
 			fmt.Fprintf(w, "            %s\n", oneLine(d.Message))

@@ -116,8 +116,8 @@ func TestExtensionsFireDeliversForReal(t *testing.T) {
 					keys = append(keys, k)
 				}
 				sort.Strings(keys)
-				if strings.Join(keys, ",") != "deliveryId,message,status,task" {
-					t.Errorf("row %d has keys %v, want task, status, deliveryId, message", i, keys)
+				if strings.Join(keys, ",") != "deliveryId,eventId,message,status,task" {
+					t.Errorf("row %d has keys %v, want task, status, deliveryId, message, eventId", i, keys)
 				}
 				if row["status"] != tc.want[i][0] || !strings.Contains(row["message"], tc.want[i][1]) {
 					t.Errorf("row %d = %v, want status %s and a message containing %q", i, row, tc.want[i][0], tc.want[i][1])
@@ -160,5 +160,145 @@ func TestExtensionsFireWithoutTheSigningSecret(t *testing.T) {
 	wantCode(t, r, ExitInfra)
 	if !strings.Contains(r.out, "EXTENSION_SECRET_UNAVAILABLE") || len(recv.got()) != 0 {
 		t.Fatalf("output %s; %d deliveries sent", r.out, len(recv.got()))
+	}
+}
+
+// countingReceiver counts the deliveries each task's endpoint receives,
+// with their webhook-ids, and answers each endpoint with its scripted
+// statuses in turn (200 once they run out).
+type countingReceiver struct {
+	mu       sync.Mutex
+	ids      map[string][]string
+	statuses map[string][]int
+}
+
+func (c *countingReceiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	_, _ = io.Copy(io.Discard, r.Body)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	path := strings.TrimPrefix(r.URL.Path, "/")
+	c.ids[path] = append(c.ids[path], r.Header.Get("webhook-id"))
+	status := http.StatusOK
+	if s := c.statuses[path]; len(s) > 0 {
+		status, c.statuses[path] = s[0], s[1:]
+	}
+	w.WriteHeader(status)
+}
+
+// take returns and forgets the webhook-ids each endpoint received.
+func (c *countingReceiver) take() map[string][]string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	got := c.ids
+	c.ids = map[string][]string{}
+	return got
+}
+
+func fireRowsOf(t *testing.T, r result) map[string]map[string]string {
+	t.Helper()
+	var rows []map[string]string
+	if err := json.Unmarshal([]byte(r.out), &rows); err != nil {
+		t.Fatalf("output %s: %v\n%s", r.out, err, r.err)
+	}
+	out := map[string]map[string]string{}
+	for _, row := range rows {
+		out[row["task"]] = row
+	}
+	return out
+}
+
+// Firing an event ID again against the same --state contacts only the
+// tasks that have not succeeded, and reports the others skipped with the
+// delivery that succeeded; --redeliver runs exactly the named task again,
+// under a new delivery ID.
+func TestExtensionsFireAgainDeliversOnlyWhatDidNotSucceed(t *testing.T) {
+	recv := &countingReceiver{ids: map[string][]string{}, statuses: map[string][]int{"second": {500}}}
+	srv := httptest.NewServer(recv)
+	defer srv.Close()
+	def, payload, vaultFile := fireSetup(t, srv.URL, "continue")
+	state := filepath.Join(t.TempDir(), "state.db")
+	fire := func(extra ...string) result {
+		args := append([]string{"extensions", "fire", "--definition", def, "--stage", "serverRegistered", "--payload", payload,
+			"--vault", vaultFile, "--event-id", "dns-change-4711", "--state", state, "-o", "json"}, extra...)
+		return run(t, "", nil, args...)
+	}
+
+	r := fire()
+	wantCode(t, r, ExitInfra)
+	first := fireRowsOf(t, r)
+	got := recv.take()
+	if len(got["first"]) != 1 || len(got["second"]) != 1 || first["first"]["status"] != "succeeded" || first["second"]["status"] != "failed" {
+		t.Fatalf("first firing: contacted %v, rows %v", got, first)
+	}
+
+	r = fire()
+	wantCode(t, r, ExitOK)
+	again := fireRowsOf(t, r)
+	got = recv.take()
+	if len(got["first"]) != 0 {
+		t.Fatalf("the re-fire contacted the task that had succeeded: %v", got)
+	}
+	if len(got["second"]) != 1 || got["second"][0] != first["second"]["deliveryId"] || again["second"]["status"] != "succeeded" {
+		t.Fatalf("the failed task was not delivered again with its webhook-id %s: %v, row %v", first["second"]["deliveryId"], got, again["second"])
+	}
+	skipped := again["first"]
+	if skipped["status"] != "skipped" || skipped["deliveryId"] != first["first"]["deliveryId"] || !strings.Contains(skipped["message"], first["first"]["deliveryId"]) {
+		t.Fatalf("the succeeded task's row %v, want skipped naming delivery %s", skipped, first["first"]["deliveryId"])
+	}
+	for task, row := range again {
+		if row["eventId"] != "dns-change-4711" {
+			t.Errorf("row %s has eventId %q", task, row["eventId"])
+		}
+	}
+
+	r = fire("--redeliver", "first")
+	wantCode(t, r, ExitOK)
+	redo := fireRowsOf(t, r)
+	got = recv.take()
+	if len(got["first"]) != 1 || len(got["second"]) != 0 {
+		t.Fatalf("--redeliver first contacted %v, want exactly the task first", got)
+	}
+	if id := got["first"][0]; id == first["first"]["deliveryId"] || id != redo["first"]["deliveryId"] || redo["first"]["status"] != "succeeded" {
+		t.Fatalf("the redelivery carried webhook-id %s (first delivery %s), row %v: want a new delivery ID", id, first["first"]["deliveryId"], redo["first"])
+	}
+	if redo["second"]["status"] != "skipped" {
+		t.Errorf("second after --redeliver first: %v, want skipped", redo["second"])
+	}
+
+	r = fire("--redeliver", "nope")
+	wantCode(t, r, ExitUsage)
+	if got := recv.take(); len(got) != 0 {
+		t.Fatalf("a --redeliver naming no task contacted %v", got)
+	}
+}
+
+// Without --event-id every firing is a new event: a fresh random ID,
+// printed on the error stream in text mode and in every -o json row, so
+// a receiver that deduplicates by webhook-id still gets a new event with
+// the same payload.
+func TestExtensionsFireWithoutAnEventIDIsANewEvent(t *testing.T) {
+	recv := &countingReceiver{ids: map[string][]string{}}
+	srv := httptest.NewServer(recv)
+	defer srv.Close()
+	def, payload, vaultFile := fireSetup(t, srv.URL, "continue")
+	args := []string{"extensions", "fire", "--definition", def, "--stage", "serverRegistered", "--payload", payload, "--vault", vaultFile}
+	var events []string
+	for range 2 {
+		r := run(t, "", nil, append(args, "-o", "json")...)
+		wantCode(t, r, ExitOK)
+		rows := fireRowsOf(t, r)
+		if rows["first"]["eventId"] == "" || rows["first"]["eventId"] != rows["second"]["eventId"] {
+			t.Fatalf("rows %v: want one eventId in every row", rows)
+		}
+		events = append(events, rows["first"]["eventId"])
+	}
+	got := recv.take()
+	if events[0] == events[1] || len(got["first"]) != 2 || got["first"][0] == got["first"][1] {
+		t.Fatalf("two firings of one payload: events %v, webhook-ids %v; want two events", events, got["first"])
+	}
+	r := run(t, "", nil, args...)
+	wantCode(t, r, ExitOK)
+	if !strings.Contains(r.err, "event ID ") || strings.Contains(r.out, "event ID ") {
+		t.Fatalf("text mode: the generated event ID belongs on stderr:\nstdout:\n%s\nstderr:\n%s", r.out, r.err)
 	}
 }

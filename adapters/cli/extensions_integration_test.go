@@ -101,7 +101,7 @@ func newExtensionsLab(t *testing.T) *extensionsLab {
   gather_facts: false
   tasks:
     - ansible.builtin.copy:
-        content: "{{ {'device': server.netboxDevice, 'node': server.ironicNode, 'delivery': hostforge_delivery_id} | to_json }}"
+        content: "{{ {'device': server.netboxDevice, 'node': server.ironicNode, 'delivery': hostforge_delivery_id, 'event': hostforge_event_id} | to_json }}"
         dest: "{{ configVars.out_dir }}/{{ server.netboxDevice }}.json"
     - ansible.builtin.copy:
         content: "{{ {'registered': server.netboxDevice} | to_json }}"
@@ -143,10 +143,19 @@ func newExtensionsLab(t *testing.T) *extensionsLab {
 	return e
 }
 
-// check verifies the three tasks' effects for the enrolled node.
+// check verifies the three tasks' effects for the enrolled node: one
+// serverRegistered event, the enrollment run's, delivered to each.
 func (e *extensionsLab) check(t *testing.T, node string) {
 	t.Helper()
-	eventID := extensions.ServerRegisteredEventID(e.host.Name, node)
+	var out map[string]string
+	b, err := os.ReadFile(filepath.Join(e.outDir, e.host.Name+".json"))
+	if err != nil || json.Unmarshal(b, &out) != nil || out["node"] != node {
+		t.Fatalf("the playbook's effect: %s, %v", b, err)
+	}
+	eventID := out["event"]
+	if !strings.HasPrefix(eventID, "serverRegistered/") || out["delivery"] != extensions.DeliveryID(eventID, "registration", "inventory") {
+		t.Errorf("the playbook saw event %q and delivery %q, want the enrollment run's serverRegistered", eventID, out["delivery"])
+	}
 	ids, bodies := e.recv.got()
 	if len(ids) != 1 || ids[0] != extensions.DeliveryID(eventID, "registration", "hook") {
 		t.Errorf("webhook deliveries %v, want one with the serverRegistered delivery ID", ids)
@@ -155,11 +164,6 @@ func (e *extensionsLab) check(t *testing.T, node string) {
 	}
 	if b, err := os.ReadFile(e.marker); err != nil || strings.TrimSpace(string(b)) != node {
 		t.Errorf("the SSH task's effect: %q, %v", b, err)
-	}
-	var out map[string]string
-	b, err := os.ReadFile(filepath.Join(e.outDir, e.host.Name+".json"))
-	if err != nil || json.Unmarshal(b, &out) != nil || out["node"] != node || out["delivery"] != extensions.DeliveryID(eventID, "registration", "inventory") {
-		t.Errorf("the playbook's effect: %s, %v", b, err)
 	}
 }
 

@@ -161,13 +161,13 @@ func TestExtensionsFire(t *testing.T) {
 		t.Errorf("ssh body %q", body)
 	}
 
-	// The same payload again is the same event: the same delivery IDs, the
-	// records replaced in the state database.
+	// The same payload again, without an event ID, is another event: new
+	// delivery IDs, new records in the state database.
 	r2 := run(t, "", nil, "extensions", "fire", "--definition", def, "--stage", "serverRegistered", "--payload", payload, "--state", state, "-o", "json")
 	var rows2 []fireJSON
 	_ = json.Unmarshal([]byte(r2.out), &rows2)
-	if len(rows2) != 3 || rows2[0].DeliveryID != rows[0].DeliveryID {
-		t.Fatalf("re-fire delivered %v, want the IDs of %v", rows2, rows)
+	if len(rows2) != 3 || rows2[0].DeliveryID == rows[0].DeliveryID || rows2[0].EventID == rows[0].EventID {
+		t.Fatalf("a second firing delivered %v, want another event than %v", rows2, rows)
 	}
 	db, err := sqlstore.Open(context.Background(), sqlstore.SQLite, state)
 	if err != nil {
@@ -175,8 +175,8 @@ func TestExtensionsFire(t *testing.T) {
 	}
 	defer db.Close()
 	recs, err := db.Extensions().Executions(context.Background(), extensions.Query{})
-	if err != nil || len(recs) != 3 {
-		t.Fatalf("%d records in the state database (%v), want 3", len(recs), err)
+	if err != nil || len(recs) != 6 {
+		t.Fatalf("%d records in the state database (%v), want 3 per firing", len(recs), err)
 	}
 	all, _ := json.Marshal(recs)
 	if strings.Contains(string(all), "hunter22") || strings.Contains(r.out+r.err, "hunter22") {

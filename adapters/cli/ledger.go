@@ -120,7 +120,7 @@ func (w *ledgerWiring) before(ctx context.Context, device string) (proofRun, err
 // the fleet manager sees it, never against the result it checks.
 func (w *ledgerWiring) settle(ctx context.Context, pr proofRun, res enrollment.Result, failure *hostforge.Failure) (enrollment.ProofOutcome, error) {
 	c := enrollment.Completion{Device: res.Device, Identity: pr.identity, Since: pr.since,
-		Run: fmt.Sprintf("cli/%s/%d", res.Device, pr.start.UnixNano()), Status: enrollment.CompletionCompleted, ClosedAt: w.clock.Now()}
+		Run: inlineRun(res.Device, pr.start), Status: enrollment.CompletionCompleted, ClosedAt: w.clock.Now()}
 	if failure != nil {
 		c.Status = enrollment.CompletionFailed
 		if failure.Code == hostforge.Cancelled.Code {

@@ -76,12 +76,14 @@ the vault, the DHCP server, the BMCs (the link guard reads them too) and
 every Ironic instance of the config. It also runs extension dispatch: with
 an extensions: section, each enrollment submitted from a config that has
 one fires serverRegistered once it succeeds, as a workflow of its own
-(extensions/serverRegistered/<device>/<node>) whose tasks — webhooks, SSH
+(extensions/serverRegistered/<enrollment run ID>) whose tasks — webhooks, SSH
 commands, Ansible playbooks — run as activities on the workers. Submit work to it with
 'hostforge enroll --config FILE --temporal ADDRESS DEVICE...'.
 
 Workflows survive the worker: waits are durable timers, and a step a dead
-worker left is rerun (every step is idempotent) when a worker polls again.
+worker left is rerun (every step is idempotent) when a worker polls again —
+except an extension's SSH command or playbook, which is never run twice: it
+ends EXTENSION_TASK_INTERRUPTED, for the operator to check and redeliver.
 Several workers may poll one queue; the file vault is safe to share between
 processes on one host.
 

@@ -46,6 +46,46 @@ func (s *ExtensionStore) PutExecution(ctx context.Context, e extensions.Executio
 	return Wrap(err, "recording extension delivery %s", e.DeliveryID)
 }
 
+// StartDelivery writes the write-ahead record of a delivery when it has
+// no record or a running one: one upsert whose update is conditional on
+// the stored status, so of two concurrent attempts exactly one changes a
+// row (on both engines a conflict whose WHERE is false affects none).
+func (s *ExtensionStore) StartDelivery(ctx context.Context, e extensions.Execution) (extensions.Execution, bool, error) {
+	if err := e.ValidateStart(); err != nil {
+		return extensions.Execution{}, false, err
+	}
+	var outputs sql.NullString
+	if e.Outputs != nil {
+		outputs = sql.NullString{String: string(e.Outputs), Valid: true}
+	}
+	res, err := s.db.Exec(ctx, `INSERT INTO extension_executions
+		(delivery_id, event_id, stage, extension, task, task_type, status, message, started_at, finished_at, outputs)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+		ON CONFLICT (delivery_id) DO UPDATE SET
+			event_id = excluded.event_id, stage = excluded.stage, extension = excluded.extension,
+			task = excluded.task, task_type = excluded.task_type, status = excluded.status,
+			message = excluded.message, started_at = excluded.started_at,
+			finished_at = excluded.finished_at, outputs = excluded.outputs
+		WHERE extension_executions.status = ?`,
+		e.DeliveryID, e.EventID, string(e.Stage), e.Extension, e.Task, string(e.TaskType), string(e.Status),
+		e.Message, Nanos(e.StartedAt), Nanos(e.FinishedAt), outputs, string(extensions.StatusRunning))
+	if err != nil {
+		return extensions.Execution{}, false, Wrap(err, "recording the start of extension delivery %s", e.DeliveryID)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return extensions.Execution{}, false, Wrap(err, "recording the start of extension delivery %s", e.DeliveryID)
+	}
+	if n > 0 {
+		return e, true, nil
+	}
+	prior, ok, err := s.Execution(ctx, e.DeliveryID)
+	if err == nil && !ok {
+		err = Wrap(sql.ErrNoRows, "extension delivery %s was neither started nor found", e.DeliveryID)
+	}
+	return prior, false, err
+}
+
 const executionColumns = `delivery_id, event_id, stage, extension, task, task_type, status, message, started_at, finished_at, outputs`
 
 func scanExecution(sc interface{ Scan(...any) error }) (extensions.Execution, error) {

@@ -26,7 +26,7 @@ import (
 const (
 	// DefaultTaskTimeout bounds the command of an SSH task whose timeout
 	// option is 0.
-	DefaultTaskTimeout = 60 * time.Second
+	DefaultTaskTimeout = extensions.DefaultSSHTimeout
 	// DefaultLoginTimeout bounds connecting, and then logging in, for an
 	// SSH task (each; never longer than the task's timeout).
 	DefaultLoginTimeout = 30 * time.Second

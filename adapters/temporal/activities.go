@@ -99,10 +99,16 @@ func (a *Activities) heartbeat(ctx context.Context) (stop func()) {
 // Register registers the activities under every step name of a.Exec, and
 // each workflow definition, on w. Each step's start-to-close timeout is its
 // declared attempt bound (flow.Step.Attempt) unless opts.StartToClose
-// overrides every step.
+// overrides every step; a step's call policy (flow.PerCall) applies to each
+// of its calls.
 func Register(w worker.Registry, a *Activities, opts ActivityOptions, defs ...Definition) {
-	if steps, ok := a.Exec.(flow.Steps); ok && opts.StepTimeouts == nil {
-		opts.StepTimeouts = StepTimeouts(steps)
+	if steps, ok := a.Exec.(flow.Steps); ok {
+		if opts.StepTimeouts == nil {
+			opts.StepTimeouts = StepTimeouts(steps)
+		}
+		if opts.CallPolicies == nil {
+			opts.CallPolicies = CallPolicies(steps)
+		}
 	}
 	for _, name := range a.Exec.StepNames() {
 		w.RegisterActivityWithOptions(a.Step, activity.RegisterOptions{Name: name})
@@ -110,6 +116,18 @@ func Register(w worker.Registry, a *Activities, opts ActivityOptions, defs ...De
 	for _, d := range defs {
 		w.RegisterWorkflowWithOptions(d.Func(opts), d.RegisterOptions())
 	}
+}
+
+// CallPolicies maps each step that declares a call policy
+// (flow.PerCall) to it.
+func CallPolicies(steps flow.Steps) map[string]func(in any) flow.CallPolicy {
+	out := map[string]func(in any) flow.CallPolicy{}
+	for _, n := range steps.StepNames() {
+		if s, ok := steps.Step(n); ok && s.HasPolicy() {
+			out[n] = s.Policy
+		}
+	}
+	return out
 }
 
 // StepTimeouts maps each step to its attempt bound.

@@ -29,12 +29,13 @@ var Extensions = Define(ExtensionsWorkflowName, extensions.Fire)
 var ServerRegistered = Define(ServerRegisteredWorkflowName, extensions.FireServerRegistered)
 
 // ExtensionsWorkflowID is the workflow ID of an event's dispatch: one
-// dispatch per event at a time, and a rerun of the enrollment that fires
-// the same event again re-delivers the same delivery IDs.
+// dispatch per event at a time. The serverRegistered event of an
+// enrollment is its run's (extensions.ServerRegisteredEventID), so every
+// run that enrolls the host fires an event of its own.
 func ExtensionsWorkflowID(eventID string) string { return "extensions/" + eventID }
 
 // startServerRegistered starts the serverRegistered dispatch of an
-// enrollment that succeeded on an Ironic node, as a child workflow that
+// enrollment run that succeeded on an Ironic node (the event is the run's), as a child workflow that
 // outlives the enrollment (ParentClosePolicy ABANDON): the enrollment does
 // not wait for the extensions, and their failures never fail it. The
 // enrollment waits only for the child to start. A dispatch of the same
@@ -43,8 +44,8 @@ func startServerRegistered(ctx workflow.Context, res enrollment.Result) {
 	if !res.Enrolled || res.Node == "" || res.Failure != nil {
 		return
 	}
-	host := extensions.Enrolled{Device: res.Device, Instance: res.Instance, Node: res.Node}
-	id := ExtensionsWorkflowID(extensions.ServerRegisteredEventID(host.Device, host.Node))
+	host := extensions.Enrolled{Device: res.Device, Instance: res.Instance, Node: res.Node, Run: workflow.GetInfo(ctx).WorkflowExecution.RunID}
+	id := ExtensionsWorkflowID(extensions.ServerRegisteredEventID(host.Run))
 	cctx := workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{
 		WorkflowID:            id,
 		ParentClosePolicy:     enumspb.PARENT_CLOSE_POLICY_ABANDON,

@@ -2,12 +2,15 @@ package temporal_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/converter"
+	sdktemporal "go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
 
 	"github.com/hostforge/hostforge/adapters/temporal"
@@ -76,6 +79,12 @@ func TestEnrollmentFiresServerRegistered(t *testing.T) {
 			env.SetStartTime(site.Clock.Now())
 			env.SetTestTimeout(time.Minute)
 			env.SetOnTimerScheduledListener(func(_ string, d time.Duration) { site.Clock.Advance(d) })
+			var enrollmentRun string
+			env.SetOnActivityStartedListener(func(info *activity.Info, _ context.Context, _ converter.EncodedValues) {
+				if info.ActivityType.Name == enrollment.StepReadIntent {
+					enrollmentRun = info.WorkflowExecution.RunID
+				}
+			})
 			temporal.Register(env, &temporal.Activities{Exec: table}, temporal.ActivityOptions{}, temporal.Enrollment, temporal.ServerRegistered)
 			env.ExecuteWorkflow(temporal.WorkflowName, temporal.Input{Request: req, Identity: "id-cpu-u10", Events: events})
 			if !env.IsWorkflowCompleted() || env.GetWorkflowError() != nil {
@@ -95,12 +104,21 @@ func TestEnrollmentFiresServerRegistered(t *testing.T) {
 			if len(reqs) != 2 {
 				t.Fatalf("%d deliveries, want the two tasks", len(reqs))
 			}
-			eventID := extensions.ServerRegisteredEventID("cpu-u10", res.Node)
+			// The event is the enrollment run's: another run that enrolls
+			// the host is another event.
+			eventID := extensions.ServerRegisteredEventID(enrollmentRun)
+			if enrollmentRun == "" || reqs[0].EventID != eventID {
+				t.Fatalf("event %s, want the enrollment run %q's", reqs[0].EventID, enrollmentRun)
+			}
 			if reqs[0].DeliveryID != extensions.DeliveryID(eventID, "notify", "hook") || reqs[0].Body != "cpu-u10 "+res.Node {
 				t.Errorf("first delivery %+v", reqs[0])
 			}
 			recs, err := store.Executions(context.Background(), extensions.Query{EventID: eventID})
-			if err != nil || len(recs) != 2 || recs[0].Status != extensions.StatusFailed || recs[1].Status != extensions.StatusSucceeded {
+			status := map[string]extensions.ExecStatus{}
+			for _, r := range recs {
+				status[r.Task] = r.Status
+			}
+			if err != nil || len(recs) != 2 || status["hook"] != extensions.StatusFailed || status["announce"] != extensions.StatusSucceeded {
 				t.Errorf("records %+v (%v)", recs, err)
 			}
 		})
@@ -150,5 +168,102 @@ func TestExtensionsWorkflowMatchesLocal(t *testing.T) {
 	}
 	if fmt.Sprintf("%+v", got) != fmt.Sprintf("%+v", want) {
 		t.Errorf("report on Temporal %+v, inline %+v", got, want)
+	}
+}
+
+// losingRun is the extensions.run activity of a worker that is lost once
+// the first run of task returned: Temporal sees the activity's heartbeat
+// time out, after the task's effect happened.
+func losingRun(a *temporal.Activities, task string) func(context.Context, json.RawMessage) (json.RawMessage, error) {
+	lost := false
+	return func(ctx context.Context, in json.RawMessage) (json.RawMessage, error) {
+		out, err := a.Step(ctx, in)
+		var run struct {
+			Task struct {
+				Task string `json:"task"`
+			} `json:"task"`
+		}
+		if !lost && json.Unmarshal(in, &run) == nil && run.Task.Task == task {
+			lost = true
+			return nil, sdktemporal.NewHeartbeatTimeoutError()
+		}
+		return out, err
+	}
+}
+
+// An SSH task whose extensions.run activity lost its worker after the
+// command ran is not run a second time: Temporal does not retry it, and
+// the dispatch records it EXTENSION_TASK_INTERRUPTED. A webhook lost the
+// same way is delivered again, with the same webhook-id.
+func TestLostWorkerAfterTheEffectDoesNotRunAnSSHTaskTwice(t *testing.T) {
+	for _, task := range []string{"announce", "hook"} {
+		t.Run(task, func(t *testing.T) {
+			d, runner, store := dispatcher(t, rack())
+			runner.On("hook", extensionsfake.Outcome{})
+			ev, _, err := extensions.NewEvent("evt-lost", extensions.ServerRegisteredStage, []byte(`{"server": {"serialNumber": "SN1", "netboxDevice": "d", "ironicNode": "n"}}`))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var s testsuite.WorkflowTestSuite
+			env := s.NewTestWorkflowEnvironment()
+			env.SetTestTimeout(time.Minute)
+			var attempts []string
+			env.SetOnActivityStartedListener(func(info *activity.Info, _ context.Context, _ converter.EncodedValues) {
+				if info.ActivityType.Name == extensions.StepRun {
+					attempts = append(attempts, fmt.Sprintf("attempt %d, heartbeat timeout %s, start-to-close %s", info.Attempt, info.HeartbeatTimeout, info.StartToCloseTimeout))
+				}
+			})
+			acts := &temporal.Activities{Exec: d}
+			temporal.Register(env, acts, temporal.ActivityOptions{}, temporal.Extensions)
+			env.RegisterActivityWithOptions(losingRun(acts, task), activity.RegisterOptions{Name: extensions.StepRun, DisableAlreadyRegisteredCheck: true})
+			env.ExecuteWorkflow(temporal.ExtensionsWorkflowName, ev)
+			if err := env.GetWorkflowError(); err != nil {
+				t.Fatal(err)
+			}
+			var rep extensions.Report
+			if err := env.GetWorkflowResult(&rep); err != nil {
+				t.Fatal(err)
+			}
+			runs := 0
+			for _, r := range runner.Requests() {
+				if r.Task == task {
+					runs++
+				}
+			}
+			var got extensions.Delivery
+			for _, del := range rep.Deliveries {
+				if del.Task == task {
+					got = del
+				}
+			}
+			if task == "hook" {
+				if runs != 2 || got.Status != extensions.StatusSucceeded {
+					t.Fatalf("webhook: %d deliveries, %s; want it delivered again (%v)", runs, got.Status, attempts)
+				}
+				for _, r := range runner.Requests() {
+					if r.DeliveryID != got.DeliveryID && r.Task == "hook" {
+						t.Errorf("a retry carried delivery ID %s, want %s", r.DeliveryID, got.DeliveryID)
+					}
+				}
+				return
+			}
+			if runs != 1 {
+				t.Fatalf("the SSH command ran %d times with delivery ID %s, want once (activities: %v)", runs, got.DeliveryID, attempts)
+			}
+			// Two calls: the lost one, and the one that found the delivery
+			// started; each a first attempt, bounded by the task's timeout
+			// (10 s: connect, log in and run, plus a margin), its heartbeat
+			// as long.
+			if want := "[attempt 1, heartbeat timeout 45s, start-to-close 45s attempt 1, heartbeat timeout 45s, start-to-close 45s]"; fmt.Sprint(attempts[1:]) != want {
+				t.Errorf("the SSH task's activities: %v, want %s", attempts[1:], want)
+			}
+			if got.Status != extensions.StatusFailed || got.Code != "EXTENSION_TASK_INTERRUPTED" {
+				t.Fatalf("the SSH task ended %s %s, want failed EXTENSION_TASK_INTERRUPTED", got.Status, got.Code)
+			}
+			rec, ok, _ := store.Execution(context.Background(), got.DeliveryID)
+			if !ok || !strings.HasPrefix(rec.Message, "EXTENSION_TASK_INTERRUPTED:") {
+				t.Fatalf("record %+v", rec)
+			}
+		})
 	}
 }

@@ -33,6 +33,12 @@ type ActivityOptions struct {
 	// StepTimeouts is each step's attempt bound; Register fills it from the
 	// registered steps.
 	StepTimeouts map[string]time.Duration
+	// CallPolicies are the call policies steps declare (flow.PerCall),
+	// read from each call's input; Register fills them from the registered
+	// steps. A call's policy overrides StartToClose, the step's timeout,
+	// Heartbeat and WorkerLossAttempts: an at-most-once call has one
+	// attempt, and its loss reaches the body as flow.AttemptLost.
+	CallPolicies map[string]func(in any) flow.CallPolicy
 	// Heartbeat is how long a step may go without a heartbeat before
 	// Temporal declares its worker gone (1 minute).
 	Heartbeat time.Duration
@@ -71,6 +77,14 @@ func (o ActivityOptions) timeout(step string) time.Duration {
 	return DefaultStartToClose
 }
 
+// policy is the call policy of one call of step.
+func (o ActivityOptions) policy(step string, in any) flow.CallPolicy {
+	if p := o.CallPolicies[step]; p != nil {
+		return p(in)
+	}
+	return flow.CallPolicy{}
+}
+
 // NewRuntime binds a Runtime to a workflow context.
 func NewRuntime(ctx workflow.Context, opts ActivityOptions) *Runtime {
 	return &Runtime{ctx: ctx, opts: opts.withDefaults()}
@@ -79,21 +93,41 @@ func NewRuntime(ctx workflow.Context, opts ActivityOptions) *Runtime {
 // Do runs the step as the activity of the same name and decodes its output
 // into out. The error is nil, a *hostforge.Wait or a *hostforge.Failure.
 func (r *Runtime) Do(_ context.Context, step string, in, out any) error {
-	ctx := workflow.WithActivityOptions(r.ctx, workflow.ActivityOptions{
-		StartToCloseTimeout: r.opts.timeout(step),
-		HeartbeatTimeout:    r.opts.Heartbeat,
+	call := r.opts.policy(step, in)
+	ctx := workflow.WithActivityOptions(r.ctx, r.opts.activity(step, call))
+	err := fromActivityError(step, workflow.ExecuteActivity(ctx, step, in).Get(ctx, out))
+	if call.AtMostOnce && StepTimedOut.Is(err) {
+		return flow.AttemptLost.Wrap(err, "step %s lost its worker and was not started again (it runs at most once)", step)
+	}
+	return err
+}
+
+// activity is the activity options of one call of step.
+func (o ActivityOptions) activity(step string, call flow.CallPolicy) workflow.ActivityOptions {
+	ao := workflow.ActivityOptions{
+		StartToCloseTimeout: o.timeout(step),
+		HeartbeatTimeout:    o.Heartbeat,
 		// The workflow body owns retries, waits and their budgets: every
 		// classified outcome is non-retryable here. Temporal retries only
 		// what never reached hostforge's classification — a worker that
-		// died or stopped heartbeating mid-step — as every step is idempotent.
+		// died or stopped heartbeating mid-step — as every step is
+		// idempotent, unless the call says it runs at most once.
 		RetryPolicy: &temporal.RetryPolicy{
-			MaximumAttempts:        int32(r.opts.WorkerLossAttempts),
+			MaximumAttempts:        int32(o.WorkerLossAttempts),
 			InitialInterval:        time.Second,
 			NonRetryableErrorTypes: classifiedTypes(),
 		},
-	})
-	err := workflow.ExecuteActivity(ctx, step, in).Get(ctx, out)
-	return fromActivityError(step, err)
+	}
+	if call.Timeout > 0 {
+		ao.StartToCloseTimeout = call.Timeout
+	}
+	if call.Heartbeat > 0 {
+		ao.HeartbeatTimeout = call.Heartbeat
+	}
+	if call.AtMostOnce {
+		ao.RetryPolicy.MaximumAttempts = 1
+	}
+	return ao
 }
 
 // Sleep is a durable workflow timer.

@@ -76,6 +76,18 @@ func (e *ledgerExtensions) PutExecution(ctx context.Context, x extensions.Execut
 	return st.PutExecution(ctx, x)
 }
 
+// StartDelivery records the start of a delivery's effect.
+func (e *ledgerExtensions) StartDelivery(ctx context.Context, x extensions.Execution) (extensions.Execution, bool, error) {
+	if err := x.ValidateStart(); err != nil {
+		return extensions.Execution{}, false, err
+	}
+	st, err := e.store(ctx)
+	if err != nil {
+		return extensions.Execution{}, false, err
+	}
+	return st.StartDelivery(ctx, x)
+}
+
 // Execution returns a delivery's record.
 func (e *ledgerExtensions) Execution(ctx context.Context, id string) (extensions.Execution, bool, error) {
 	st, err := e.store(ctx)

@@ -88,7 +88,7 @@ func TestOpenWiresExtensionsAndFiresServerRegistered(t *testing.T) {
 	if err := sys.Vault.PutItem(ctx, "extension-hook", map[string]string{"password": "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"}); err != nil {
 		t.Fatal(err)
 	}
-	rep, err := extensions.FireServerRegistered(ctx, sys.Extensions.Local(clock.Real{}), extensions.Enrolled{Device: host, Instance: lab.IronicInstance, Node: "node-1"})
+	rep, err := extensions.FireServerRegistered(ctx, sys.Extensions.Local(clock.Real{}), extensions.Enrolled{Device: host, Instance: lab.IronicInstance, Node: "node-1", Run: "cli/" + host + "/1"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,8 +11,11 @@ import (
 
 // Store is an in-memory extensions.Store.
 type Store struct {
-	mu      sync.Mutex
-	execs   map[string]extensions.Execution
+	mu    sync.Mutex
+	execs map[string]extensions.Execution
+	// byEvent indexes the delivery IDs by event, as the SQL store's index
+	// does: every dispatch queries its event's records.
+	byEvent map[string]map[string]struct{}
 	outputs map[string]extensions.Outputs
 	// Writes counts successful writes.
 	Writes int
@@ -22,7 +25,24 @@ type Store struct {
 
 // NewStore returns an empty store.
 func NewStore() *Store {
-	return &Store{execs: map[string]extensions.Execution{}, outputs: map[string]extensions.Outputs{}}
+	return &Store{execs: map[string]extensions.Execution{}, byEvent: map[string]map[string]struct{}{}, outputs: map[string]extensions.Outputs{}}
+}
+
+// put stores a copy of e; the lock is held.
+func (s *Store) put(e extensions.Execution) {
+	e.StartedAt, e.FinishedAt = e.StartedAt.UTC(), e.FinishedAt.UTC()
+	e.Outputs = clone(e.Outputs)
+	if prior, ok := s.execs[e.DeliveryID]; ok && prior.EventID != e.EventID {
+		delete(s.byEvent[prior.EventID], e.DeliveryID)
+	}
+	ids := s.byEvent[e.EventID]
+	if ids == nil {
+		ids = map[string]struct{}{}
+		s.byEvent[e.EventID] = ids
+	}
+	ids[e.DeliveryID] = struct{}{}
+	s.execs[e.DeliveryID] = e
+	s.Writes++
 }
 
 var _ extensions.Store = (*Store)(nil)
@@ -44,11 +64,27 @@ func (s *Store) PutExecution(_ context.Context, e extensions.Execution) error {
 	if s.Fail != nil {
 		return s.Fail
 	}
-	e.StartedAt, e.FinishedAt = e.StartedAt.UTC(), e.FinishedAt.UTC()
-	e.Outputs = clone(e.Outputs)
-	s.execs[e.DeliveryID] = e
-	s.Writes++
+	s.put(e)
 	return nil
+}
+
+// StartDelivery writes the write-ahead record when the delivery has none
+// or a running one, under the store's lock.
+func (s *Store) StartDelivery(_ context.Context, e extensions.Execution) (extensions.Execution, bool, error) {
+	if err := e.ValidateStart(); err != nil {
+		return extensions.Execution{}, false, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.Fail != nil {
+		return extensions.Execution{}, false, s.Fail
+	}
+	if prior, ok := s.execs[e.DeliveryID]; ok && prior.Status != extensions.StatusRunning {
+		prior.Outputs = clone(prior.Outputs)
+		return prior, false, nil
+	}
+	s.put(e)
+	return s.execs[e.DeliveryID], true, nil
 }
 
 // Execution returns a copy of a record.
@@ -71,10 +107,19 @@ func (s *Store) Executions(_ context.Context, q extensions.Query) ([]extensions.
 		return nil, s.Fail
 	}
 	out := []extensions.Execution{}
-	for _, e := range s.execs {
+	match := func(e extensions.Execution) {
 		if (q.EventID == "" || e.EventID == q.EventID) && (q.Extension == "" || e.Extension == q.Extension) && (q.Stage == "" || e.Stage == q.Stage) {
 			e.Outputs = clone(e.Outputs)
 			out = append(out, e)
+		}
+	}
+	if q.EventID != "" {
+		for id := range s.byEvent[q.EventID] {
+			match(s.execs[id])
+		}
+	} else {
+		for _, e := range s.execs {
+			match(e)
 		}
 	}
 	sort.Slice(out, func(i, j int) bool {

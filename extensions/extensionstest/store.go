@@ -2,8 +2,9 @@
 // passes: the in-memory fake, the SQL store on SQLite and PostgreSQL, and a
 // user's own store. It checks what dispatch relies on: records keyed by
 // delivery ID and replaced in place, queries and their order, outputs
-// replaced whole, refusal of incomplete records with nothing written, and
-// concurrent writers.
+// replaced whole, refusal of incomplete records with nothing written,
+// concurrent writers, and the write-ahead of a delivery's effect, which
+// at most one of two concurrent attempts wins.
 package extensionstest
 
 import (
@@ -26,6 +27,8 @@ func Run(t *testing.T, newStore func(t *testing.T) extensions.Store) {
 	t.Run("outputs replaced whole", func(t *testing.T) { testOutputs(t, newStore(t)) })
 	t.Run("invalid records change nothing", func(t *testing.T) { testInvalid(t, newStore(t)) })
 	t.Run("concurrent writers", func(t *testing.T) { testConcurrent(t, newStore(t)) })
+	t.Run("write-ahead of a delivery", func(t *testing.T) { testStartDelivery(t, newStore(t)) })
+	t.Run("write-ahead raced by two attempts", func(t *testing.T) { testStartRace(t, newStore(t)) })
 }
 
 var t0 = time.Date(2026, 3, 1, 12, 0, 0, 123456789, time.UTC)
@@ -265,6 +268,114 @@ func testConcurrent(t *testing.T, s extensions.Store) {
 	for _, r := range all {
 		if r.Status != extensions.StatusSucceeded {
 			t.Fatalf("record %s is %s after its final write", r.DeliveryID, r.Status)
+		}
+	}
+}
+
+func started(id string, at time.Time) extensions.Execution {
+	r := record(id, at)
+	r.TaskType, r.Status, r.Message = extensions.TaskSSH, extensions.StatusStarted, "the command may have begun"
+	return r
+}
+
+// StartDelivery writes the write-ahead record over nothing or a running
+// record only; anything else is returned untouched.
+func testStartDelivery(t *testing.T, s extensions.Store) {
+	ctx := context.Background()
+	fresh := started("fresh", t0)
+	if _, ok, err := s.StartDelivery(ctx, fresh); err != nil || !ok {
+		t.Fatalf("StartDelivery over no record = %v, %v; want started", ok, err)
+	}
+	got, _, _ := s.Execution(ctx, "fresh")
+	same(t, got, fresh)
+	if prior, ok, err := s.StartDelivery(ctx, started("fresh", t0.Add(time.Minute))); err != nil || ok {
+		t.Fatalf("a second StartDelivery of one delivery = %v, %v; want refused", ok, err)
+	} else {
+		same(t, prior, fresh)
+	}
+
+	running := record("running", t0)
+	if err := s.PutExecution(ctx, running); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok, err := s.StartDelivery(ctx, started("running", t0)); err != nil || !ok {
+		t.Fatalf("StartDelivery over a running record = %v, %v; want started", ok, err)
+	}
+	if got, _, _ := s.Execution(ctx, "running"); got.Status != extensions.StatusStarted {
+		t.Fatalf("status %s after the write-ahead", got.Status)
+	}
+
+	for _, st := range []extensions.ExecStatus{extensions.StatusSucceeded, extensions.StatusFailed, extensions.StatusSkipped} {
+		r := record("done-"+string(st), t0)
+		r.Status, r.Message, r.FinishedAt = st, "over", t0.Add(time.Second)
+		if err := s.PutExecution(ctx, r); err != nil {
+			t.Fatal(err)
+		}
+		prior, ok, err := s.StartDelivery(ctx, started(r.DeliveryID, t0.Add(time.Minute)))
+		if err != nil || ok {
+			t.Fatalf("StartDelivery over a %s record = %v, %v; want refused", st, ok, err)
+		}
+		same(t, prior, r)
+		got, _, _ := s.Execution(ctx, r.DeliveryID)
+		same(t, got, r)
+	}
+
+	notStarted := record("bad", t0)
+	if _, _, err := s.StartDelivery(ctx, notStarted); !extensions.RecordInvalid.Is(err) {
+		t.Fatalf("StartDelivery of a running record = %v, want %s", err, extensions.RecordInvalid.Code)
+	}
+	noID := started("", t0)
+	if _, _, err := s.StartDelivery(ctx, noID); !extensions.RecordInvalid.Is(err) {
+		t.Fatalf("StartDelivery without a delivery ID = %v, want %s", err, extensions.RecordInvalid.Code)
+	}
+	if _, ok, _ := s.Execution(ctx, "bad"); ok {
+		t.Fatal("a refused write-ahead was written")
+	}
+}
+
+// Two attempts of one delivery race to start it: exactly one wins, every
+// time.
+func testStartRace(t *testing.T, s extensions.Store) {
+	ctx := context.Background()
+	const rounds, racers = 20, 4
+	for i := 0; i < rounds; i++ {
+		id := fmt.Sprintf("race-%d", i)
+		if err := s.PutExecution(ctx, record(id, t0)); err != nil {
+			t.Fatal(err)
+		}
+		var wg sync.WaitGroup
+		wins := make(chan int, racers)
+		errs := make(chan error, racers)
+		for r := 0; r < racers; r++ {
+			wg.Add(1)
+			go func(r int) {
+				defer wg.Done()
+				e := started(id, t0)
+				e.Message = fmt.Sprintf("attempt %d", r)
+				_, ok, err := s.StartDelivery(ctx, e)
+				if err != nil {
+					errs <- err
+				} else if ok {
+					wins <- r
+				}
+			}(r)
+		}
+		wg.Wait()
+		close(wins)
+		close(errs)
+		for err := range errs {
+			t.Fatal(err)
+		}
+		var won []int
+		for r := range wins {
+			won = append(won, r)
+		}
+		if len(won) != 1 {
+			t.Fatalf("round %d: attempts %v started the delivery, want exactly one", i, won)
+		}
+		got, _, _ := s.Execution(ctx, id)
+		if got.Message != fmt.Sprintf("attempt %d", won[0]) {
+			t.Fatalf("round %d: the record says %q, but attempt %d won", i, got.Message, won[0])
 		}
 	}
 }
