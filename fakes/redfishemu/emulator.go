@@ -457,6 +457,8 @@ func (e *Emulator) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set(k, v)
 	}
 	w.Header().Set("OData-Version", "4.0")
+	// The BMC's own clock, which its task times are on.
+	w.Header().Set("Date", now.UTC().Format(http.TimeFormat))
 	if body != nil {
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(status)
