@@ -261,3 +261,44 @@ func TestUploadWaitsForASlot(t *testing.T) {
 		t.Fatalf("uploaded at %s while another holder had the only slot until %s", first, t0.Add(20*time.Minute))
 	}
 }
+
+// refuseReset refuses the n-th reset of a kind, as a BMC answering 409 to
+// a power action it will not take.
+type refuseReset struct {
+	firmware.BMCClient
+	kind firmware.ResetKind
+	n    int
+}
+
+func (r *refuseReset) Reset(ctx context.Context, m string, k firmware.ResetKind) error {
+	if k == r.kind {
+		if r.n--; r.n == 0 {
+			return firmware.BMCErrors.Classify(fmt.Errorf("409: %w", hostforge.ErrConflict), "firmware_update", "reset %s", k)
+		}
+	}
+	return r.BMCClient.Reset(ctx, m, k)
+}
+
+// An attempt that fails between a power drain's AC cycle and its power-on
+// leaves the host off; the retry finds the firmware active and hands the
+// host back powered on, as it was when the update started.
+func TestRestorePowersBackOnAfterAnInterruptedDrain(t *testing.T) {
+	w := newWorld(t, firmware.Settings{})
+	fb := w.dgx("m-dgx", firmware.HostReady)
+	w.request("m-dgx")
+	// On: after the pre-update resets, after the HGX off/on, after the
+	// CX7 drain: the third is refused.
+	w.exec.BMC = &refuseReset{BMCClient: w.bmcs, kind: firmware.ResetOn, n: 3}
+	res, err := w.update("m-dgx")
+	if err != nil || res.Outcome != firmware.OutcomeDone {
+		t.Fatalf("Update = %+v, %v", res, err)
+	}
+	w.handedBack("m-dgx")
+	st := fb.State()
+	if !st.PowerOn {
+		t.Fatalf("handed back powered off; resets %v", st.Resets)
+	}
+	if n := len(st.Resets); st.Resets[n-1] != "On" || st.Resets[n-2] != "ACPowerCycle" {
+		t.Fatalf("resets %v: want the drain's AC cycle, then the power-on of the hand-back", st.Resets)
+	}
+}
