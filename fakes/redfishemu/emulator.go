@@ -418,7 +418,8 @@ func (e *Emulator) setMembers(coll string, paths []string) {
 	d["Members"], d["Members@odata.count"] = ms, len(ms)
 }
 
-// ServeHTTP implements http.Handler.
+// ServeHTTP implements http.Handler. Every answer is dated by the
+// emulator's clock (the Date header), which its task times are on.
 func (e *Emulator) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	e.mu.Lock()
 	p := clean(r.URL.Path)

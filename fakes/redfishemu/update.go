@@ -23,9 +23,13 @@ import (
 // The firmware side of the emulator: an UpdateService taking multipart
 // pushes (MultipartHttpPushUri) and SimpleUpdate, a TaskService whose
 // tasks run on the clock and then complete or fail with an injected
-// fault, a FirmwareInventory (the tree's own members: the real captures
-// when the emulator serves one), staged firmware that only the reset its
-// image needs makes active, and Dell's system lockdown attribute. The
+// fault — listed in its Tasks collection after the tree's own (a
+// capture's reset tasks), with their start and end times and the request
+// that started them as their Payload — a FirmwareInventory (the tree's
+// own members: the real captures when the emulator serves one), staged
+// firmware that only the reset its image needs makes active, the systems'
+// PowerState and LastResetTime and the managers' LastResetTime as the
+// resets leave them, and Dell's system lockdown attribute. The
 // firmware state is a fakes.FirmwareBMC, the same fake the firmware
 // package's tests run against, so the emulator and the fake agree.
 
