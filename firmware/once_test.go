@@ -48,13 +48,35 @@ func TestUploadAnswerLostPushesOnce(t *testing.T) {
 		t.Fatalf("Update = %+v, %v", res, err)
 	}
 	w.handedBack("m1")
-	if n := fb.State().Uploads; n != 2 {
-		t.Errorf("the BMC saw %d uploads for 2 components (pushed %v), want 2", n, spy.pushed)
+	if n := fb.State().Uploads; n != 2 || res.Uploads != 2 {
+		t.Errorf("the BMC saw %d uploads for 2 components (pushed %v), the result counts %d; want 2", n, spy.pushed, res.Uploads)
 	}
 	for img, n := range spy.pushed {
 		if n != 1 {
 			t.Errorf("%s pushed %d times", img, n)
 		}
+	}
+}
+
+// A push that failed before the BMC took it (a 503): the BMC, asked,
+// shows neither a task nor a staged image of it, so it is pushed again and
+// counted as a new upload in the result.
+func TestPushAgainWhenTheBMCShowsNothing(t *testing.T) {
+	w := newWorld(t, firmware.Settings{})
+	fb := w.dell("m1", firmware.HostReady)
+	w.request("m1")
+	fb.Fail("upload", 1, errBusy)
+	res, err := w.update("m1")
+	if err != nil || res.Outcome != firmware.OutcomeDone {
+		t.Fatalf("Update = %+v, %v", res, err)
+	}
+	w.handedBack("m1")
+	if n := fb.State().Uploads; n != 2 || res.Uploads != 3 {
+		t.Fatalf("the BMC took %d pushes, the result counts %d uploads; want 2 taken of 3 sent", n, res.Uploads)
+	}
+	want := []string{firmware.StepWaitingForUpload, firmware.StepCheckingFirmwareRepeat, firmware.StepWaitingForUpload, firmware.StepWaitingForFirmwareUpgrade}
+	if got := w.steps(); len(got) < 7 || !reflect.DeepEqual(got[3:7], want) {
+		t.Fatalf("steps %v; want the upload, back to checking, the upload again, its task", got)
 	}
 }
 
