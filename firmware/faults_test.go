@@ -302,3 +302,47 @@ func TestRestorePowersBackOnAfterAnInterruptedDrain(t *testing.T) {
 		t.Fatalf("resets %v: want the drain's AC cycle, then the power-on of the hand-back", st.Resets)
 	}
 }
+
+// protectedSpy checks at every push that the host is protected: its
+// update report on, its lockdown off.
+type protectedSpy struct {
+	firmware.BMCClient
+	w      *world
+	pushes int
+	bare   int
+}
+
+func (p *protectedSpy) Upload(ctx context.Context, m string, u firmware.UploadRequest) (string, error) {
+	p.pushes++
+	h, _, _ := p.w.hosts.Get(ctx, m)
+	if !h.UpdateReport || p.w.bmcs.Of(m).State().Lockdown {
+		p.bare++
+	}
+	return p.BMCClient.Upload(ctx, m, u)
+}
+
+// An update that fails at its start gate (the update report refused)
+// retries from the gate: no push reaches a host that is not protected.
+func TestFailureAtTheStartGateRetriesFromIt(t *testing.T) {
+	w := newWorld(t, firmware.Settings{})
+	w.dell("m1", firmware.HostReady)
+	w.request("m1")
+	refused := 1
+	w.hosts.FailWith(func(op, _ string) error {
+		if op == "set_report" && refused > 0 {
+			refused--
+			return firmware.RequestRefused.New("the report was refused")
+		}
+		return nil
+	})
+	spy := &protectedSpy{BMCClient: w.bmcs, w: w}
+	w.exec.BMC = spy
+	res, err := w.update("m1")
+	if err != nil || res.Outcome != firmware.OutcomeDone {
+		t.Fatalf("Update = %+v, %v", res, err)
+	}
+	w.handedBack("m1")
+	if spy.pushes != 2 || spy.bare != 0 {
+		t.Fatalf("%d of %d pushes reached a host without its report or with lockdown on", spy.bare, spy.pushes)
+	}
+}
