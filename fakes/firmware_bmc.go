@@ -3,6 +3,7 @@ package fakes
 import (
 	"context"
 	"fmt"
+	"path"
 	"sort"
 	"strings"
 	"sync"
@@ -64,10 +65,34 @@ type FirmwareImage struct {
 
 type fwTask struct {
 	id      string
+	key     string
+	pushID  string
 	image   FirmwareImage
+	start   time.Time
 	done    time.Time
 	state   string
 	applied bool
+}
+
+// FirmwareTask is one update task of a fake BMC as its TaskService lists
+// it.
+type FirmwareTask struct {
+	ID    string
+	State string
+	// Image is the file name of the pushed artifact (the last segment of
+	// its filename or URL).
+	Image string
+	// Start is when the push was taken; End when the task ended (zero
+	// while it runs).
+	Start, End time.Time
+}
+
+// FirmwarePush is one push a fake BMC took.
+type FirmwarePush struct {
+	// Key is the artifact as pushed (its filename or URL); PushID the
+	// client's push record, when it sent one.
+	Key, PushID, Task string
+	At                time.Time
 }
 
 // FirmwareBMC is a fake BMC's firmware side: an inventory, an update
@@ -92,9 +117,14 @@ type FirmwareBMC struct {
 	bmcDownUntil time.Time
 	resets       []string
 	uploads      int
+	pushes       []FirmwarePush
 	calls        map[string]int
 	faults       map[string]*fwFault
+	lost         map[string]*fwFault
 	forgetTasks  bool
+	// The system's and the BMC's last reset, as their LastResetTime.
+	systemReset  time.Time
+	managerReset time.Time
 }
 
 type fwFault struct {
@@ -109,11 +139,13 @@ const BMCResetDowntime = 90 * time.Second
 // model as its ComputerSystem reports them; vendor is the BMC's own, e.g.
 // "AMI") with the given inventory, in collection order.
 func NewFirmwareBMC(clk clock.Clock, manufacturer, model, vendor string, members []FirmwareMember) *FirmwareBMC {
+	now := clk.Now()
 	return &FirmwareBMC{
 		clock: clk, manufacturer: manufacturer, model: model, vendor: vendor,
 		members: append([]FirmwareMember(nil), members...),
 		images:  map[string]FirmwareImage{}, tasks: map[string]*fwTask{},
-		powerOn: true, lockdown: true, calls: map[string]int{}, faults: map[string]*fwFault{},
+		powerOn: true, lockdown: true, calls: map[string]int{}, faults: map[string]*fwFault{}, lost: map[string]*fwFault{},
+		systemReset: now.Add(-time.Hour), managerReset: now.Add(-24 * time.Hour),
 	}
 }
 
@@ -129,11 +161,34 @@ func (b *FirmwareBMC) AddImage(key string, img FirmwareImage) {
 }
 
 // Fail makes the next n calls of op ("inventory", "upload", "task",
-// "reset", "lockdown"; "*" any) return err.
+// "tasks", "reset_status", "reset", "lockdown"; "*" any) return err
+// before they take effect.
 func (b *FirmwareBMC) Fail(op string, n int, err error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.faults[op] = &fwFault{n: n, err: err}
+}
+
+// FailLost makes the next n calls of op ("*" any) take effect and then
+// return err, as when the connection drops after the BMC took an upload
+// or a reset: the caller cannot tell whether it happened. On a read it is
+// the same as Fail.
+func (b *FirmwareBMC) FailLost(op string, n int, err error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.lost[op] = &fwFault{n: n, err: err}
+}
+
+// answer ends a call that took effect: it returns the lost-answer fault
+// of op, if one is armed.
+func (b *FirmwareBMC) answer(op string) error {
+	for _, k := range []string{op, "*"} {
+		if f := b.lost[k]; f != nil && f.n > 0 {
+			f.n--
+			return f.err
+		}
+	}
+	return nil
 }
 
 // ForgetTasks makes the BMC forget every task (polls answer 404), as a
@@ -164,6 +219,12 @@ func (b *FirmwareBMC) call(op string) error {
 		if f := b.faults[k]; f != nil && f.n > 0 {
 			f.n--
 			return f.err
+		}
+	}
+	if op != "upload" && op != "reset" && op != "lockdown" {
+		// A read has no effect: a lost answer is an error like any other.
+		if err := b.answer(op); err != nil {
+			return err
 		}
 	}
 	if op != "reset" && b.clock.Now().Before(b.bmcDownUntil) {
@@ -273,9 +334,11 @@ func (b *FirmwareBMC) Inventory(context.Context) ([]FirmwareMember, error) {
 	return out, nil
 }
 
-// Upload accepts an artifact (by its filename or URL) and starts its task.
-// The fake pushes instantly; its task then runs the image's TaskTime.
-func (b *FirmwareBMC) Upload(_ context.Context, artifact string) (string, error) {
+// Upload accepts an artifact (by its filename or URL) and starts its task;
+// pushID is the client's record of the push (kept, for tests; "" when the
+// client sends none). The fake pushes instantly; its task then runs the
+// image's TaskTime.
+func (b *FirmwareBMC) Upload(_ context.Context, artifact, pushID string) (string, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if err := b.call("upload"); err != nil {
@@ -288,8 +351,50 @@ func (b *FirmwareBMC) Upload(_ context.Context, artifact string) (string, error)
 	b.uploads++
 	b.nextTask++
 	id := fmt.Sprintf("JID_%04d", b.nextTask)
-	b.tasks[id] = &fwTask{id: id, image: img, done: b.clock.Now().Add(img.TaskTime), state: "Running"}
-	return id, nil
+	now := b.clock.Now()
+	b.tasks[id] = &fwTask{id: id, key: artifact, pushID: pushID, image: img, start: now, done: now.Add(img.TaskTime), state: "Running"}
+	b.pushes = append(b.pushes, FirmwarePush{Key: artifact, PushID: pushID, Task: id, At: now})
+	return id, b.answer("upload")
+}
+
+// Tasks lists the update tasks the BMC knows, oldest first, and its clock
+// (none while it forgets its tasks).
+func (b *FirmwareBMC) Tasks(context.Context) ([]FirmwareTask, time.Time, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if err := b.call("tasks"); err != nil {
+		return nil, time.Time{}, err
+	}
+	b.advance()
+	now := b.clock.Now()
+	if b.forgetTasks {
+		return nil, now, nil
+	}
+	ids := make([]string, 0, len(b.tasks))
+	for id := range b.tasks {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	out := make([]FirmwareTask, 0, len(ids))
+	for _, id := range ids {
+		out = append(out, b.tasks[id].info())
+	}
+	return out, now, nil
+}
+
+// ResetStatus reads the power state ("On" or "Off") and the system's and
+// the BMC's last reset times.
+func (b *FirmwareBMC) ResetStatus(context.Context) (power string, systemReset, managerReset time.Time, err error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if err := b.call("reset_status"); err != nil {
+		return "", time.Time{}, time.Time{}, err
+	}
+	power = "Off"
+	if b.powerOn {
+		power = "On"
+	}
+	return power, b.systemReset, b.managerReset, nil
 }
 
 // Install puts an artifact's image in place without the update service,
@@ -313,18 +418,32 @@ func (b *FirmwareBMC) Install(artifact string, activate bool) error {
 
 // Task polls a task: Running until its time, then its end state. A task
 // the BMC does not know is ErrNotFound.
-func (b *FirmwareBMC) Task(_ context.Context, id string) (state string, err error) {
+func (b *FirmwareBMC) Task(ctx context.Context, id string) (state string, err error) {
+	t, err := b.TaskDetail(ctx, id)
+	return t.State, err
+}
+
+// TaskDetail polls a task as Task does, with its image and times.
+func (b *FirmwareBMC) TaskDetail(_ context.Context, id string) (FirmwareTask, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if err := b.call("task"); err != nil {
-		return "", err
+		return FirmwareTask{}, err
 	}
 	b.advance()
 	t, ok := b.tasks[id]
 	if !ok || b.forgetTasks {
-		return "", fmt.Errorf("fake BMC %s: task %s: %w", b.model, id, hostforge.ErrNotFound)
+		return FirmwareTask{}, fmt.Errorf("fake BMC %s: task %s: %w", b.model, id, hostforge.ErrNotFound)
 	}
-	return t.state, nil
+	return t.info(), nil
+}
+
+func (t *fwTask) info() FirmwareTask {
+	ft := FirmwareTask{ID: t.id, State: t.state, Image: path.Base(t.key), Start: t.start}
+	if t.applied {
+		ft.End = t.done
+	}
+	return ft
 }
 
 // Reset performs a power or BMC action: "ForceOff", "On", "ForceRestart",
@@ -339,29 +458,34 @@ func (b *FirmwareBMC) Reset(_ context.Context, kind string) error {
 		return fmt.Errorf("fake BMC %s: resetting, no answer: %w", b.model, hostforge.ErrUnavailable)
 	}
 	b.advance()
-	b.resets = append(b.resets, kind)
+	now := b.clock.Now()
 	switch kind {
 	case "ForceOff":
 		b.powerOn = false
 	case "On":
 		if !b.powerOn {
 			b.applyStaged(ActivatePowerCycle)
+			b.systemReset = now
 		}
 		b.powerOn = true
 	case "ForceRestart":
 		if b.powerOn {
 			b.applyStaged(ActivateHostReboot)
+			b.systemReset = now
 		}
 	case "ACPowerCycle":
 		b.applyStaged(ActivateACCycle)
 		b.powerOn = false
+		b.systemReset = now
 	case "BMCReset":
 		b.applyStaged(ActivateBMCReset)
-		b.bmcDownUntil = b.clock.Now().Add(BMCResetDowntime)
+		b.bmcDownUntil = now.Add(BMCResetDowntime)
+		b.managerReset = now
 	default:
 		return fmt.Errorf("fake BMC %s: unknown reset %q: %w", b.model, kind, hostforge.ErrInvalid)
 	}
-	return nil
+	b.resets = append(b.resets, kind)
+	return b.answer("reset")
 }
 
 // SetLockdown turns platform lockdown on or off.
@@ -372,7 +496,7 @@ func (b *FirmwareBMC) SetLockdown(_ context.Context, on bool) error {
 		return err
 	}
 	b.lockdown = on
-	return nil
+	return b.answer("lockdown")
 }
 
 // FirmwareState is a snapshot of a fake BMC for assertions.
@@ -383,7 +507,12 @@ type FirmwareState struct {
 	Lockdown bool
 	Resets   []string
 	Uploads  int
-	Calls    map[string]int
+	// Pushes are the pushes the BMC took, in order.
+	Pushes []FirmwarePush
+	Calls  map[string]int
+	// SystemReset and ManagerReset are the system's and the BMC's last
+	// reset (their LastResetTime).
+	SystemReset, ManagerReset time.Time
 }
 
 // State returns a snapshot.
@@ -398,7 +527,8 @@ func (b *FirmwareBMC) State() FirmwareState {
 	return FirmwareState{
 		Members: append([]FirmwareMember(nil), b.members...), Staged: len(b.staged),
 		PowerOn: b.powerOn, Lockdown: b.lockdown, Resets: append([]string(nil), b.resets...),
-		Uploads: b.uploads, Calls: calls,
+		Uploads: b.uploads, Pushes: append([]FirmwarePush(nil), b.pushes...), Calls: calls,
+		SystemReset: b.systemReset, ManagerReset: b.managerReset,
 	}
 }
 

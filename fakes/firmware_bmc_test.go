@@ -42,7 +42,7 @@ func TestFirmwareBMCActivation(t *testing.T) {
 				b := fakes.NewFirmwareBMC(clk, "Acme", "X1", "AMI", []fakes.FirmwareMember{{ID: "BIOS", Version: "1.0", State: "Enabled"}})
 				b.AddImage("bios.bin", fakes.FirmwareImage{Targets: []string{"BIOS"}, Version: "2.0", Activation: c.activation, TaskTime: time.Minute})
 				ctx := context.Background()
-				id, err := b.Upload(ctx, "bios.bin")
+				id, err := b.Upload(ctx, "bios.bin", "")
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -75,11 +75,11 @@ func TestFirmwareBMCBehaviour(t *testing.T) {
 	b := fakes.NewFirmwareBMC(clk, "Lenovo", "SR670", "Lenovo", []fakes.FirmwareMember{{ID: "BMC-Primary", Version: "1", State: "Enabled"}})
 	b.AddImage("xcc.upd", fakes.FirmwareImage{Targets: []string{"BMC-Primary"}, Version: "2", Activation: fakes.ActivateBMCReset, ShowPending: true})
 	b.AddImage("bad.upd", fakes.FirmwareImage{Targets: []string{"BMC-Primary"}, Version: "3", TaskEnd: "Exception"})
-	if _, err := b.Upload(ctx, "unknown.bin"); !errors.Is(err, hostforge.ErrInvalid) {
+	if _, err := b.Upload(ctx, "unknown.bin", ""); !errors.Is(err, hostforge.ErrInvalid) {
 		t.Fatalf("unknown image: %v", err)
 	}
-	bad, _ := b.Upload(ctx, "bad.upd")
-	id, _ := b.Upload(ctx, "xcc.upd")
+	bad, _ := b.Upload(ctx, "bad.upd", "")
+	id, _ := b.Upload(ctx, "xcc.upd", "")
 	clk.Advance(time.Hour)
 	if st, _ := b.Task(ctx, bad); st != "Exception" {
 		t.Fatalf("failing task ended %s", st)

@@ -127,9 +127,11 @@
 // new-firmware wait, the 60-minute retry interval, the waits for approval
 // and the manual gate) is a runtime sleep. A step acts only on the record
 // revision the body saw and writes by compare-and-set; the record holds
-// every counter, the artifact index and the in-flight task, and uploads,
-// scripts and agent runs persist their results, so a body rerun after a
-// restart resumes where the record is.
+// every counter, the artifact index and the in-flight task, pushes and
+// resets are recorded before they are sent, and uploads, scripts and
+// agent runs persist their results, so a body rerun after a restart
+// resumes where the record is and repeats no side effect (see "Side
+// effects happen once").
 //
 //	         request
 //	            │
@@ -176,6 +178,77 @@
 // one substate's error budget, and a target selected again and again
 // without being verified (a script that exits 0 and installs nothing).
 //
+// # Side effects happen once
+//
+// A firmware push and a reset cannot be repeated safely, so each is
+// recorded as started before it is sent, and an attempt that finds it
+// started without an outcome asks the BMC before it sends anything again:
+//
+//   - A push (WaitingForUpload): the step reads the BMC's tasks, records
+//     the push in the store (Push: the image, its declared digest, the
+//     target, and the tasks the BMC listed just before), checkpoints the
+//     record and only then pushes. An answer that is an error other than a
+//     refusal proves nothing (the connection may have dropped after the
+//     BMC took the image): no result is written, and the next attempt asks
+//     the BMC. Asking means: a task of the push in the TaskService
+//     (PushTask: an update task that names no other image, new against
+//     the list from before the push, or — without that list — running or
+//     ended within PushEvidenceWindow), else the target version already
+//     installed, else the image staged (StagedImage: XCC's -Pending
+//     member). A task found is polled as the push's; a staged image counts
+//     as the push's task completed; an installed target as activated. Only
+//     when the BMC shows none of them did the push not happen: it is sent
+//     again as a new upload, counted in the record's Uploads and against
+//     the target's upload retries. An image already pushed in the same try
+//     (a task the BMC forgot, say) is likewise pushed again only when the
+//     BMC shows no sign of the earlier push.
+//   - A reset (InitialReset, ResetForNewFirmware, the restart of Restore):
+//     the step reads the BMC's reset status (ResetStatus: power state, the
+//     system's and the Manager's LastResetTime), records the reset as
+//     started with it (HostUpdate.ResetSent), checkpoints, then sends it.
+//     An attempt that finds it started reads the status again and sends
+//     the reset again only when the BMC shows it did not happen: ForceOff
+//     and On by the power state, a restart and an AC cycle by the system's
+//     LastResetTime or a changed power state, a BMC reset by the Manager's
+//     LastResetTime. A BMC that shows neither (no LastResetTime) leaves the
+//     reset taken as done: the new-firmware wait resets again within its
+//     own budget if the firmware does not show. Real BMCs keep whole
+//     seconds: two resets of one kind within a second look like one.
+//   - Scripts and agent tasks were recorded before they ran already: a
+//     script found started without a result fails its attempt and is never
+//     run again blindly; an agent task is offered under its attempt's ID.
+//
+// Handing back returns a host that was on when its update started
+// (HostUpdate.StartPower) to on — an attempt that failed between a power
+// drain's power-off and its power-on left it off — and an update that
+// failed before it passed its start gate retries from the gate, so that a
+// host is never updated without its health report and with lockdown on.
+//
+// The fault-schedule suite (internal/fwsim: CheckSchedule, Generate) runs
+// the workflow on small fleets of the four simulated profiles under seeded
+// schedules in enrollment's format — calls failing before their effect,
+// writes applied and their answers lost, workers dying after N writes of a
+// step's attempt, at every step — then clears the faults, runs again every
+// workflow that ended with an error, and checks on every schedule:
+//
+//   - each firmware image is pushed at most once per (host, component,
+//     try), and every push the BMC takes was recorded before it was sent
+//     and reaches the BMC once;
+//   - each reset of a sequence (pre-update, activation, hand-back) takes
+//     effect at most once per host, component, try and reset retry;
+//   - a host is never left in maintenance after a terminal outcome: one
+//     handed back has no request, record or update report, lockdown on, is
+//     powered on and reports no drift; one that spent its retry budget has
+//     its record in FailedFirmwareUpgrade with the budget spent, keeps its
+//     request and (once started) its update report, and its failure is one
+//     the schedule's faults explain;
+//   - a host's retry count never exceeds its budget, at every durable point;
+//   - the upload ceiling (max_uploads) is never exceeded: neither pushes in
+//     flight nor upload slots held;
+//   - every failure is classified: every recorded failure and every error
+//     a workflow ends with carries a declared code;
+//   - once the faults clear, every workflow ends handed back or exhausted.
+//
 // Where NICo has known bugs, this package does what NICo intends: the
 // ceiling's arguments in order; upload slots held until the upload has
 // returned (SlotStore, shared by every worker on PostgreSQL); the retry
@@ -185,7 +258,8 @@
 //
 // # State and routes
 //
-// Store is declared here with its contract suite in firmware/firmwaretest;
+// Store is declared here with its contract suite in firmware/firmwaretest
+// (pushes, PushStore, included);
 // firmwarefake.MemStore and adapters/sqlstore (SQLite, PostgreSQL) pass
 // it. Hosts, BMCClient, ArtifactResolver, Scout, ScoutScripts and
 // ScriptRunner are the routes; firmwarefake holds behavioural fakes over
@@ -196,7 +270,8 @@
 // available is Ready, active with an instance is Assigned, the update
 // health report is Ironic maintenance whose reason starts with
 // host-fw-update), adapters/redfish.Firmware (inventory, multipart push,
-// tasks, resets, Dell lockdown), adapters/artifact (downloads verified by
+// tasks and the TaskService's list, resets and the reset status, Dell
+// lockdown), adapters/artifact (downloads verified by
 // sha256), adapters/scout (the on-host agent and its server: an offered
 // task is stored, StoredScout, and served, OfferedScoutTask) and
 // adapters/script (a local script, the BMC in its environment). ScoutDir

@@ -261,3 +261,88 @@ func TestUploadWaitsForASlot(t *testing.T) {
 		t.Fatalf("uploaded at %s while another holder had the only slot until %s", first, t0.Add(20*time.Minute))
 	}
 }
+
+// refuseReset refuses the n-th reset of a kind, as a BMC answering 409 to
+// a power action it will not take.
+type refuseReset struct {
+	firmware.BMCClient
+	kind firmware.ResetKind
+	n    int
+}
+
+func (r *refuseReset) Reset(ctx context.Context, m string, k firmware.ResetKind) error {
+	if k == r.kind {
+		if r.n--; r.n == 0 {
+			return firmware.BMCErrors.Classify(fmt.Errorf("409: %w", hostforge.ErrConflict), "firmware_update", "reset %s", k)
+		}
+	}
+	return r.BMCClient.Reset(ctx, m, k)
+}
+
+// An attempt that fails between a power drain's AC cycle and its power-on
+// leaves the host off; the retry finds the firmware active and hands the
+// host back powered on, as it was when the update started.
+func TestRestorePowersBackOnAfterAnInterruptedDrain(t *testing.T) {
+	w := newWorld(t, firmware.Settings{})
+	fb := w.dgx("m-dgx", firmware.HostReady)
+	w.request("m-dgx")
+	// On: after the pre-update resets, after the HGX off/on, after the
+	// CX7 drain: the third is refused.
+	w.exec.BMC = &refuseReset{BMCClient: w.bmcs, kind: firmware.ResetOn, n: 3}
+	res, err := w.update("m-dgx")
+	if err != nil || res.Outcome != firmware.OutcomeDone {
+		t.Fatalf("Update = %+v, %v", res, err)
+	}
+	w.handedBack("m-dgx")
+	st := fb.State()
+	if !st.PowerOn {
+		t.Fatalf("handed back powered off; resets %v", st.Resets)
+	}
+	if n := len(st.Resets); st.Resets[n-1] != "On" || st.Resets[n-2] != "ACPowerCycle" {
+		t.Fatalf("resets %v: want the drain's AC cycle, then the power-on of the hand-back", st.Resets)
+	}
+}
+
+// protectedSpy checks at every push that the host is protected: its
+// update report on, its lockdown off.
+type protectedSpy struct {
+	firmware.BMCClient
+	w      *world
+	pushes int
+	bare   int
+}
+
+func (p *protectedSpy) Upload(ctx context.Context, m string, u firmware.UploadRequest) (string, error) {
+	p.pushes++
+	h, _, _ := p.w.hosts.Get(ctx, m)
+	if !h.UpdateReport || p.w.bmcs.Of(m).State().Lockdown {
+		p.bare++
+	}
+	return p.BMCClient.Upload(ctx, m, u)
+}
+
+// An update that fails at its start gate (the update report refused)
+// retries from the gate: no push reaches a host that is not protected.
+func TestFailureAtTheStartGateRetriesFromIt(t *testing.T) {
+	w := newWorld(t, firmware.Settings{})
+	w.dell("m1", firmware.HostReady)
+	w.request("m1")
+	refused := 1
+	w.hosts.FailWith(func(op, _ string) error {
+		if op == "set_report" && refused > 0 {
+			refused--
+			return firmware.RequestRefused.New("the report was refused")
+		}
+		return nil
+	})
+	spy := &protectedSpy{BMCClient: w.bmcs, w: w}
+	w.exec.BMC = spy
+	res, err := w.update("m1")
+	if err != nil || res.Outcome != firmware.OutcomeDone {
+		t.Fatalf("Update = %+v, %v", res, err)
+	}
+	w.handedBack("m1")
+	if spy.pushes != 2 || spy.bare != 0 {
+		t.Fatalf("%d of %d pushes reached a host without its report or with lockdown on", spy.bare, spy.pushes)
+	}
+}

@@ -101,6 +101,7 @@ func (o *Operator) Reset(ctx context.Context, machine string) (HostUpdate, error
 		now := o.Clock.Now()
 		u.moveTo(CheckingFirmwareRepeat, now, "reset by an operator")
 		u.RetryCount, u.ResetRetries, u.UploadRetries, u.Artifact, u.Rounds = 0, 0, 0, 0, 0
+		u.Try++
 		u.Failure, u.TaskID = nil, ""
 		saved, err := o.Store.PutUpdate(ctx, u)
 		if StateConflict.Is(err) {

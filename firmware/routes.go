@@ -87,6 +87,10 @@ type UploadRequest struct {
 	// Path is the artifact as a local file, when the executor resolved it
 	// (see ArtifactResolver); empty leaves resolving to the client.
 	Path string `json:"path,omitempty"`
+	// PushID is the push's write-ahead record (Push.ID), recorded before
+	// this request is sent: a client may log it; fakes keep it, so that a
+	// test can tell which attempt a push the BMC took belongs to.
+	PushID string `json:"push_id,omitempty"`
 }
 
 // ArtifactResolver makes an artifact available as a local file: a URL is
@@ -120,6 +124,60 @@ type Task struct {
 	Gone bool `json:"gone,omitempty"`
 }
 
+// TaskInfo is one task of the BMC's TaskService as listed: what the BMC
+// records of it, read to tell whether a push whose answer was lost
+// reached the BMC (see PushTask).
+type TaskInfo struct {
+	// ID is what Task takes (the task's resource path, or its Id).
+	ID    string `json:"id"`
+	State string `json:"state"`
+	Name  string `json:"name,omitempty"`
+	// Messages are the task's messages (Message, then its MessageArgs).
+	Messages []string `json:"messages,omitempty"`
+	// Update: the BMC records the task as a firmware update (its payload
+	// targets the UpdateService, or its name or OEM job type says so);
+	// resets, configuration jobs and exports are not.
+	Update bool `json:"update,omitempty"`
+	// Image is the file name of the image the task installs, where the
+	// BMC records it (SimpleUpdate's ImageURI in the payload); empty when
+	// it does not.
+	Image string `json:"image,omitempty"`
+	// Targets are the inventory member Ids the task's payload targets.
+	Targets []string `json:"targets,omitempty"`
+	// Start and End are the task's StartTime and EndTime on the BMC's
+	// clock; zero when it reports none.
+	Start time.Time `json:"start,omitzero"`
+	End   time.Time `json:"end,omitzero"`
+}
+
+// TaskList is the BMC's tasks at one reading, and the BMC's clock then.
+type TaskList struct {
+	Tasks []TaskInfo `json:"tasks,omitempty"`
+	// Now is the BMC's clock when it answered (its HTTP Date); zero when
+	// unknown.
+	Now time.Time `json:"now,omitzero"`
+}
+
+// Power states of ResetStatus.
+const (
+	PowerOn  = "On"
+	PowerOff = "Off"
+)
+
+// ResetStatus is what a BMC shows of the resets it performed: read
+// before a reset is sent and again when its answer was lost, it tells
+// whether the reset happened (see ResetHappened).
+type ResetStatus struct {
+	// Power is the system's PowerState (PowerOn, PowerOff; another value
+	// or empty is a transition or unknown).
+	Power string `json:"power,omitempty"`
+	// SystemLastReset and ManagerLastReset are the ComputerSystem's and
+	// the Manager's LastResetTime as the BMC writes them, compared as
+	// they are (empty when the BMC reports none).
+	SystemLastReset  string `json:"system_last_reset,omitempty"`
+	ManagerLastReset string `json:"manager_last_reset,omitempty"`
+}
+
 // BMCClient is what the workflow needs of a host's BMC. Errors are failures
 // (their Retryable says whether a later attempt can succeed) or plain
 // errors, which count as transient.
@@ -130,6 +188,13 @@ type BMCClient interface {
 	Upload(ctx context.Context, machine string, u UploadRequest) (taskID string, err error)
 	// Task polls an update task.
 	Task(ctx context.Context, machine, taskID string) (Task, error)
+	// Tasks lists the BMC's tasks (the TaskService's Tasks collection);
+	// a BMC without a TaskService has none. An implementation may read
+	// only the newest members of a long collection (MaxTasksListed).
+	Tasks(ctx context.Context, machine string) (TaskList, error)
+	// ResetStatus reads the system's power state and the system's and the
+	// BMC's last reset times.
+	ResetStatus(ctx context.Context, machine string) (ResetStatus, error)
 	// Reset performs one power or BMC action.
 	Reset(ctx context.Context, machine string, kind ResetKind) error
 	// SetLockdown turns platform lockdown on or off where the vendor has it.

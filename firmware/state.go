@@ -54,6 +54,9 @@ type HostUpdate struct {
 	// Assigned is whether the host had an instance when the update
 	// started: restore returns it to Assigned, not Ready.
 	Assigned bool `json:"assigned"`
+	// StartPower is the host's power state when the update started:
+	// restore powers a host that was on back on.
+	StartPower string `json:"start_power,omitempty"`
 
 	// The component being installed, its target version and route.
 	Component ComponentType `json:"component,omitempty"`
@@ -65,6 +68,14 @@ type HostUpdate struct {
 	Artifact int `json:"artifact"`
 	// Attempt numbers uploads, scripts and agent tasks (see AttemptID).
 	Attempt int `json:"attempt"`
+	// Try numbers the update's tries: it is raised by every retry after a
+	// failure and by an operator's reset, never lowered. A push belongs
+	// to one try; an image already pushed in this try is pushed again
+	// only when the BMC shows no sign of the earlier push.
+	Try int `json:"try"`
+	// Uploads counts the pushes sent during this update, a push sent
+	// again after the BMC showed no sign of an earlier one included.
+	Uploads int `json:"uploads,omitempty"`
 	// TaskID is the BMC task of the current upload, or the agent task:
 	// "scout-" and 128 random bits, drawn once per attempt and persisted
 	// before it is offered (a task's ID is not to be guessed by a host).
@@ -77,6 +88,10 @@ type HostUpdate struct {
 	Deadline time.Time `json:"deadline,omitzero"`
 	// Phase is the next action of a multi-action substate (the resets).
 	Phase int `json:"phase"`
+	// ResetSent records the reset of Phase as started, written before it
+	// is sent, with what the BMC showed just before: an attempt that finds
+	// it reads the BMC before it sends that reset again.
+	ResetSent *ResetMark `json:"reset_sent,omitempty"`
 	// Artifacts is the number of artifacts of the target entry;
 	// PowerDrains its power_drains_needed; Family the host's vendor
 	// family (activation differs on Dell).
@@ -106,6 +121,14 @@ type HostUpdate struct {
 	Failure *FailureInfo `json:"failure,omitempty"`
 	// History is the last transitions, newest last.
 	History []Transition `json:"history,omitempty"`
+}
+
+// ResetMark is a reset recorded as started (HostUpdate.ResetSent).
+type ResetMark struct {
+	Phase  int         `json:"phase"`
+	Kind   ResetKind   `json:"kind"`
+	Before ResetStatus `json:"before"`
+	At     time.Time   `json:"at"`
 }
 
 // FailureInfo is a recorded failure of an attempt.
@@ -150,6 +173,7 @@ func (u *HostUpdate) moveTo(s Substate, now time.Time, note string) {
 	u.NotBefore = now
 	u.Errors = 0
 	u.Phase = 0
+	u.ResetSent = nil
 	u.Started = false
 	u.LastError = ""
 }

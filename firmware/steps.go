@@ -109,10 +109,12 @@ type Progress struct {
 	// Exhausted: the update failed and spent its retry budget.
 	Exhausted bool         `json:"exhausted,omitempty"`
 	Failure   *FailureInfo `json:"failure,omitempty"`
+	// Uploads counts the pushes sent during this update so far.
+	Uploads int `json:"uploads,omitempty"`
 }
 
 func progressOf(u HostUpdate, maxRetries int) Progress {
-	return Progress{Substate: u.Substate, Revision: u.Revision, NotBefore: u.NotBefore, Exhausted: u.Exhausted(maxRetries), Failure: u.Failure}
+	return Progress{Substate: u.Substate, Revision: u.Revision, NotBefore: u.NotBefore, Exhausted: u.Exhausted(maxRetries), Failure: u.Failure, Uploads: u.Uploads}
 }
 
 // Executor holds the clients the update steps use. Build its step table
@@ -206,7 +208,7 @@ func (e *Executor) run(ctx context.Context, in StepInput, want []Substate, fn fu
 	}
 	if sc.done {
 		countTransition(e.Metrics, orig, HostUpdate{}, true)
-		return Progress{Done: true}, nil
+		return Progress{Done: true, Uploads: sc.rec.Uploads}, nil
 	}
 	after := sc.rec
 	after.NotBefore = time.Time{}
@@ -294,6 +296,18 @@ func (sc *stepCtx) transient(err error, what string) {
 		return
 	}
 	sc.after(transientBackoff.After(sc.rec.Errors))
+}
+
+// transientPaced books a transient error like transient, but paces the
+// next attempt at every instead of backing off: for reads that decide
+// whether a side effect happened, which are cheap and must be settled
+// while the BMC's evidence is fresh.
+func (sc *stepCtx) transientPaced(err error, what string, every time.Duration) {
+	s := sc.rec.Substate
+	sc.transient(err, what)
+	if sc.rec.Substate == s {
+		sc.after(every)
+	}
 }
 
 func firstLine(s string) string {
@@ -388,6 +402,11 @@ func (e *Executor) pending(ctx context.Context, sc *stepCtx) error {
 		sc.after(e.Settings.Recheck)
 		return nil
 	}
+	power, err := e.BMC.ResetStatus(ctx, m)
+	if err != nil {
+		sc.transient(err, "reading the host's power state")
+		return nil
+	}
 	if err := e.Hosts.SetUpdateReport(ctx, m, ReportName); err != nil {
 		sc.transient(err, "setting the update health report")
 		return nil
@@ -400,6 +419,7 @@ func (e *Executor) pending(ctx context.Context, sc *stepCtx) error {
 		return err
 	}
 	sc.rec.Assigned = host.State == HostAssigned
+	sc.rec.StartPower = power.Power
 	note := "started"
 	if sc.rec.Assigned {
 		if !req.ApprovedAt.IsZero() {
@@ -700,11 +720,9 @@ func (e *Executor) initialReset(ctx context.Context, sc *stepCtx) error {
 	switch r.Phase {
 	case 0, 1, 3:
 		kind := map[int]ResetKind{0: ResetForceOff, 1: ResetBMC, 3: ResetOn}[r.Phase]
-		if err := e.BMC.Reset(ctx, m, kind); err != nil {
-			sc.transient(err, "pre-update reset "+string(kind))
-			return nil
+		if done, err := e.reset(ctx, sc, kind, "pre-update reset "+string(kind)); !done || err != nil {
+			return err
 		}
-		r.Errors = 0
 		r.Phase++
 		switch kind {
 		case ResetBMC:
@@ -723,121 +741,6 @@ func (e *Executor) initialReset(ctx context.Context, sc *stepCtx) error {
 		sc.move(CheckingFirmwareRepeat, "pre-update resets done")
 	}
 	return nil
-}
-
-// upload takes an upload slot, pushes the current artifact and persists
-// the result; the slot is held until the upload has returned.
-func (e *Executor) upload(ctx context.Context, sc *stepCtx) error {
-	r := &sc.rec
-	m := r.MachineID
-	if r.Started {
-		res, ok, err := e.Store.Result(ctx, m, r.AttemptID(ResultUpload))
-		if err != nil {
-			return err
-		}
-		if err := e.Store.ReleaseUploadSlot(ctx, m); err != nil {
-			return err
-		}
-		if !ok {
-			e.uploadRetry(sc, "the upload was interrupted by a restart")
-			return nil
-		}
-		e.uploadDone(sc, res)
-		return nil
-	}
-	_, entry, ok, err := e.target(ctx, *r)
-	if err != nil {
-		return err
-	}
-	if !ok || r.Artifact >= len(entry.Artifacts) {
-		sc.move(CheckingFirmwareRepeat, "the catalog changed")
-		return nil
-	}
-	req := UploadRequest{Component: r.Component, Version: r.Version, Artifact: entry.Artifacts[r.Artifact],
-		Index: r.Artifact, Count: len(entry.Artifacts), InstallOnlySpecified: entry.InstallOnlySpecified}
-	if entry.InstallOnlySpecified {
-		obs, _, err := e.Store.Observed(ctx, m)
-		if err != nil {
-			return err
-		}
-		for _, x := range obs.Reported[r.Component] {
-			req.Targets = append(req.Targets, x.ID)
-		}
-	}
-	// The artifact is resolved (downloaded, verified) before the slot is
-	// taken: a slot is for an upload, not for a download.
-	if e.Artifacts != nil {
-		p, err := e.Artifacts.Resolve(ctx, req.Artifact)
-		if err != nil {
-			sc.transient(err, "resolving the artifact "+artifactName(req.Artifact))
-			return nil
-		}
-		req.Path = p
-	}
-	got, err := e.Store.AcquireUploadSlot(ctx, m, e.Settings.MaxUploads, sc.now, e.Settings.UploadLease)
-	if err != nil {
-		return err
-	}
-	if !got {
-		sc.after(e.Settings.TaskPoll)
-		return nil
-	}
-	r.Attempt++
-	r.Started = true
-	if err := sc.checkpoint(ctx); err != nil {
-		_ = e.Store.ReleaseUploadSlot(context.WithoutCancel(ctx), m)
-		return err
-	}
-	task, uerr := e.BMC.Upload(ctx, m, req)
-	res := Result{MachineID: m, ID: r.AttemptID(ResultUpload), Kind: ResultUpload, OK: uerr == nil, TaskID: task, At: e.Clock.Now()}
-	if uerr != nil {
-		_, f, _ := hostforge.Classify(uerr)
-		res.Code, res.Output = f.Code, capOutput(f.Error())
-		if f.Code == hostforge.Unclassified.Code {
-			res.Code = UploadFailed.Code
-		}
-		if f.Retryable || f.Code == hostforge.Unclassified.Code {
-			res.Code = "transient:" + res.Code
-		}
-	}
-	stored, err := e.Store.PutResult(ctx, res)
-	if rerr := e.Store.ReleaseUploadSlot(context.WithoutCancel(ctx), m); err == nil {
-		err = rerr
-	}
-	if err != nil {
-		return err
-	}
-	e.uploadDone(sc, stored)
-	return nil
-}
-
-func (e *Executor) uploadDone(sc *stepCtx, res Result) {
-	r := &sc.rec
-	switch {
-	case res.OK:
-		r.TaskID = res.TaskID
-		sc.move(WaitingForFirmwareUpgrade, fmt.Sprintf("artifact %d of %d uploaded: task %s", r.Artifact+1, r.Artifacts, res.TaskID))
-	case strings.HasPrefix(res.Code, "transient:"):
-		e.uploadRetry(sc, res.Output)
-	case res.Code == ArtifactMissing.Code:
-		sc.fail(ArtifactMissing, "%s", res.Output)
-	default:
-		sc.fail(UploadFailed, "%s", res.Output)
-	}
-}
-
-// uploadRetry returns to checking after a transient upload failure or a
-// task the BMC forgot, within the target's budget of them (reset when the
-// target changes or its firmware is verified).
-func (e *Executor) uploadRetry(sc *stepCtx, why string) {
-	r := &sc.rec
-	r.UploadRetries++
-	if r.UploadRetries > e.Settings.MaxUploadRetries {
-		sc.fail(UploadFailed, "%d uploads of %s %s failed transiently or lost their task; last: %s", r.UploadRetries, r.Component, r.Version, why)
-		return
-	}
-	sc.move(CheckingFirmwareRepeat, "transient upload failure: "+firstLine(why))
-	sc.after(transientBackoff.After(r.UploadRetries))
 }
 
 // waitingTask reports the task states that mean "not done yet".
@@ -878,13 +781,7 @@ func (e *Executor) task(ctx context.Context, sc *stepCtx) error {
 		}
 		sc.after(e.Settings.TaskPoll)
 	case t.State == TaskCompleted:
-		if r.Artifact+1 < r.Artifacts {
-			r.Artifact++
-			sc.move(WaitingForUpload, fmt.Sprintf("task %s completed; artifact %d of %d next", r.TaskID, r.Artifact+1, r.Artifacts))
-			return nil
-		}
-		r.Changed = true
-		sc.move(ResetForNewFirmware, fmt.Sprintf("task %s completed", r.TaskID))
+		e.artifactInstalled(sc, fmt.Sprintf("task %s completed", r.TaskID))
 	default:
 		sc.fail(TaskFailed, "task %s ended %s: %s", r.TaskID, t.State, strings.Join(t.Messages, "; "))
 	}
@@ -951,11 +848,9 @@ func (e *Executor) activate(ctx context.Context, sc *stepCtx) error {
 		return nil
 	}
 	a := plan[r.Phase]
-	if err := e.BMC.Reset(ctx, r.MachineID, a.kind); err != nil {
-		sc.transient(err, "activation reset "+string(a.kind))
-		return nil
+	if done, err := e.reset(ctx, sc, a.kind, "activation reset "+string(a.kind)); !done || err != nil {
+		return err
 	}
-	r.Errors = 0
 	r.Phase++
 	sc.after(a.pause)
 	return nil
@@ -1012,7 +907,7 @@ func (e *Executor) reported(ctx context.Context, inv Inventory, c ComponentType)
 
 // failed waits out the retry interval, then checks again with the retry
 // count raised; at the budget the update is exhausted and the body ends.
-func (e *Executor) failed(_ context.Context, sc *stepCtx) error {
+func (e *Executor) failed(ctx context.Context, sc *stepCtx) error {
 	r := &sc.rec
 	at := r.EnteredAt
 	if r.Failure != nil {
@@ -1028,16 +923,27 @@ func (e *Executor) failed(_ context.Context, sc *stepCtx) error {
 		return nil
 	}
 	r.RetryCount++
-	// The retry chooses its target afresh.
+	r.Try++
+	// The retry chooses its target afresh; an update that failed before it
+	// started (the host never protected) starts again at its start gate.
 	r.Component, r.Version, r.Route = "", "", ""
 	r.Artifact, r.ResetRetries, r.UploadRetries, r.Rounds = 0, 0, 0, 0
-	sc.move(CheckingFirmware, fmt.Sprintf("retry %d of %d", r.RetryCount, e.Settings.MaxRetries))
+	req, ok, err := e.Store.Request(ctx, r.MachineID)
+	if err != nil {
+		return err
+	}
+	next := CheckingFirmware
+	if ok && !req.Started() {
+		next = Pending
+	}
+	sc.move(next, fmt.Sprintf("retry %d of %d", r.RetryCount, e.Settings.MaxRetries))
 	return nil
 }
 
 // restore hands the host back: lockdown on again (unless its profile keeps
-// it off), an assigned host whose firmware changed restarted into its
-// instance, the health report removed, and the request and record removed.
+// it off), a host that was on at the start on again, an assigned host whose
+// firmware changed restarted into its instance, the health report removed,
+// and the request and record removed.
 func (e *Executor) restore(ctx context.Context, sc *stepCtx) error {
 	r := &sc.rec
 	m := r.MachineID
@@ -1059,10 +965,30 @@ func (e *Executor) restore(ctx context.Context, sc *stepCtx) error {
 		}
 	}
 	if r.Phase == 1 {
-		if r.Assigned && r.Changed {
-			if err := e.BMC.Reset(ctx, m, ResetForceRestart); err != nil {
-				sc.transient(err, "restarting the assigned host into its instance")
+		// A host that was on when the update started is on again (an
+		// attempt that failed between a power-off and its power-on left it
+		// off); an assigned host whose firmware changed restarts into its
+		// instance (a power-on boots it there too).
+		var kind ResetKind
+		switch {
+		case r.ResetSent != nil && r.ResetSent.Phase == 1:
+			kind = r.ResetSent.Kind
+		case r.StartPower == PowerOn:
+			st, err := e.BMC.ResetStatus(ctx, m)
+			if err != nil {
+				sc.transient(err, "reading the power state before handing the host back")
 				return nil
+			}
+			if st.Power == PowerOff {
+				kind = ResetOn
+			}
+		}
+		if kind == "" && r.Assigned && r.Changed {
+			kind = ResetForceRestart
+		}
+		if kind != "" {
+			if done, err := e.reset(ctx, sc, kind, "powering the host back into service ("+string(kind)+")"); !done || err != nil {
+				return err
 			}
 		}
 		r.Phase, r.Errors = 2, 0

@@ -21,6 +21,7 @@ type Store interface {
 	ObservationStore
 	OverrideStore
 	ResultStore
+	PushStore
 	ScoutTaskStore
 	SlotStore
 	// LockPass takes the update manager's pass lock for holder: at most
@@ -50,7 +51,8 @@ type RequestStore interface {
 	// false when there was none.
 	DeleteRequest(ctx context.Context, machine string, unstartedOnly bool) (deleted bool, err error)
 	// Complete ends a machine's update in one transaction: its request,
-	// its update record, its results and its agent task are removed.
+	// its update record, its results, its pushes and its agent task are
+	// removed.
 	Complete(ctx context.Context, machine string) error
 }
 
@@ -104,6 +106,18 @@ type ResultStore interface {
 	// it returns the stored result (the first write wins).
 	PutResult(ctx context.Context, r Result) (Result, error)
 	Result(ctx context.Context, machine, id string) (Result, bool, error)
+}
+
+// PushStore is the write-ahead record of firmware pushes: a push is
+// recorded before it is sent, so that an attempt that finds it without a
+// result asks the BMC whether it happened instead of pushing again.
+type PushStore interface {
+	// PutPush stores p unless the machine has a push with its ID; it
+	// returns the stored push (the first write wins).
+	PutPush(ctx context.Context, p Push) (Push, error)
+	// Pushes lists the machine's pushes, in the order they were recorded
+	// (At, then ID).
+	Pushes(ctx context.Context, machine string) ([]Push, error)
 }
 
 // ScoutTaskStore keeps the task offered to each machine's on-host agent,
@@ -195,11 +209,53 @@ type Override struct {
 	UpdatedAt time.Time `json:"updated_at"`
 }
 
+// Push is the record of one firmware push, written before the push is
+// sent: what was pushed (the image, its digest, its target) and what the
+// BMC showed just before, so that a later attempt can tell the push's
+// task from the ones that were there already.
+type Push struct {
+	MachineID string `json:"machine_id"`
+	// ID names the push's attempt (HostUpdate.AttemptID of an upload);
+	// its result, when one was written, has the same ID.
+	ID string `json:"id"`
+	// Try is the update's try (HostUpdate.Try) the push belongs to.
+	Try int `json:"try"`
+	// The target: the component, its version, the artifact's index in
+	// its entry, and the inventory members the push targets (only for
+	// install_only_specified entries).
+	Component ComponentType `json:"component"`
+	Version   string        `json:"version"`
+	Artifact  int           `json:"artifact"`
+	Targets   []string      `json:"targets,omitempty"`
+	// Image is the artifact's file name or URL; Digest its sha256 as the
+	// catalog declares it (empty when it declares none).
+	Image  string    `json:"image"`
+	Digest string    `json:"digest,omitempty"`
+	At     time.Time `json:"at"`
+	// Listed says the BMC's tasks were read just before the push; Seen
+	// are the tasks it listed then.
+	Listed bool       `json:"listed,omitempty"`
+	Seen   []SeenTask `json:"seen,omitempty"`
+}
+
+// SeenTask is a task a BMC listed before a push: its ID and start time.
+type SeenTask struct {
+	ID    string    `json:"id"`
+	Start time.Time `json:"start,omitzero"`
+}
+
 // Result kinds.
 const (
 	ResultUpload = "upload"
 	ResultScript = "script"
 	ResultScout  = "scout"
+)
+
+// What showed a push whose answer was lost (Result.Evidence).
+const (
+	EvidenceTask      = "task"
+	EvidenceStaged    = "staged"
+	EvidenceInstalled = "installed"
 )
 
 // MaxOutput is how much of a script's or agent's output a result keeps.
@@ -216,6 +272,11 @@ type Result struct {
 	OK   bool   `json:"ok"`
 	// TaskID is the BMC's task of an upload.
 	TaskID string `json:"task_id,omitempty"`
+	// Evidence says how an upload whose answer was lost was found to have
+	// happened: EvidenceTask (its task on the BMC, TaskID), EvidenceStaged
+	// (the image staged on the BMC) or EvidenceInstalled (the inventory
+	// already reports the target). Empty for an upload that answered.
+	Evidence string `json:"evidence,omitempty"`
 	// Code classifies a failure (a failure code); empty on success.
 	Code string `json:"code,omitempty"`
 	// Output is the capped output or error text, never a secret.

@@ -27,6 +27,10 @@ type UpdateResult struct {
 	MachineID string       `json:"machine_id"`
 	Outcome   string       `json:"outcome"`
 	Failure   *FailureInfo `json:"failure,omitempty"`
+	// Uploads counts the firmware pushes sent during the update: one per
+	// artifact and try, plus one for every push sent again because the
+	// BMC showed no sign of the earlier one.
+	Uploads int `json:"uploads,omitempty"`
 }
 
 // UpdatePolicy is the body's step policy: a step fails only when the
@@ -53,6 +57,7 @@ func Update(ctx context.Context, rt flow.Runtime, in UpdateInput) (UpdateResult,
 		return res, err
 	}
 	for {
+		res.Uploads = max(res.Uploads, p.Uploads)
 		switch {
 		case p.Done:
 			res.Outcome = OutcomeDone

@@ -413,11 +413,95 @@ func TestUpdateSurvivesRestartAtEveryStep(t *testing.T) {
 				t.Fatalf("after the restart: %+v, %v", res, err)
 			}
 			w.handedBack("m-dgx")
-			if up := fb.State().Uploads; up > 4 {
-				t.Errorf("%d uploads: a restart repeated more than the interrupted upload", up)
-			}
+			pushedOnce(t, fb, 3)
 		})
 	}
+	// The worker dies right after the BMC took the k-th push: its answer
+	// never arrives, nothing after it is written.
+	for k := 1; k <= 3; k++ {
+		t.Run(fmt.Sprintf("worker dies after push %d", k), func(t *testing.T) {
+			w := newWorld(t, firmware.Settings{})
+			fb := w.dgx("m-dgx", firmware.HostReady)
+			w.request("m-dgx")
+			ctx, cancel := context.WithCancel(context.Background())
+			dead := &deadStore{Store: w.store}
+			w.exec.Store = dead
+			w.exec.BMC = &dieAfterPush{BMCClient: w.bmcs, n: k, die: func() { dead.dead = true; cancel() }}
+			if _, err := firmware.Update(ctx, w.runtime(), firmware.UpdateInput{MachineID: "m-dgx"}); err == nil {
+				t.Fatal("the body whose worker died ended without an error")
+			}
+			w.exec.Store, w.exec.BMC = w.store, w.bmcs
+			res, err := w.update("m-dgx")
+			if err != nil || res.Outcome != firmware.OutcomeDone {
+				t.Fatalf("after the restart: %+v, %v", res, err)
+			}
+			w.handedBack("m-dgx")
+			pushedOnce(t, fb, 3)
+		})
+	}
+}
+
+// pushedOnce asserts the BMC took n pushes, each image once.
+func pushedOnce(t *testing.T, fb *fakes.FirmwareBMC, n int) {
+	t.Helper()
+	st := fb.State()
+	seen := map[string]int{}
+	for _, p := range st.Pushes {
+		seen[p.Key]++
+	}
+	for k, c := range seen {
+		if c != 1 {
+			t.Errorf("%s pushed %d times", k, c)
+		}
+	}
+	if st.Uploads != n || len(seen) != n {
+		t.Errorf("%d uploads of %d images, want %d of %d: %+v", st.Uploads, len(seen), n, n, st.Pushes)
+	}
+}
+
+// dieAfterPush kills the worker once the BMC took its n-th push.
+type dieAfterPush struct {
+	firmware.BMCClient
+	n   int
+	die func()
+}
+
+func (d *dieAfterPush) Upload(ctx context.Context, m string, u firmware.UploadRequest) (string, error) {
+	task, err := d.BMCClient.Upload(ctx, m, u)
+	if err == nil {
+		if d.n--; d.n == 0 {
+			d.die()
+			return "", context.Canceled
+		}
+	}
+	return task, err
+}
+
+// deadStore is the store as a dead worker sees it: nothing reaches it.
+type deadStore struct {
+	firmware.Store
+	dead bool
+}
+
+func (d *deadStore) PutResult(ctx context.Context, r firmware.Result) (firmware.Result, error) {
+	if d.dead {
+		return firmware.Result{}, context.Canceled
+	}
+	return d.Store.PutResult(ctx, r)
+}
+
+func (d *deadStore) PutUpdate(ctx context.Context, u firmware.HostUpdate) (firmware.HostUpdate, error) {
+	if d.dead {
+		return firmware.HostUpdate{}, context.Canceled
+	}
+	return d.Store.PutUpdate(ctx, u)
+}
+
+func (d *deadStore) ReleaseUploadSlot(ctx context.Context, holder string) error {
+	if d.dead {
+		return context.Canceled
+	}
+	return d.Store.ReleaseUploadSlot(ctx, holder)
 }
 
 // Every upload holds a slot of the store for as long as it runs, and

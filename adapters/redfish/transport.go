@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"time"
 
 	"github.com/stmcginnis/gofish"
 	"github.com/stmcginnis/gofish/schemas"
@@ -83,19 +84,32 @@ func (c *client) follow(p string) error {
 }
 
 func (c *client) get(ctx context.Context, p string) (doc, error) {
+	d, _, err := c.getDated(ctx, p)
+	return d, err
+}
+
+// getDated is get that also returns the BMC's clock: the response's HTTP
+// Date (zero when absent or malformed).
+func (c *client) getDated(ctx context.Context, p string) (doc, time.Time, error) {
 	if err := c.follow(p); err != nil {
-		return nil, err
+		return nil, time.Time{}, err
 	}
 	resp, err := c.api.WithContext(ctx).Get(p)
 	if err != nil {
-		return nil, convert(ctx, c.secrets, err)
+		return nil, time.Time{}, convert(ctx, c.secrets, err)
 	}
 	defer resp.Body.Close()
 	var d doc
 	if err := json.NewDecoder(io.LimitReader(resp.Body, 8<<20)).Decode(&d); err != nil {
-		return nil, fmt.Errorf("redfish: GET %s: %s: %w", p, c.secrets.Scrub(err.Error()), hostforge.ErrInvalid)
+		return nil, time.Time{}, fmt.Errorf("redfish: GET %s: %s: %w", p, c.secrets.Scrub(err.Error()), hostforge.ErrInvalid)
 	}
-	return d, nil
+	var now time.Time
+	if h := resp.Header.Get("Date"); h != "" {
+		if t, err := http.ParseTime(h); err == nil {
+			now = t
+		}
+	}
+	return d, now, nil
 }
 
 // write sends a PATCH or POST and returns the Location header.

@@ -279,7 +279,7 @@ func (f *Firmware) Upload(ctx context.Context, machine string, u firmware.Upload
 		return "", classify(err, "pushing %s to %s", filepath.Base(file), machine)
 	}
 	f.log().Info("firmware pushed", "machine", machine, "component", u.Component, "version", u.Version, "artifact", filepath.Base(file),
-		"bytes", size, "took", time.Since(start).Round(time.Millisecond), "task", task)
+		"bytes", size, "took", time.Since(start).Round(time.Millisecond), "task", task, "push", u.PushID)
 	return task, nil
 }
 

@@ -3,13 +3,16 @@ package redfish_test
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/hostforge/hostforge"
 	"github.com/hostforge/hostforge/adapters/redfish"
 	"github.com/hostforge/hostforge/bmc"
 	"github.com/hostforge/hostforge/clock"
@@ -185,4 +188,94 @@ func TestFirmwareLockdownOnlyWhereTheVendorHasIt(t *testing.T) {
 	if r.emu.Writes() != 0 {
 		t.Errorf("lockdown on a BMC without it wrote %d times", r.emu.Writes())
 	}
+}
+
+// On a real AMI MegaRAC capture, whose TaskService keeps nine Computer
+// Reset tasks, the adapter lists them as no firmware update; a push whose
+// connection dropped after the BMC took it is told apart from them and
+// from an earlier push (firmware.PushTask), and a SimpleUpdate's task
+// names its image.
+func TestLostPushOnARealTaskService(t *testing.T) {
+	path := realdata.Path(t, "redfish/ami/dgx-h100-megarac")
+	clk := clock.NewFake(clock.Epoch)
+	e, err := redfishemu.FromDir(path, redfishemu.Options{Clock: clk, AdminUser: "hostforge", AdminPassword: adminPW})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := newFWRig(t, e, clk, redfishemu.FirmwareOptions{})
+	ctx := context.Background()
+	l, err := r.client.Tasks(ctx, "m1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(l.Tasks) != 9 || l.Now.IsZero() {
+		t.Fatalf("the capture's tasks: %+v (BMC clock %s); want its nine", l.Tasks, l.Now)
+	}
+	for _, x := range l.Tasks {
+		if x.Update || x.Name != "Computer Reset" {
+			t.Errorf("capture task %+v read as a firmware update", x)
+		}
+	}
+	inv, err := r.client.Inventory(ctx, "m1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	target := inv.Entries[0]
+	earlier := r.artifact(t, "hgx-a.fwpkg", fakes.FirmwareImage{Targets: []string{target.ID}, Version: "9.9.9", Activation: fakes.ActivateHostReboot})
+	if _, err := r.client.Upload(ctx, "m1", earlier); err != nil {
+		t.Fatal(err)
+	}
+	clk.Advance(time.Minute)
+	if l, err = r.client.Tasks(ctx, "m1"); err != nil {
+		t.Fatal(err)
+	}
+	p := firmware.Push{MachineID: "m1", ID: "1-upload-2-0", Component: firmware.HGXBMC, Version: "9.9.10", Image: "hgx-b.fwpkg", At: clk.Now(), Listed: true}
+	for _, x := range l.Tasks {
+		p.Seen = append(p.Seen, firmware.SeenTask{ID: x.ID, Start: x.Start})
+	}
+	lost := r.artifact(t, "hgx-b.fwpkg", fakes.FirmwareImage{Targets: []string{target.ID}, Version: "9.9.10", Activation: fakes.ActivateHostReboot})
+	r.fb.FailLost("upload", 1, fmt.Errorf("the connection dropped after the image was taken: %w", hostforge.ErrUnavailable))
+	if _, err := r.client.Upload(ctx, "m1", lost); err == nil {
+		t.Fatal("the lost push reported no error")
+	}
+	clk.Advance(30 * time.Second)
+	if l, err = r.client.Tasks(ctx, "m1"); err != nil {
+		t.Fatal(err)
+	}
+	got, ok := firmware.PushTask(p, l, clk.Now())
+	if !ok || len(l.Tasks) != 11 {
+		t.Fatalf("PushTask over %d tasks = %+v, %v; want the lost push's", len(l.Tasks), got, ok)
+	}
+	if st, err := r.client.Task(ctx, "m1", got.ID); err != nil || st.State != firmware.TaskRunning {
+		t.Fatalf("the found task %s polls %+v, %v", got.ID, st, err)
+	}
+	if got.ID == l.Tasks[9].ID {
+		t.Fatalf("PushTask took the earlier push's task %s", got.ID)
+	}
+}
+
+// A SimpleUpdate's task carries its request as the payload: the adapter
+// reads the image's file name from it.
+func TestSimpleUpdateTaskNamesItsImage(t *testing.T) {
+	clk := clock.NewFake(clock.Epoch)
+	r := newFWRig(t, newEmu(t, "ami", clk), clk, redfishemu.FirmwareOptions{NoMultipart: true, Members: []fakes.FirmwareMember{{ID: "HostBIOS_0", Version: "01.01.03"}}})
+	r.fb.AddImage("dgx-bios.bin", fakes.FirmwareImage{Targets: []string{"HostBIOS_0"}, Version: "01.02.00", Activation: fakes.ActivateHostReboot})
+	ctx := context.Background()
+	id, err := r.client.Upload(ctx, "m1", firmware.UploadRequest{Artifact: firmware.Artifact{URL: "https://fw.example.net/dgx/dgx-bios.bin?token=abc"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := r.client.Tasks(ctx, "m1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, x := range l.Tasks {
+		if x.ID == id {
+			if !x.Update || x.Image != "dgx-bios.bin" {
+				t.Fatalf("the SimpleUpdate's task = %+v; want an update naming dgx-bios.bin", x)
+			}
+			return
+		}
+	}
+	t.Fatalf("task %s not listed: %+v", id, l.Tasks)
 }

@@ -157,13 +157,15 @@ func (s *FirmwareStore) DeleteRequest(ctx context.Context, machine string, unsta
 	return deleted, err
 }
 
-// Complete removes the machine's request, update record and results.
+// Complete removes the machine's request, update record, results, pushes
+// and agent task.
 func (s *FirmwareStore) Complete(ctx context.Context, machine string) error {
 	return s.inTx(ctx, "completing the update of "+machine, func(tx *Tx) error {
 		for _, q := range []string{
 			`DELETE FROM firmware_requests WHERE machine_id = ?`,
 			`DELETE FROM firmware_updates WHERE machine_id = ?`,
 			`DELETE FROM firmware_results WHERE machine_id = ?`,
+			`DELETE FROM firmware_pushes WHERE machine_id = ?`,
 			`DELETE FROM firmware_scout_tasks WHERE machine_id = ?`,
 		} {
 			if _, err := tx.Exec(ctx, q, machine); err != nil {
@@ -457,6 +459,49 @@ func (s *FirmwareStore) Result(ctx context.Context, machine, id string) (firmwar
 		return firmware.Result{}, false, Wrap(err, "firmware store: decoding result %s of %s", id, machine)
 	}
 	return r, true, nil
+}
+
+// PutPush stores p unless the machine has a push with its ID.
+func (s *FirmwareStore) PutPush(ctx context.Context, p firmware.Push) (firmware.Push, error) {
+	doc, err := json.Marshal(p)
+	if err != nil {
+		return firmware.Push{}, Wrap(err, "firmware store: encoding a push")
+	}
+	if _, err := s.db.Exec(ctx, `INSERT INTO firmware_pushes (machine_id, id, at, doc) VALUES (?, ?, ?, ?) ON CONFLICT (machine_id, id) DO NOTHING`,
+		p.MachineID, p.ID, Nanos(p.At), string(doc)); err != nil {
+		return firmware.Push{}, Wrap(err, "firmware store: recording push %s of %s", p.ID, p.MachineID)
+	}
+	var stored []byte
+	if err := s.db.QueryRow(ctx, `SELECT doc FROM firmware_pushes WHERE machine_id = ? AND id = ?`, p.MachineID, p.ID).Scan(&stored); err != nil {
+		return firmware.Push{}, Wrap(err, "firmware store: reading push %s of %s", p.ID, p.MachineID)
+	}
+	var got firmware.Push
+	if err := json.Unmarshal(stored, &got); err != nil {
+		return firmware.Push{}, Wrap(err, "firmware store: decoding push %s of %s", p.ID, p.MachineID)
+	}
+	return got, nil
+}
+
+// Pushes lists the machine's pushes by time, then ID.
+func (s *FirmwareStore) Pushes(ctx context.Context, machine string) ([]firmware.Push, error) {
+	rows, err := s.db.Query(ctx, `SELECT doc FROM firmware_pushes WHERE machine_id = ? ORDER BY at, id`, machine)
+	if err != nil {
+		return nil, Wrap(err, "firmware store: listing the pushes of %s", machine)
+	}
+	defer rows.Close()
+	var out []firmware.Push
+	for rows.Next() {
+		var doc []byte
+		if err := rows.Scan(&doc); err != nil {
+			return nil, Wrap(err, "firmware store: listing the pushes of %s", machine)
+		}
+		var p firmware.Push
+		if err := json.Unmarshal(doc, &p); err != nil {
+			return nil, Wrap(err, "firmware store: decoding a push of %s", machine)
+		}
+		out = append(out, p)
+	}
+	return out, Wrap(rows.Err(), "firmware store: listing the pushes of %s", machine)
 }
 
 // PutScoutTask stores t as its machine's agent task.

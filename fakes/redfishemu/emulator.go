@@ -418,7 +418,8 @@ func (e *Emulator) setMembers(coll string, paths []string) {
 	d["Members"], d["Members@odata.count"] = ms, len(ms)
 }
 
-// ServeHTTP implements http.Handler.
+// ServeHTTP implements http.Handler. Every answer is dated by the
+// emulator's clock (the Date header), which its task times are on.
 func (e *Emulator) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	e.mu.Lock()
 	p := clean(r.URL.Path)
@@ -457,6 +458,8 @@ func (e *Emulator) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set(k, v)
 	}
 	w.Header().Set("OData-Version", "4.0")
+	// The BMC's own clock, which its task times are on.
+	w.Header().Set("Date", now.UTC().Format(http.TimeFormat))
 	if body != nil {
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(status)

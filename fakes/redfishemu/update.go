@@ -23,9 +23,13 @@ import (
 // The firmware side of the emulator: an UpdateService taking multipart
 // pushes (MultipartHttpPushUri) and SimpleUpdate, a TaskService whose
 // tasks run on the clock and then complete or fail with an injected
-// fault, a FirmwareInventory (the tree's own members: the real captures
-// when the emulator serves one), staged firmware that only the reset its
-// image needs makes active, and Dell's system lockdown attribute. The
+// fault — listed in its Tasks collection after the tree's own (a
+// capture's reset tasks), with their start and end times and the request
+// that started them as their Payload — a FirmwareInventory (the tree's
+// own members: the real captures when the emulator serves one), staged
+// firmware that only the reset its image needs makes active, the systems'
+// PowerState and LastResetTime and the managers' LastResetTime as the
+// resets leave them, and Dell's system lockdown attribute. The
 // firmware state is a fakes.FirmwareBMC, the same fake the firmware
 // package's tests run against, so the emulator and the fake agree.
 
@@ -112,6 +116,10 @@ type firmwareSide struct {
 	peak     int
 	pushes   int
 	params   []map[string]any
+	// payloads are the tasks' Payload documents (the request that
+	// started each), by task Id; read and written under the emulator's
+	// lock.
+	payloads map[string]map[string]any
 }
 
 // EnableFirmware gives the emulator its update service, task service and
@@ -145,7 +153,7 @@ func (e *Emulator) EnableFirmware(o FirmwareOptions) (*fakes.FirmwareBMC, error)
 		}
 	}
 	us["FirmwareInventory"] = map[string]any{"@odata.id": inv}
-	fw := &firmwareSide{inventory: inv, hold: o.UploadHold, counter: o.Counter}
+	fw := &firmwareSide{inventory: inv, hold: o.UploadHold, counter: o.Counter, payloads: map[string]map[string]any{}}
 	if !o.NoMultipart {
 		fw.push, _ = us["MultipartHttpPushUri"].(string)
 		if fw.push == "" {
@@ -374,7 +382,7 @@ func (e *Emulator) servePush(w http.ResponseWriter, r *http.Request, p string) {
 		st, hdr, body := redfishError(status, "Base.1.8.ActionParameterMissing", perr)
 		res = [3]any{st, hdr, body}
 	} else {
-		st, hdr, body := e.startUpdate(name, digest, params)
+		st, hdr, body := e.startUpdate(name, digest, params, map[string]any{"TargetUri": f.push, "HttpOperation": "POST"})
 		res = [3]any{st, hdr, body}
 		if st == http.StatusAccepted {
 			f.mu.Lock()
@@ -439,9 +447,10 @@ func writeResult(w http.ResponseWriter, status int, hdr map[string]string, body 
 	w.WriteHeader(status)
 }
 
-// startUpdate hands an image to the firmware state and creates its task.
-// Targets, when given, must be members of the inventory.
-func (e *Emulator) startUpdate(name, digest string, params map[string]any) (int, map[string]string, any) {
+// startUpdate hands an image to the firmware state and creates its task,
+// which keeps payload as the request that started it. Targets, when
+// given, must be members of the inventory.
+func (e *Emulator) startUpdate(name, digest string, params, payload map[string]any) (int, map[string]string, any) {
 	fb := e.fw.fb
 	if ts, ok := params["Targets"].([]any); ok {
 		for _, t := range ts {
@@ -457,7 +466,7 @@ func (e *Emulator) startUpdate(name, digest string, params map[string]any) (int,
 		if key == "" || key == "sha256:" {
 			continue
 		}
-		if id, err = fb.Upload(context.Background(), key); err == nil || !errors.Is(err, hostforge.ErrInvalid) {
+		if id, err = fb.Upload(context.Background(), key, ""); err == nil || !errors.Is(err, hostforge.ErrInvalid) {
 			break
 		}
 	}
@@ -465,13 +474,31 @@ func (e *Emulator) startUpdate(name, digest string, params map[string]any) (int,
 		return e.firmwareError(err)
 	}
 	tp := tasksColl + "/" + id
-	e.setMembers(tasksColl, append(e.memberPaths(tasksColl), tp))
-	return http.StatusAccepted, map[string]string{"Location": tp}, e.taskDoc(id, "Running")
+	if err == nil && params != nil {
+		if ts, ok := params["Targets"]; ok {
+			body, _ := json.Marshal(map[string]any{"Targets": ts})
+			payload["JsonBody"] = string(body)
+		}
+	}
+	e.fw.payloads[id] = payload
+	return http.StatusAccepted, map[string]string{"Location": tp}, e.taskDoc(fakes.FirmwareTask{ID: id, State: "Running", Start: e.clock.Now()})
 }
 
-func (e *Emulator) taskDoc(id, state string) map[string]any {
+// taskDoc renders a firmware task as a Task resource, with its start and
+// end times and the request that started it as its Payload.
+func (e *Emulator) taskDoc(t fakes.FirmwareTask) map[string]any {
+	id, state := t.ID, t.State
 	tp := tasksColl + "/" + id
 	d := map[string]any{"@odata.id": tp, "@odata.type": "#Task.v1_4_3.Task", "Id": id, "Name": "Firmware update " + id, "TaskState": state, "TaskStatus": "OK"}
+	if !t.Start.IsZero() {
+		d["StartTime"] = t.Start.UTC().Format(time.RFC3339)
+	}
+	if !t.End.IsZero() {
+		d["EndTime"] = t.End.UTC().Format(time.RFC3339)
+	}
+	if p := e.fw.payloads[id]; p != nil {
+		d["Payload"] = deepCopy(p)
+	}
 	switch state {
 	case "Completed":
 		d["PercentComplete"] = 100
@@ -535,21 +562,54 @@ func (e *Emulator) firmwareRequest(method, p string, body map[string]any) (int, 
 		}
 		st, h, b := redfishError(http.StatusNotFound, "Base.1.8.ResourceMissingAtURI", "The resource at the URI "+p+" was not found.")
 		return st, h, b, true
-	case method == http.MethodGet && strings.HasPrefix(p, tasksColl+"/"):
-		id := path.Base(p)
-		state, err := fb.Task(context.Background(), id)
+	case method == http.MethodGet && p == tasksColl:
+		// The tree's own tasks (a capture's resets), then the firmware's.
+		ts, _, err := fb.Tasks(context.Background())
 		if err != nil {
 			st, h, b := e.firmwareError(err)
 			return st, h, b, true
 		}
-		return http.StatusOK, nil, e.taskDoc(id, state), true
+		paths := e.memberPaths(tasksColl)
+		for _, t := range ts {
+			paths = append(paths, tasksColl+"/"+t.ID)
+		}
+		d := deepCopy(e.docs[p]).(map[string]any)
+		list := make([]any, 0, len(paths))
+		for _, tp := range paths {
+			list = append(list, map[string]any{"@odata.id": tp})
+		}
+		d["Members"], d["Members@odata.count"] = list, len(list)
+		return http.StatusOK, nil, d, true
+	case method == http.MethodGet && strings.HasPrefix(p, tasksColl+"/"):
+		id := path.Base(p)
+		if _, ok := e.fw.payloads[id]; !ok && e.docs[p] != nil {
+			return 0, nil, nil, false // a task of the tree itself
+		}
+		t, err := fb.TaskDetail(context.Background(), id)
+		if err != nil {
+			st, h, b := e.firmwareError(err)
+			return st, h, b, true
+		}
+		return http.StatusOK, nil, e.taskDoc(t), true
+	case method == http.MethodGet && e.isSystemOrManager(p):
+		// The power state and last reset times are the firmware state's.
+		st := fb.State()
+		d := deepCopy(e.docs[p]).(map[string]any)
+		if strings.HasPrefix(p, "/redfish/v1/Systems/") {
+			d["PowerState"] = map[bool]string{true: "On", false: "Off"}[st.PowerOn]
+			d["LastResetTime"] = st.SystemReset.UTC().Format(time.RFC3339)
+		} else {
+			d["LastResetTime"] = st.ManagerReset.UTC().Format(time.RFC3339)
+		}
+		return http.StatusOK, nil, d, true
 	case method == http.MethodPost && p == f.simple:
 		uri, _ := body["ImageURI"].(string)
 		if uri == "" {
 			st, h, b := redfishError(http.StatusBadRequest, "Base.1.8.ActionParameterMissing", "The action SimpleUpdate requires the parameter ImageURI.")
 			return st, h, b, true
 		}
-		st, h, b := e.startUpdate(path.Base(strings.SplitN(uri, "?", 2)[0]), "", body)
+		jb, _ := json.Marshal(body)
+		st, h, b := e.startUpdate(path.Base(strings.SplitN(uri, "?", 2)[0]), "", body, map[string]any{"TargetUri": f.simple, "HttpOperation": "POST", "JsonBody": string(jb)})
 		return st, h, b, true
 	case method == http.MethodPost && strings.HasSuffix(p, "/Actions/ComputerSystem.Reset"):
 		kind, _ := body["ResetType"].(string)
@@ -601,6 +661,22 @@ func (e *Emulator) firmwareRequest(method, p string, body map[string]any) (int, 
 		return 0, nil, nil, false // the generic handling merges the attribute
 	}
 	return 0, nil, nil, false
+}
+
+// isSystemOrManager reports a ComputerSystem or Manager resource of the
+// tree (not one of their sub-resources).
+func (e *Emulator) isSystemOrManager(p string) bool {
+	if e.docs[p] == nil {
+		return false
+	}
+	for _, coll := range []string{"/redfish/v1/Systems", "/redfish/v1/Managers"} {
+		for _, m := range e.memberPaths(coll) {
+			if m == p {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // SetProperties merges props into the resource at p (a test shapes a tree:

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"sort"
 	"sync"
+	"time"
 
 	"github.com/hostforge/hostforge"
 	"github.com/hostforge/hostforge/bmc"
@@ -99,8 +100,42 @@ func (b *BMCs) Upload(ctx context.Context, machine string, u firmware.UploadRequ
 	if key == "" {
 		key = u.Artifact.URL
 	}
-	id, err := fb.Upload(ctx, key)
+	id, err := fb.Upload(ctx, key, u.PushID)
 	return id, classify(err, "uploading "+key, machine)
+}
+
+// Tasks lists the BMC's update tasks: every one is a firmware update that
+// records its image's file name.
+func (b *BMCs) Tasks(ctx context.Context, machine string) (firmware.TaskList, error) {
+	fb, err := b.of(machine)
+	if err != nil {
+		return firmware.TaskList{}, err
+	}
+	ts, now, err := fb.Tasks(ctx)
+	if err != nil {
+		return firmware.TaskList{}, classify(err, "listing the tasks", machine)
+	}
+	if len(ts) > firmware.MaxTasksListed {
+		ts = ts[len(ts)-firmware.MaxTasksListed:]
+	}
+	l := firmware.TaskList{Now: now, Tasks: make([]firmware.TaskInfo, len(ts))}
+	for i, t := range ts {
+		l.Tasks[i] = firmware.TaskInfo{ID: t.ID, State: t.State, Name: "Firmware update " + t.ID, Update: true, Image: t.Image, Start: t.Start, End: t.End}
+	}
+	return l, nil
+}
+
+// ResetStatus reads the power state and the last reset times.
+func (b *BMCs) ResetStatus(ctx context.Context, machine string) (firmware.ResetStatus, error) {
+	fb, err := b.of(machine)
+	if err != nil {
+		return firmware.ResetStatus{}, err
+	}
+	power, sys, mgr, err := fb.ResetStatus(ctx)
+	if err != nil {
+		return firmware.ResetStatus{}, classify(err, "reading the power state", machine)
+	}
+	return firmware.ResetStatus{Power: power, SystemLastReset: sys.UTC().Format(time.RFC3339Nano), ManagerLastReset: mgr.UTC().Format(time.RFC3339Nano)}, nil
 }
 
 // Task polls a task.

@@ -22,6 +22,7 @@ type MemStore struct {
 	obsOrder  []string // sorted keys of observed; nil when stale
 	overrides map[overrideKey]firmware.Override
 	results   map[[2]string]firmware.Result
+	pushes    map[string][]firmware.Push // machine → in recorded order
 	scout     map[string]firmware.ScoutTask
 	slots     map[string]time.Time // holder → lease expiry
 	passBy    string
@@ -47,6 +48,7 @@ func NewMemStore() *MemStore {
 		observed:  map[string]firmware.Observed{},
 		overrides: map[overrideKey]firmware.Override{},
 		results:   map[[2]string]firmware.Result{},
+		pushes:    map[string][]firmware.Push{},
 		scout:     map[string]firmware.ScoutTask{},
 		slots:     map[string]time.Time{},
 	}
@@ -221,7 +223,8 @@ func (s *MemStore) DeleteRequest(_ context.Context, machine string, unstartedOnl
 	return true, nil
 }
 
-// Complete removes the machine's request, update record and results.
+// Complete removes the machine's request, update record, results, pushes
+// and agent task.
 func (s *MemStore) Complete(_ context.Context, machine string) error {
 	if err := s.lock("Complete"); err != nil {
 		return err
@@ -230,6 +233,7 @@ func (s *MemStore) Complete(_ context.Context, machine string) error {
 	delete(s.requests, machine)
 	delete(s.updates, machine)
 	delete(s.scout, machine)
+	delete(s.pushes, machine)
 	for k := range s.results {
 		if k[0] == machine {
 			delete(s.results, k)
@@ -450,6 +454,55 @@ func (s *MemStore) Result(_ context.Context, machine, id string) (firmware.Resul
 	defer s.mu.Unlock()
 	r, ok := s.results[[2]string{machine, id}]
 	return r, ok, nil
+}
+
+func copyPush(p firmware.Push) firmware.Push {
+	p.At = utc(p.At)
+	p.Targets = append([]string(nil), p.Targets...)
+	if p.Seen != nil {
+		seen := make([]firmware.SeenTask, len(p.Seen))
+		for i, t := range p.Seen {
+			t.Start = utc(t.Start)
+			seen[i] = t
+		}
+		p.Seen = seen
+	}
+	return p
+}
+
+// PutPush stores p unless the machine has a push with its ID.
+func (s *MemStore) PutPush(_ context.Context, p firmware.Push) (firmware.Push, error) {
+	if err := s.lock("PutPush"); err != nil {
+		return firmware.Push{}, err
+	}
+	defer s.mu.Unlock()
+	for _, cur := range s.pushes[p.MachineID] {
+		if cur.ID == p.ID {
+			return copyPush(cur), nil
+		}
+	}
+	p = copyPush(p)
+	s.pushes[p.MachineID] = append(s.pushes[p.MachineID], p)
+	return copyPush(p), nil
+}
+
+// Pushes lists the machine's pushes by time, then ID.
+func (s *MemStore) Pushes(_ context.Context, machine string) ([]firmware.Push, error) {
+	if err := s.lock("Pushes"); err != nil {
+		return nil, err
+	}
+	defer s.mu.Unlock()
+	out := make([]firmware.Push, len(s.pushes[machine]))
+	for i, p := range s.pushes[machine] {
+		out[i] = copyPush(p)
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		if !out[i].At.Equal(out[j].At) {
+			return out[i].At.Before(out[j].At)
+		}
+		return out[i].ID < out[j].ID
+	})
+	return out, nil
 }
 
 func copyScoutTask(t firmware.ScoutTask) firmware.ScoutTask {

@@ -48,6 +48,9 @@ func RunBMC(t *testing.T, newHarness func(t *testing.T) BMCHarness) {
 	t.Run("RefusedImage", func(t *testing.T) { testRefused(t, newHarness(t)) })
 	t.Run("UnavailableIsTransient", func(t *testing.T) { testUnavailable(t, newHarness(t)) })
 	t.Run("Lockdown", func(t *testing.T) { testLockdown(t, newHarness(t)) })
+	t.Run("TasksListPushes", func(t *testing.T) { testTasks(t, newHarness(t)) })
+	t.Run("LostPushFoundInTasks", func(t *testing.T) { testLostPush(t, newHarness(t)) })
+	t.Run("ResetStatus", func(t *testing.T) { testResetStatus(t, newHarness(t)) })
 }
 
 func version(t *testing.T, h BMCHarness, id string) string {
@@ -225,5 +228,147 @@ func testLockdown(t *testing.T, h BMCHarness) {
 	}
 	if !h.FW.State().Lockdown {
 		t.Error("lockdown still off")
+	}
+}
+
+// task finds a task in a listing.
+func task(l firmware.TaskList, id string) (firmware.TaskInfo, bool) {
+	for _, x := range l.Tasks {
+		if x.ID == id {
+			return x, true
+		}
+	}
+	return firmware.TaskInfo{}, false
+}
+
+// The TaskService lists an upload's task under the ID Upload returned, as
+// a firmware update that names no other image, with its start and, once
+// it ended, its end on the BMC's clock.
+func testTasks(t *testing.T, h BMCHarness) {
+	ctx := context.Background()
+	l, err := h.Client.Tasks(ctx, h.Machine)
+	if err != nil {
+		t.Fatalf("Tasks of a BMC that ran none: %v", err)
+	}
+	before := len(l.Tasks)
+	req := h.Artifact(t, "listed.bin", fakes.FirmwareImage{Targets: []string{DellMembers[0].ID}, Version: "1.9.0", Activation: fakes.ActivateHostReboot, TaskTime: 3 * time.Minute})
+	id, err := h.Client.Upload(ctx, h.Machine, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err = h.Client.Tasks(ctx, h.Machine)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, ok := task(l, id)
+	if !ok || len(l.Tasks) != before+1 {
+		t.Fatalf("Tasks after an upload = %+v; want the %d listed before and task %s", l.Tasks, before, id)
+	}
+	if !got.Update || got.State != firmware.TaskRunning || got.Start.IsZero() || !got.End.IsZero() {
+		t.Errorf("the running upload's task = %+v; want an update, Running, with a start and no end", got)
+	}
+	if got.Image != "" && got.Image != "listed.bin" {
+		t.Errorf("the task names image %q, not the pushed listed.bin", got.Image)
+	}
+	if l.Now.IsZero() || got.Start.After(l.Now) {
+		t.Errorf("the BMC's clock %s, the task's start %s: want the start on or before the BMC's clock", l.Now, got.Start)
+	}
+	h.Clock.Advance(5 * time.Minute)
+	l, err = h.Client.Tasks(ctx, h.Machine)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, ok = task(l, id); !ok || got.State != firmware.TaskCompleted || got.End.IsZero() || got.End.Before(got.Start) {
+		t.Errorf("the ended task = %+v, %v; want Completed with an end after its start", got, ok)
+	}
+	h.FW.ForgetTasks(true)
+	if l, err := h.Client.Tasks(ctx, h.Machine); err != nil {
+		t.Fatal(err)
+	} else if _, ok := task(l, id); ok {
+		t.Errorf("a BMC that forgot its tasks still lists %s", id)
+	}
+}
+
+// An upload the BMC took whose answer was lost shows in the task list as
+// the push's task (firmware.PushTask), and only that one.
+func testLostPush(t *testing.T, h BMCHarness) {
+	ctx := context.Background()
+	old := h.Artifact(t, "earlier.bin", fakes.FirmwareImage{Targets: []string{DellMembers[1].ID}, Version: "7.0", Activation: fakes.ActivateSelf})
+	if _, err := h.Client.Upload(ctx, h.Machine, old); err != nil {
+		t.Fatal(err)
+	}
+	l, err := h.Client.Tasks(ctx, h.Machine)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := firmware.Push{MachineID: h.Machine, ID: "1-upload-2-0", Component: firmware.UEFI, Version: "1.9.1", Image: "lost.bin", At: h.Clock.Now(), Listed: true}
+	for _, x := range l.Tasks {
+		p.Seen = append(p.Seen, firmware.SeenTask{ID: x.ID, Start: x.Start})
+	}
+	if _, ok := firmware.PushTask(p, l, h.Clock.Now()); ok {
+		t.Fatalf("before the push, PushTask took a task that was listed already: %+v", l.Tasks)
+	}
+	req := h.Artifact(t, "lost.bin", fakes.FirmwareImage{Targets: []string{DellMembers[0].ID}, Version: "1.9.1", Activation: fakes.ActivateHostReboot})
+	h.FW.FailLost("upload", 1, fmt.Errorf("connection reset by peer after the image was sent: %w", hostforge.ErrUnavailable))
+	if _, err := h.Client.Upload(ctx, h.Machine, req); err == nil {
+		t.Fatal("an upload whose answer was lost reported no error")
+	}
+	h.Clock.Advance(time.Minute)
+	l, err = h.Client.Tasks(ctx, h.Machine)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, ok := firmware.PushTask(p, l, h.Clock.Now())
+	if !ok {
+		t.Fatalf("the lost push's task is not found among %+v", l.Tasks)
+	}
+	if st, err := h.Client.Task(ctx, h.Machine, got.ID); err != nil || st.Gone || st.State != firmware.TaskRunning {
+		t.Fatalf("polling the found task %s = %+v, %v; want it Running", got.ID, st, err)
+	}
+}
+
+// ResetStatus shows every reset the workflow sends: the power state for
+// ForceOff and On, the system's last reset time for a restart, an AC
+// power cycle and a power-on, the BMC's for its own reset.
+func testResetStatus(t *testing.T, h BMCHarness) {
+	ctx := context.Background()
+	status := func() firmware.ResetStatus {
+		t.Helper()
+		st, err := h.Client.ResetStatus(ctx, h.Machine)
+		if err != nil {
+			t.Fatalf("ResetStatus: %v", err)
+		}
+		return st
+	}
+	reset := func(k firmware.ResetKind) {
+		t.Helper()
+		h.Clock.Advance(time.Minute) // real BMCs keep whole seconds
+		if err := h.Client.Reset(ctx, h.Machine, k); err != nil {
+			t.Fatalf("Reset(%s): %v", k, err)
+		}
+	}
+	st := status()
+	if st.Power != firmware.PowerOn || st.SystemLastReset == "" || st.ManagerLastReset == "" {
+		t.Fatalf("a powered-on BMC's status = %+v; want On with both last reset times", st)
+	}
+	reset(firmware.ResetForceRestart)
+	after := status()
+	if after.SystemLastReset == st.SystemLastReset || after.ManagerLastReset != st.ManagerLastReset || after.Power != firmware.PowerOn {
+		t.Errorf("after ForceRestart %+v, before %+v: want the system's last reset moved, the BMC's not", after, st)
+	}
+	reset(firmware.ResetForceOff)
+	off := status()
+	if off.Power != firmware.PowerOff {
+		t.Errorf("after ForceOff the power is %q", off.Power)
+	}
+	reset(firmware.ResetOn)
+	on := status()
+	if on.Power != firmware.PowerOn || on.SystemLastReset == off.SystemLastReset {
+		t.Errorf("after On %+v, before %+v: want On and the system's last reset moved", on, off)
+	}
+	reset(firmware.ResetBMC)
+	h.Clock.Advance(fakes.BMCResetDowntime + time.Minute)
+	if b := status(); b.ManagerLastReset == on.ManagerLastReset {
+		t.Errorf("after a BMC reset the BMC's last reset is still %s", b.ManagerLastReset)
 	}
 }

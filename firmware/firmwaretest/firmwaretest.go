@@ -32,6 +32,7 @@ func Run(t *testing.T, newStore func(t *testing.T) firmware.Store) {
 	t.Run("Observations", func(t *testing.T) { testObserved(t, newStore(t)) })
 	t.Run("Overrides", func(t *testing.T) { testOverrides(t, newStore(t)) })
 	t.Run("Results", func(t *testing.T) { testResults(t, newStore(t)) })
+	t.Run("Pushes", func(t *testing.T) { testPushes(t, newStore(t)) })
 	t.Run("ScoutTasks", func(t *testing.T) { testScoutTasks(t, newStore(t)) })
 	t.Run("UploadSlots", func(t *testing.T) { testSlots(t, newStore(t)) })
 	t.Run("ConcurrentUploadSlots", func(t *testing.T) { testConcurrentSlots(t, newStore(t)) })
@@ -144,6 +145,8 @@ func testComplete(t *testing.T, s firmware.Store) {
 		_, err = s.PutResult(ctx, firmware.Result{MachineID: m, ID: "1-upload-0-0", Kind: firmware.ResultUpload, OK: true, At: t0})
 		must(t, err)
 		must(t, s.PutScoutTask(ctx, firmware.ScoutTask{ID: "1-scout-1-0", MachineID: m, Deadline: t0}))
+		_, err = s.PutPush(ctx, firmware.Push{MachineID: m, ID: "1-upload-1-0", Component: firmware.UEFI, Version: "1.2", Image: "/fw/bios.bin", At: t0})
+		must(t, err)
 	}
 	must(t, s.Complete(ctx, "m1"))
 	if _, ok, _ := s.Request(ctx, "m1"); ok {
@@ -157,6 +160,12 @@ func testComplete(t *testing.T, s firmware.Store) {
 	}
 	if _, ok, _ := s.ScoutTask(ctx, "m1"); ok {
 		t.Error("agent task kept")
+	}
+	if ps, err := s.Pushes(ctx, "m1"); err != nil || len(ps) != 0 {
+		t.Errorf("pushes kept: %+v, %v", ps, err)
+	}
+	if ps, err := s.Pushes(ctx, "m2"); err != nil || len(ps) != 1 {
+		t.Errorf("another machine's pushes: %+v, %v", ps, err)
 	}
 	if _, ok, _ := s.ScoutTask(ctx, "m2"); !ok {
 		t.Error("another machine's agent task was removed")
@@ -388,6 +397,41 @@ func testResults(t *testing.T, s firmware.Store) {
 	}
 	if _, ok, err := s.Result(ctx, "m2", "7-script-1-0"); ok || err != nil {
 		t.Fatalf("a result of another machine: %v, %v", ok, err)
+	}
+}
+
+// A push is recorded once (the first write wins, as for results) and
+// listed in the order it was recorded, with everything the step reads
+// back: the target, the image and its digest, and the tasks seen before.
+func testPushes(t *testing.T, s firmware.Store) {
+	ctx := context.Background()
+	if ps, err := s.Pushes(ctx, "m1"); err != nil || len(ps) != 0 {
+		t.Fatalf("Pushes of an empty store = %+v, %v", ps, err)
+	}
+	first := firmware.Push{MachineID: "m1", ID: "7-upload-2-1", Try: 1, Component: firmware.HGXBMC, Version: "HGX-23.04", Artifact: 1,
+		Targets: []string{"HGX_FW_BMC_0"}, Image: "/fw/hgx-part2.fwpkg", Digest: "5e0c", At: t0.Add(time.Minute), Listed: true,
+		Seen: []firmware.SeenTask{{ID: "/redfish/v1/TaskService/Tasks/3", Start: t0.Add(-time.Hour)}, {ID: "/redfish/v1/TaskService/Tasks/4"}}}
+	got, err := s.PutPush(ctx, first)
+	must(t, err)
+	if !cmp.Equal(got, first, sameInstant) {
+		t.Fatalf("PutPush returned %s", cmp.Diff(first, got, sameInstant))
+	}
+	again := first
+	again.Image, again.Seen, again.At = "/fw/other.bin", nil, t0.Add(time.Hour)
+	got, err = s.PutPush(ctx, again)
+	must(t, err)
+	if !cmp.Equal(got, first, sameInstant) {
+		t.Fatalf("a second record of push %s replaced the first: %s", first.ID, cmp.Diff(first, got, sameInstant))
+	}
+	earlier := firmware.Push{MachineID: "m1", ID: "7-upload-1-1", Component: firmware.HGXBMC, Version: "HGX-23.04", Artifact: 1, Image: "/fw/hgx-part2.fwpkg", At: t0}
+	_, err = s.PutPush(ctx, earlier)
+	must(t, err)
+	_, err = s.PutPush(ctx, firmware.Push{MachineID: "m2", ID: "7-upload-1-0", Image: "/fw/x.bin", At: t0})
+	must(t, err)
+	ps, err := s.Pushes(ctx, "m1")
+	must(t, err)
+	if len(ps) != 2 || !cmp.Equal(ps[0], earlier, sameInstant) || !cmp.Equal(ps[1], first, sameInstant) {
+		t.Fatalf("Pushes(m1) = %+v; want the push of %s, then %s's", ps, earlier.At, first.ID)
 	}
 }
 

@@ -37,3 +37,43 @@ func BenchmarkFleet(b *testing.B) {
 		b.ReportMetric(rep.Virtual.Hours(), "virtual-h")
 	}
 }
+
+var benchSchedules = flag.Int("fwsim.bench-schedules", 10000, "fault schedules of BenchmarkFaultSchedules")
+
+// BenchmarkFaultSchedules runs the fault-schedule suite over 10,000 seeds
+// and reports broken promises (violations), failures without a declared
+// code (unclassified), and what the schedules did:
+//
+//	go test ./internal/fwsim -run '^$' -bench FaultSchedules -benchtime=1x
+func BenchmarkFaultSchedules(b *testing.B) {
+	for i := 0; i < b.N; i++ {
+		var tot fwsim.ScheduleResult
+		violations := 0
+		for seed := uint64(1); seed <= uint64(*benchSchedules); seed++ {
+			s := fwsim.Generate(seed)
+			r := fwsim.CheckSchedule(context.Background(), s, fwsim.SuiteOptions{})
+			if len(r.Violations) > 0 {
+				violations += len(r.Violations)
+				b.Errorf("%s\n  violations: %v", s, r.Violations)
+			}
+			tot.Done += r.Done
+			tot.Exhausted += r.Exhausted
+			tot.Pushes += r.Pushes
+			tot.Resets += r.Resets
+			tot.LostAnswers += r.LostAnswers
+			tot.Crashes += r.Crashes
+			tot.Struck += r.Struck
+			tot.Unclassified += r.Unclassified
+		}
+		b.ReportMetric(float64(*benchSchedules), "schedules")
+		b.ReportMetric(float64(violations), "violations")
+		b.ReportMetric(float64(tot.Unclassified), "unclassified")
+		b.ReportMetric(float64(tot.Done), "done")
+		b.ReportMetric(float64(tot.Exhausted), "exhausted")
+		b.ReportMetric(float64(tot.Pushes), "pushes")
+		b.ReportMetric(float64(tot.Resets), "resets")
+		b.ReportMetric(float64(tot.Struck), "struck")
+		b.ReportMetric(float64(tot.LostAnswers), "lost-answers")
+		b.ReportMetric(float64(tot.Crashes), "crashes")
+	}
+}

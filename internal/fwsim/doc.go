@@ -1,4 +1,5 @@
-// Package fwsim simulates managed-host firmware updates across a fleet:
+// Package fwsim simulates managed-host firmware updates across a fleet,
+// and holds the fault-schedule suite of the update workflow. The fleet:
 // thousands of hosts of the four real vendor profiles (Dell R750, Lenovo
 // SR670 V2, NVIDIA DGX H100, Supermicro SYS-821GE), a share drifted, some
 // assigned to tenants, some in maintenance, a few faulty, on virtual time.
@@ -15,4 +16,27 @@
 // period; at the end every host is compliant, failed with its budget spent
 // (exactly the faulty ones), or flagged unmatched, and none is left in
 // maintenance.
+//
+// # The fault-schedule suite
+//
+// CheckSchedule holds the update workflow's side-effect promises (package
+// firmware, "Side effects happen once") under a seeded Schedule, in
+// enrollment's schedule format (internal/fleetsim): Generate draws, from
+// the seed alone, one to three drifted hosts of the four profiles (some
+// assigned, some DGX without CX7 cards), the site's upload slots, and one
+// to three faults — a call failing before its effect (a 5xx, a client
+// timeout, a dropped connection, a 401, 400, 409 or 404; a state database
+// only does the first three and loses compare-and-sets), a write applied
+// and its answer lost (a dropped connection or a timeout after the
+// commit), or the worker of a step attempt dying once N of its writes took
+// effect (the runtime reruns the attempt with the same input after
+// Temporal's heartbeat timeout). Call faults strike the BMC, the store or
+// the managed hosts; half of them are scoped to one step, so that every
+// step meets every kind. A failing schedule is replayed by its seed:
+//
+//	go test ./internal/fwsim -run TestFaultScheduleSuite -fwsim.seed=S -v
+//
+// The unit suite runs 500 schedules; the benchmark 10,000:
+//
+//	go test ./internal/fwsim -run '^$' -bench FaultSchedules -benchtime=1x
 package fwsim
