@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/hostforge/hostforge/adapters/ansible"
 	"github.com/hostforge/hostforge/adapters/ssh"
@@ -26,7 +27,10 @@ const extensionsHelp = `  extensions:                           # optional: work
     ca_file: /etc/hostforge/webhook-ca.pem   # optional: CAs trusted for webhooks and bundle URLs
     container_runtime: podman           # optional: runs Ansible tasks that name an ee image
     asset_cache: /var/cache/hostforge/ansible  # optional: unpacked bundles by SHA-256
-    ansible_playbook: /usr/bin/ansible-playbook # optional: default the one in PATH`
+    ansible_playbook: /usr/bin/ansible-playbook # optional: default the one in PATH
+    render_budget: 64MiB                # optional: strings and arrays one template render may
+                                        #   build (at most 1GiB); past it, EXTENSION_TEMPLATE_BUDGET
+    render_timeout: 2s                  # optional: how long one render may take (at most 1m)`
 
 // ExtensionsConfig is the extensions: section: where the definitions are
 // and what the task runners need from the site.
@@ -46,6 +50,28 @@ type ExtensionsConfig struct {
 	AssetCache string `yaml:"asset_cache"`
 	// AnsiblePlaybook is the ansible-playbook program.
 	AnsiblePlaybook string `yaml:"ansible_playbook"`
+	// RenderBudget is the bytes of strings and arrays one render of a
+	// task's template may build (default extensions.DefaultRenderBudget).
+	RenderBudget ByteSize `yaml:"render_budget"`
+	// RenderTimeout is how long one render may take (default
+	// extensions.DefaultRenderTimeout).
+	RenderTimeout enrollment.Duration `yaml:"render_timeout"`
+}
+
+// The largest render limits the config accepts: a render is one template
+// and one payload, so more than this is a template that runs away, and
+// a worker renders several at once.
+const (
+	maxRenderBudget  = 1 << 30
+	maxRenderTimeout = time.Minute
+)
+
+// RenderLimits are the section's render limits (zero: the defaults).
+func (x *ExtensionsConfig) RenderLimits() extensions.RenderLimits {
+	if x == nil {
+		return extensions.RenderLimits{}
+	}
+	return extensions.RenderLimits{Budget: int64(x.RenderBudget), Timeout: x.RenderTimeout.D()}
 }
 
 // validateExtensions checks the section without touching the file system.
@@ -61,6 +87,12 @@ func (c *Config) validateExtensions() error {
 	case ".", "podman", "docker":
 	default:
 		return c.keyError("extensions.container_runtime", "%q: want podman or docker (a name in PATH, or a path)", x.ContainerRuntime)
+	}
+	if x.RenderBudget < 0 || x.RenderBudget > maxRenderBudget {
+		return c.keyError("extensions.render_budget", "%s: want more than 0 and at most %s (default %s)", x.RenderBudget, ByteSize(maxRenderBudget), ByteSize(extensions.DefaultRenderBudget))
+	}
+	if x.RenderTimeout < 0 || x.RenderTimeout.D() > maxRenderTimeout {
+		return c.keyError("extensions.render_timeout", "%s: want more than 0 and at most %s (default %s)", x.RenderTimeout.D(), maxRenderTimeout, extensions.DefaultRenderTimeout)
 	}
 	return nil
 }
@@ -163,6 +195,7 @@ func openExtensions(ctx context.Context, cfg *Config, s *Systems, log *slog.Logg
 	}
 	d := extensions.NewDispatcher(reg, runners, store)
 	d.Log = log
+	d.Limits = x.RenderLimits()
 	if s.Enrollment != nil {
 		d.Servers = &serverSource{netbox: s.Enrollment.NetBox, ironic: s.Enrollment.Ironic}
 	}

@@ -98,7 +98,7 @@ func (c *compiler) stmt(n nodes.Node) (stmt, error) {
 		if s == "" {
 			return nil, nil
 		}
-		return textStmt(s), nil
+		return &textStmt{s: s, p: at(x.Data)}, nil
 	case *nodes.Comment:
 		return nil, nil
 	case *nodes.Output:
@@ -215,7 +215,7 @@ func (c *compiler) tag(b *nodes.ControlStructureBlock) (stmt, error) {
 		}
 		return &filterStmt{f: f.(*filterExpr), body: body}, nil
 	case *rawTag:
-		return textStmt(restoreCR(t.text)), nil
+		return &textStmt{s: restoreCR(t.text), p: at(t.at)}, nil
 	}
 	return nil, c.errf(at(b.Location), "{%% %s %%} is not supported", b.Name)
 }

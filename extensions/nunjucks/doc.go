@@ -50,6 +50,16 @@
 // are not supported, and sorting with a comparator that is not a total
 // order agrees with V8 only for arrays shorter than 64.
 //
+// Every render has a context and a budget: Render stops, with an *Error
+// naming the template position, when its context ends (cancelled or past
+// its deadline: loops, macro calls, filters and method calls check it)
+// and when the template has built more than Options.Budget bytes of
+// strings and arrays (DefaultBudget, 64 MiB). The rendered text (16 MiB),
+// loop iterations (1,000,000 per render) and macro nesting (64) have caps
+// of their own. Templates that must be stopped so — a macro calling itself
+// twice, indent or replace multiplying a string, an array doubled by
+// concat — are the refusal set in ../testdata/refusals.
+//
 // Every rule above is a case of the golden corpus in ../testdata/templates,
 // recorded with real Nunjucks 3.2.4 (../testdata/nunjucks-golden.js) and
 // re-checked against it by `make integration`.

@@ -1,6 +1,7 @@
 package nunjucks
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"strings"
@@ -52,6 +53,12 @@ type renderer struct {
 	strict bool
 	iters  int
 	depth  int
+
+	ctx    context.Context
+	done   <-chan struct{} // ctx.Done(), read once
+	held   int64           // bytes of strings and arrays built so far
+	budget int64           // the most held may reach
+	at     pos             // the expression being evaluated, for an aborted render
 }
 
 func (r *renderer) errf(p pos, format string, args ...any) error {
@@ -101,9 +108,13 @@ func (r *renderer) undefinedUse(e expr, v any) error {
 	return nil
 }
 
-func (r *renderer) write(s string) error {
+// write appends s to the output, charging it to the budget.
+func (r *renderer) write(p pos, s string) error {
 	if r.out.Len()+len(s) > maxOutput {
-		return r.errf(pos{}, "the rendered text exceeds %d bytes", maxOutput)
+		return r.errf(p, "the rendered text exceeds %d bytes", maxOutput)
+	}
+	if err := r.charge(len(s)); err != nil {
+		return wrapAt(err, p)
 	}
 	r.out.WriteString(s)
 	return nil
@@ -125,17 +136,17 @@ func (r *renderer) capture(ss []stmt) (string, error) {
 	r.out = &b
 	err := r.run(ss)
 	r.out = saved
-	if err == nil && saved.Len()+b.Len() > maxOutput {
-		err = r.errf(pos{}, "the rendered text exceeds %d bytes", maxOutput)
-	}
 	return b.String(), err
 }
 
 // ---- statements ----
 
-type textStmt string
+type textStmt struct {
+	s string
+	p pos
+}
 
-func (t textStmt) exec(r *renderer) error { return r.write(string(t)) }
+func (t *textStmt) exec(r *renderer) error { return r.write(t.p, t.s) }
 
 type outputStmt struct {
 	e expr
@@ -147,9 +158,10 @@ func (s *outputStmt) exec(r *renderer) error {
 	if err != nil {
 		return err
 	}
+	r.at = s.p
 	switch x := v.(type) {
 	case string:
-		return r.write(x)
+		return r.write(s.p, x)
 	case undefinedValue:
 		if err := r.undefinedUse(s.e, v); err != nil {
 			return err
@@ -158,7 +170,7 @@ func (s *outputStmt) exec(r *renderer) error {
 	case nil:
 		return nil
 	}
-	return r.write(toString(v))
+	return r.write(s.p, toString(v))
 }
 
 type ifStmt struct {
@@ -239,6 +251,9 @@ func (s *forStmt) exec(r *renderer) error {
 			r.iters++
 			if r.iters > maxIterations {
 				return r.errf(s.p, "more than %d loop iterations", maxIterations)
+			}
+			if err := r.interrupted(s.p); err != nil {
+				return err
 			}
 			loop.index = i
 			return r.run(s.body)
@@ -357,7 +372,7 @@ func (s *filterStmt) exec(r *renderer) error {
 	if isNullish(v) {
 		return nil
 	}
-	return r.write(toString(v))
+	return r.write(s.f.where(), toString(v))
 }
 
 // ---- expressions ----
@@ -382,6 +397,9 @@ type listExpr struct {
 }
 
 func (e *listExpr) eval(r *renderer) (any, error) {
+	if err := r.charge(arrayBytes(len(e.items))); err != nil {
+		return nil, wrapAt(err, e.where())
+	}
 	a := &Array{Items: make([]any, len(e.items))}
 	for i, it := range e.items {
 		v, err := it.eval(r)
@@ -410,6 +428,9 @@ func (e *dictExpr) eval(r *renderer) (any, error) {
 			return nil, err
 		}
 		o.Set(toString(k), v)
+	}
+	if err := r.charge(objectBytes(o)); err != nil {
+		return nil, wrapAt(err, e.where())
 	}
 	return o, nil
 }
@@ -559,9 +580,24 @@ func (e *callExpr) eval(r *renderer) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	return r.call(c, nil, args, kw, e.where())
+}
+
+// call calls c, checking the render's context first and charging what it
+// returns (a macro's output is charged as it is written).
+func (r *renderer) call(c callable, recv any, args []any, kw *Object, p pos) (any, error) {
+	if err := r.interrupted(p); err != nil {
+		return nil, err
+	}
+	r.at = p
 	v, err := c.call(r, args, kw)
+	if err == nil {
+		if _, isMacro := c.(*macro); !isMacro {
+			err = r.chargeResult(v, recv, args)
+		}
+	}
 	if err != nil {
-		return nil, wrapAt(err, e.where())
+		return nil, wrapAt(err, p)
 	}
 	return v, nil
 }
@@ -594,11 +630,7 @@ func (e *methodExpr) eval(r *renderer) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	v, err := c.call(r, args, kw)
-	if err != nil {
-		return nil, wrapAt(err, e.where())
-	}
-	return v, nil
+	return r.call(c, o, args, kw, e.where())
 }
 
 // wrapAt gives a positionless error from a function the call's position.
@@ -610,7 +642,7 @@ func wrapAt(err error, p pos) error {
 	if _, ok := err.(*Error); ok {
 		return err
 	}
-	return &Error{Line: p.line, Col: p.col, Msg: err.Error()}
+	return &Error{Line: p.line, Col: p.col, Msg: err.Error(), Cause: err}
 }
 
 type filterExpr struct {
@@ -640,12 +672,23 @@ func (e *filterExpr) apply(r *renderer, in any) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	p := e.where()
+	if err := r.interrupted(p); err != nil {
+		return nil, err
+	}
+	r.at = p
 	v, err := e.fn(r, in, args, kw)
+	if err == nil {
+		err = r.chargeResult(v, in, args)
+	}
 	if err != nil {
-		if te, ok := err.(*Error); ok && te.Line != 0 {
-			return nil, err
+		if te, ok := err.(*Error); ok {
+			if te.Line == 0 {
+				te.Line, te.Col, te.Msg = p.line, p.col, "filter "+e.name+": "+te.Msg
+			}
+			return nil, te
 		}
-		return nil, r.errf(e.where(), "filter %s: %v", e.name, err)
+		return nil, &Error{Line: p.line, Col: p.col, Msg: fmt.Sprintf("filter %s: %v", e.name, err), Cause: err}
 	}
 	return v, nil
 }
@@ -829,17 +872,17 @@ func (e *binExpr) eval(r *renderer) (any, error) {
 	}
 	switch e.op {
 	case "~":
-		s := toString(a) + toString(b)
-		if len(s) > maxOutput {
-			return nil, r.errf(e.where(), "string longer than %d bytes", maxOutput)
-		}
-		return s, nil
+		r.at = e.where()
+		return r.concat(e.where(), toString(a), toString(b))
 	case "+":
-		v := add(a, b)
-		if s, ok := v.(string); ok && len(s) > maxOutput {
-			return nil, r.errf(e.where(), "string longer than %d bytes", maxOutput)
+		r.at = e.where()
+		pa, pb := toPrimitive(a), toPrimitive(b)
+		_, aStr := pa.(string)
+		_, bStr := pb.(string)
+		if aStr || bStr {
+			return r.concat(e.where(), toString(pa), toString(pb))
 		}
-		return v, nil
+		return toNumber(pa) + toNumber(pb), nil
 	case "-":
 		return toNumber(a) - toNumber(b), nil
 	case "*":
@@ -852,6 +895,14 @@ func (e *binExpr) eval(r *renderer) (any, error) {
 		return jsPow(toNumber(a), toNumber(b)), nil
 	}
 	return nil, r.errf(e.where(), "unsupported operator %s", e.op)
+}
+
+// concat joins two strings, charging the result before it is built.
+func (r *renderer) concat(p pos, a, b string) (any, error) {
+	if err := r.charge(len(a) + len(b)); err != nil {
+		return nil, wrapAt(err, p)
+	}
+	return a + b, nil
 }
 
 // jsMod is JavaScript's %: the result has the dividend's sign.

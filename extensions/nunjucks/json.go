@@ -313,7 +313,7 @@ func Dump(v any, indent string) (s string, ok bool, err error) { return stringif
 // stringify is JSON.stringify(v, null, indent): ok is false when
 // JavaScript would return undefined (undefined, a function).
 func stringify(v any, indent string) (string, bool, error) {
-	var b strings.Builder
+	b := bounded{max: maxInt}
 	if _, ok := v.(*Object); ok {
 		b.Grow(4096) // a payload object: skip the first doublings
 	}
@@ -330,7 +330,7 @@ func omitted(v any) bool {
 	return false
 }
 
-func writeJSON(b *strings.Builder, v any, indent, cur string, depth int) (bool, error) {
+func writeJSON(b *bounded, v any, indent, cur string, depth int) (bool, error) {
 	if depth > maxDepth {
 		return false, fmt.Errorf("dump: value nested deeper than %d (circular?)", maxDepth)
 	}
@@ -369,7 +369,7 @@ func writeJSON(b *strings.Builder, v any, indent, cur string, depth int) (bool, 
 				b.WriteString(inner)
 			}
 			ok, err := writeJSON(b, it, indent, inner, depth+1)
-			if err != nil {
+			if err != nil || b.over {
 				return false, err
 			}
 			if !ok {
@@ -404,7 +404,7 @@ func writeJSON(b *strings.Builder, v any, indent, cur string, depth int) (bool, 
 			if indent != "" {
 				b.WriteByte(' ')
 			}
-			if _, err := writeJSON(b, val, indent, inner, depth+1); err != nil {
+			if _, err := writeJSON(b, val, indent, inner, depth+1); err != nil || b.over {
 				return false, err
 			}
 		}
@@ -436,7 +436,7 @@ func asObject(v any) *Object {
 const hexDigits = "0123456789abcdef"
 
 // quoteJSON writes s as JSON.stringify quotes strings.
-func quoteJSON(b *strings.Builder, s string) {
+func quoteJSON(b *bounded, s string) {
 	b.WriteByte('"')
 	start := 0
 	if !needsEscape(s) {

@@ -209,13 +209,17 @@ var stringMethods = map[string]methodFunc[string]{
 		}
 		return js.at(int(i)), nil
 	},
-	"concat": func(_ *renderer, s string, args []any) (any, error) {
-		var b strings.Builder
-		b.WriteString(s)
-		for _, a := range args {
-			b.WriteString(toString(a))
+	"concat": func(r *renderer, s string, args []any) (any, error) {
+		parts := make([]string, len(args))
+		n := len(s)
+		for i, a := range args {
+			parts[i] = toString(a)
+			n += len(parts[i])
 		}
-		return b.String(), nil
+		if err := r.charge(n); err != nil {
+			return nil, err
+		}
+		return s + strings.Join(parts, ""), nil
 	},
 	"includes": func(_ *renderer, s string, args []any) (any, error) {
 		js := newJSString(s)
@@ -253,23 +257,29 @@ var stringMethods = map[string]methodFunc[string]{
 		}
 		return float64(js.lastIndexOf(searchArg(args), from)), nil
 	},
-	"padStart": func(_ *renderer, s string, args []any) (any, error) { return pad(s, args, true) },
-	"padEnd":   func(_ *renderer, s string, args []any) (any, error) { return pad(s, args, false) },
-	"repeat": func(_ *renderer, s string, args []any) (any, error) {
+	"padStart": func(r *renderer, s string, args []any) (any, error) { return pad(r, s, args, true) },
+	"padEnd":   func(r *renderer, s string, args []any) (any, error) { return pad(r, s, args, false) },
+	"repeat": func(r *renderer, s string, args []any) (any, error) {
 		n := toInteger(arg(args, 0))
 		if n < 0 || math.IsInf(n, 0) {
 			return nil, fmt.Errorf("Invalid count value: %s", formatNumber(toNumber(arg(args, 0))))
 		}
-		if float64(len(s))*n > maxOutput {
-			return nil, fmt.Errorf("repeat: string longer than %d bytes", maxOutput)
+		if s == "" || n == 0 {
+			return "", nil
+		}
+		if float64(len(s))*n > float64(r.room()) {
+			return nil, r.budgetError()
+		}
+		if err := r.charge(len(s) * int(n)); err != nil {
+			return nil, err
 		}
 		return strings.Repeat(s, int(n)), nil
 	},
-	"replace": func(_ *renderer, s string, args []any) (any, error) {
-		return replaceJS(s, toString(arg(args, 0)), toString(arg(args, 1)), false), nil
+	"replace": func(r *renderer, s string, args []any) (any, error) {
+		return replaceJS(r, s, toString(arg(args, 0)), toString(arg(args, 1)), false)
 	},
-	"replaceAll": func(_ *renderer, s string, args []any) (any, error) {
-		return replaceJS(s, toString(arg(args, 0)), toString(arg(args, 1)), true), nil
+	"replaceAll": func(r *renderer, s string, args []any) (any, error) {
+		return replaceJS(r, s, toString(arg(args, 0)), toString(arg(args, 1)), true)
 	},
 	"slice": func(_ *renderer, s string, args []any) (any, error) {
 		js := newJSString(s)
@@ -305,7 +315,7 @@ var stringMethods = map[string]methodFunc[string]{
 		}
 		return js.slice(start, start+int(length)), nil
 	},
-	"split": func(_ *renderer, s string, args []any) (any, error) {
+	"split": func(r *renderer, s string, args []any) (any, error) {
 		limit := uint64(math.MaxUint32)
 		if l := arg(args, 1); !isUndef(l) {
 			limit = toUint32(toNumber(l))
@@ -320,6 +330,14 @@ var stringMethods = map[string]methodFunc[string]{
 			return out, nil
 		}
 		sep := toString(sepV)
+		// Each part is a string in an array: charged before they are made.
+		n := strings.Count(s, sep) + 1
+		if sep == "" {
+			n = newJSString(s).len()
+		}
+		if err := r.charge(2 * arrayBytes(int(min(uint64(n), limit)))); err != nil {
+			return nil, err
+		}
 		var parts []string
 		if sep == "" {
 			js := newJSString(s)
@@ -373,7 +391,7 @@ func upperJS(s string) string {
 	return strings.ToUpper(strings.ReplaceAll(s, "ß", "SS"))
 }
 
-func pad(s string, args []any, start bool) (any, error) {
+func pad(r *renderer, s string, args []any, start bool) (any, error) {
 	js := newJSString(s)
 	target := toInteger(arg(args, 0))
 	fill := " "
@@ -383,8 +401,11 @@ func pad(s string, args []any, start bool) (any, error) {
 	if target <= float64(js.len()) || fill == "" {
 		return s, nil
 	}
-	if target > maxOutput {
-		return nil, fmt.Errorf("pad: string longer than %d bytes", maxOutput)
+	if target > float64(r.room()) {
+		return nil, r.budgetError()
+	}
+	if err := r.charge(int(target) * 3); err != nil { // at most 3 bytes per unit
+		return nil, err
 	}
 	need := int(target) - js.len()
 	fu := utf16.Encode([]rune(fill))
@@ -400,13 +421,14 @@ func pad(s string, args []any, start bool) (any, error) {
 }
 
 // replaceJS is String.prototype.replace/replaceAll with a string pattern,
-// including the $ patterns of the replacement ($$, $&, $`, $').
-func replaceJS(s, pat, repl string, all bool) string {
+// including the $ patterns of the replacement ($$, $&, $`, $'), built
+// within the render's budget.
+func replaceJS(r *renderer, s, pat, repl string, all bool) (any, error) {
 	js := newJSString(s)
 	plen := newJSString(pat).len()
-	var b strings.Builder
+	b := bounded{max: r.room()}
 	last := 0
-	for from := 0; from <= js.len(); {
+	for from := 0; from <= js.len() && !b.over; {
 		i := js.indexOf(pat, from)
 		if i < 0 {
 			break
@@ -429,10 +451,13 @@ func replaceJS(s, pat, repl string, all bool) string {
 	if last <= js.len() {
 		b.WriteString(js.slice(last, js.len()))
 	}
-	return b.String()
+	if b.over {
+		return nil, r.budgetError()
+	}
+	return b.String(), nil
 }
 
-func expandReplacement(b *strings.Builder, repl, matched, before, after string) {
+func expandReplacement(b *bounded, repl, matched, before, after string) {
 	for i := 0; i < len(repl); i++ {
 		if repl[i] != '$' || i+1 == len(repl) {
 			b.WriteByte(repl[i])
@@ -465,12 +490,12 @@ func payloadReadOnly(a *Array, method string) error {
 
 // arrayMethods are the Array.prototype methods templates may call.
 var arrayMethods = map[string]methodFunc[*Array]{
-	"join": func(_ *renderer, a *Array, args []any) (any, error) {
+	"join": func(r *renderer, a *Array, args []any) (any, error) {
 		sep := ","
 		if s := arg(args, 0); !isUndef(s) {
 			sep = toString(s)
 		}
-		return joinArray(a, sep), nil
+		return r.join(a, sep)
 	},
 	"indexOf": func(_ *renderer, a *Array, args []any) (any, error) {
 		from := clampIndex(toInteger(arg(args, 1)), len(a.Items))
@@ -525,8 +550,19 @@ var arrayMethods = map[string]methodFunc[*Array]{
 		}
 		return out, nil
 	},
-	"concat": func(_ *renderer, a *Array, args []any) (any, error) {
-		out := &Array{Items: append([]any{}, a.Items...)}
+	"concat": func(r *renderer, a *Array, args []any) (any, error) {
+		n := len(a.Items)
+		for _, x := range args {
+			if xa, ok := x.(*Array); ok {
+				n += len(xa.Items)
+			} else {
+				n++
+			}
+		}
+		if err := r.charge(arrayBytes(n)); err != nil {
+			return nil, err
+		}
+		out := &Array{Items: append(make([]any, 0, n), a.Items...)}
 		for _, x := range args {
 			if xa, ok := x.(*Array); ok {
 				out.Items = append(out.Items, xa.Items...)
@@ -536,9 +572,12 @@ var arrayMethods = map[string]methodFunc[*Array]{
 		}
 		return out, nil
 	},
-	"toString": func(_ *renderer, a *Array, _ []any) (any, error) { return joinArray(a, ","), nil },
-	"push": func(_ *renderer, a *Array, args []any) (any, error) {
+	"toString": func(r *renderer, a *Array, _ []any) (any, error) { return r.join(a, ",") },
+	"push": func(r *renderer, a *Array, args []any) (any, error) {
 		if err := payloadReadOnly(a, "push"); err != nil {
+			return nil, err
+		}
+		if err := r.charge(arrayBytes(len(args))); err != nil {
 			return nil, err
 		}
 		if len(a.Items)+len(args) > maxIterations {
@@ -569,8 +608,11 @@ var arrayMethods = map[string]methodFunc[*Array]{
 		a.Items = append([]any{}, a.Items[1:]...)
 		return v, nil
 	},
-	"unshift": func(_ *renderer, a *Array, args []any) (any, error) {
+	"unshift": func(r *renderer, a *Array, args []any) (any, error) {
 		if err := payloadReadOnly(a, "unshift"); err != nil {
+			return nil, err
+		}
+		if err := r.charge(arrayBytes(len(a.Items) + len(args))); err != nil {
 			return nil, err
 		}
 		a.Items = append(append([]any{}, args...), a.Items...)

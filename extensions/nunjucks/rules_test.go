@@ -1,6 +1,7 @@
 package nunjucks
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -22,7 +23,7 @@ func render(t *testing.T, src, data string, opts Options) (string, error) {
 		}
 		obj = v.(*Object)
 	}
-	return tpl.Render(obj, opts)
+	return tpl.Render(t.Context(), obj, opts)
 }
 
 // TestCompatibilityRules names each difference between gonja (Jinja) and
@@ -181,7 +182,7 @@ func TestConcurrentRendersShareOnePayload(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for range 50 {
-				out, err := tpl.Render(v.(*Object), Options{})
+				out, err := tpl.Render(context.Background(), v.(*Object), Options{})
 				if err != nil || out != "ABCcba" {
 					errs <- out
 					return

@@ -1,6 +1,7 @@
 package nunjucks
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -19,6 +20,10 @@ import (
 type Error struct {
 	Line, Col int
 	Msg       string
+	// Cause is what ended the render when it was not the template's own
+	// fault: ErrBudget, or the context's error or cause. It is also the
+	// error of a function a template called.
+	Cause error
 }
 
 // Error renders "line L, column C: message".
@@ -29,6 +34,11 @@ func (e *Error) Error() string {
 	return e.Msg
 }
 
+// Unwrap returns the cause: errors.Is(err, ErrBudget) tells a render that
+// ran out of budget, errors.Is(err, context.DeadlineExceeded) one that ran
+// out of time.
+func (e *Error) Unwrap() error { return e.Cause }
+
 // Template is a parsed template. It is immutable and safe for concurrent
 // use.
 type Template struct {
@@ -37,6 +47,11 @@ type Template struct {
 
 // Options change how a template renders.
 type Options struct {
+	// Budget is the bytes of strings and arrays the render may build
+	// (DefaultBudget when zero or negative); a render that needs more ends
+	// with an *Error whose cause is ErrBudget.
+	Budget int64
+
 	// Strict refuses undefined values: printing one, reading a member of
 	// one (or of null), concatenating or computing with one, or piping one
 	// into a filter other than default. Tests (is defined), default(),
@@ -199,11 +214,28 @@ func rawEnd(b []byte) int {
 
 // Render renders the template with data: the object's keys are the
 // template's variables (FromJSON or FromGo builds it; nil renders with
-// none).
-func (t *Template) Render(data *Object, opts Options) (string, error) {
+// none). The render stops, with an *Error naming the template position,
+// when ctx ends or the template builds more than opts.Budget bytes.
+func (t *Template) Render(ctx context.Context, data *Object, opts Options) (out string, err error) {
 	var b strings.Builder
 	root := &frame{}
-	r := &renderer{out: &b, frame: root, root: root, data: data, strict: opts.Strict}
+	r := &renderer{out: &b, frame: root, root: root, data: data, strict: opts.Strict,
+		ctx: ctx, done: ctx.Done(), budget: opts.Budget}
+	if r.budget <= 0 {
+		r.budget = DefaultBudget
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			a, ok := p.(abort)
+			if !ok {
+				panic(p)
+			}
+			out, err = "", wrapAt(a.err, r.at)
+		}
+	}()
+	if err := r.interrupted(pos{}); err != nil {
+		return "", err
+	}
 	if err := r.run(t.body); err != nil {
 		return "", err
 	}

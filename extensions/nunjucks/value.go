@@ -1,6 +1,7 @@
 package nunjucks
 
 import (
+	"fmt"
 	"math"
 	"strings"
 	"unicode/utf16"
@@ -183,27 +184,76 @@ func toString(v any) string {
 	return "[object Object]"
 }
 
-// joinArray is Array.prototype.join: null and undefined elements are empty.
+// joinArray is Array.prototype.join, for printing an array: see joinWithin.
+// It never builds more than maxOutput bytes: past that (an array holding
+// many references to one large value) it aborts the render, which is
+// also what happens to an array nested deeper than maxJoinDepth.
 func joinArray(a *Array, sep string) string {
+	s, ok := joinWithin(a, sep, maxOutput)
+	if !ok {
+		panic(abort{&Error{Msg: fmt.Sprintf("an array printed as text would be longer than %d bytes", maxOutput), Cause: ErrBudget}})
+	}
+	return s
+}
+
+// maxJoinDepth bounds how deeply nested arrays are printed (JavaScript
+// runs out of stack a little deeper).
+const maxJoinDepth = 10_000
+
+// joinWithin is Array.prototype.join building at most limit bytes (ok is
+// false past that): null and undefined elements are empty, nested arrays
+// print comma-joined, and an array met again inside itself prints empty,
+// as V8 prints a cyclic array.
+func joinWithin(a *Array, sep string, limit int) (string, bool) {
 	switch len(a.Items) {
 	case 0:
-		return ""
+		return "", true
 	case 1:
-		if isNullish(a.Items[0]) {
-			return ""
+		switch x := a.Items[0].(type) {
+		case string:
+			return x, len(x) <= limit
+		case float64:
+			return formatNumber(x), true
 		}
-		return toString(a.Items[0])
 	}
-	var b strings.Builder
+	j := arrayJoin{b: bounded{max: limit}}
+	j.join(a, sep)
+	return j.b.String(), !j.b.over
+}
+
+type arrayJoin struct {
+	b     bounded
+	stack []*Array // the arrays being joined, outermost first
+}
+
+func (j *arrayJoin) join(a *Array, sep string) {
+	for _, s := range j.stack {
+		if s == a {
+			return
+		}
+	}
+	if len(j.stack) >= maxJoinDepth {
+		panic(abort{&Error{Msg: fmt.Sprintf("RangeError: arrays nested deeper than %d cannot be printed", maxJoinDepth)}})
+	}
+	j.stack = append(j.stack, a)
 	for i, it := range a.Items {
-		if i > 0 {
-			b.WriteString(sep)
+		if j.b.over {
+			break
 		}
-		if !isNullish(it) {
-			b.WriteString(toString(it))
+		if i > 0 {
+			j.b.WriteString(sep)
+		}
+		switch x := it.(type) {
+		case nil, undefinedValue:
+		case string:
+			j.b.WriteString(x)
+		case *Array:
+			j.join(x, ",")
+		default:
+			j.b.WriteString(toString(x))
 		}
 	}
-	return b.String()
+	j.stack = j.stack[:len(j.stack)-1]
 }
 
 // isPrimitive reports a value ToPrimitive leaves alone.
