@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"unicode/utf8"
 )
 
 // DefaultBudget is the bytes of strings and arrays one render may build
@@ -136,35 +137,63 @@ func (r *renderer) interrupted(p pos) error {
 
 // bounded is a strings.Builder that refuses to grow past max bytes: what a
 // render builds whose size is known only once built (a join, a dump) is
-// built within the render's remaining budget.
+// built within the render's remaining budget. With done set, it also stops
+// (over and stopped) when done is closed, checked every MiB it grows.
 type bounded struct {
 	strings.Builder
-	max  int
-	over bool
+	max           int
+	over, stopped bool
+	done          <-chan struct{}
+	checked       int
+}
+
+// builder is a bounded builder for this render: its remaining budget, its
+// context.
+func (r *renderer) builder() bounded { return bounded{max: r.room(), done: r.done} }
+
+// overflow is the error of a builder that stopped: the render's context
+// ended, or its budget ran out.
+func (r *renderer) overflow(b *bounded) error {
+	if b.stopped {
+		return r.interrupted(pos{})
+	}
+	return r.budgetError()
+}
+
+func (b *bounded) fits(n int) bool {
+	if b.over || b.Len()+n > b.max {
+		b.over = true
+		return false
+	}
+	if b.done != nil && b.Len()-b.checked >= 1<<20 {
+		b.checked = b.Len()
+		select {
+		case <-b.done:
+			b.over, b.stopped = true, true
+			return false
+		default:
+		}
+	}
+	return true
 }
 
 func (b *bounded) WriteString(s string) {
-	if b.over || b.Len()+len(s) > b.max {
-		b.over = true
-		return
+	if b.fits(len(s)) {
+		b.Builder.WriteString(s)
 	}
-	b.Builder.WriteString(s)
 }
 
 func (b *bounded) WriteByte(c byte) error {
-	if b.over || b.Len()+1 > b.max {
-		b.over = true
-		return nil
+	if b.fits(1) {
+		return b.Builder.WriteByte(c)
 	}
-	return b.Builder.WriteByte(c)
+	return nil
 }
 
 func (b *bounded) WriteRune(c rune) {
-	if b.over || b.Len()+4 > b.max {
-		b.over = true
-		return
+	if b.fits(utf8.RuneLen(c)) {
+		b.Builder.WriteRune(c)
 	}
-	b.Builder.WriteRune(c)
 }
 
 // abort ends a render from inside a conversion that has no error result
@@ -174,9 +203,10 @@ type abort struct{ err *Error }
 
 // join is Array.prototype.join within the render's remaining budget.
 func (r *renderer) join(a *Array, sep string) (any, error) {
-	s, ok := joinWithin(a, sep, r.room())
-	if !ok {
-		return nil, r.budgetError()
+	b := r.builder()
+	s := joinInto(&b, a, sep)
+	if b.over {
+		return nil, r.overflow(&b)
 	}
 	return s, nil
 }

@@ -266,11 +266,11 @@ func init() {
 			case string:
 				indent = newJSString(sp).slice(0, min(10, newJSString(sp).len()))
 			}
-			b := bounded{max: r.room()}
+			b := r.builder()
 			ok, err := writeJSON(&b, in, indent, "", 0)
 			switch {
 			case b.over:
-				return nil, r.budgetError()
+				return nil, r.overflow(&b)
 			case err != nil:
 				return nil, err
 			case !ok:
@@ -864,7 +864,7 @@ func replaceFilter(r *renderer, in, old, repl, maxCount any) (any, error) {
 		return s, nil
 	}
 	olen := newJSString(o).len()
-	b := bounded{max: r.room()}
+	b := r.builder()
 	p, count := 0, 0.0
 	for next > -1 && (maxN == -1 || count < maxN) && !b.over {
 		b.WriteString(js.slice(p, next))
@@ -877,7 +877,7 @@ func replaceFilter(r *renderer, in, old, repl, maxCount any) (any, error) {
 		b.WriteString(js.slice(p, js.len()))
 	}
 	if b.over {
-		return nil, r.budgetError()
+		return nil, r.overflow(&b)
 	}
 	return b.String(), nil
 }

@@ -426,7 +426,7 @@ func pad(r *renderer, s string, args []any, start bool) (any, error) {
 func replaceJS(r *renderer, s, pat, repl string, all bool) (any, error) {
 	js := newJSString(s)
 	plen := newJSString(pat).len()
-	b := bounded{max: r.room()}
+	b := r.builder()
 	last := 0
 	for from := 0; from <= js.len() && !b.over; {
 		i := js.indexOf(pat, from)
@@ -452,7 +452,7 @@ func replaceJS(r *renderer, s, pat, repl string, all bool) (any, error) {
 		b.WriteString(js.slice(last, js.len()))
 	}
 	if b.over {
-		return nil, r.budgetError()
+		return nil, r.overflow(&b)
 	}
 	return b.String(), nil
 }

@@ -184,13 +184,14 @@ func toString(v any) string {
 	return "[object Object]"
 }
 
-// joinArray is Array.prototype.join, for printing an array: see joinWithin.
+// joinArray is Array.prototype.join, for printing an array: see joinInto.
 // It never builds more than maxOutput bytes: past that (an array holding
 // many references to one large value) it aborts the render, which is
 // also what happens to an array nested deeper than maxJoinDepth.
 func joinArray(a *Array, sep string) string {
-	s, ok := joinWithin(a, sep, maxOutput)
-	if !ok {
+	b := bounded{max: maxOutput}
+	s := joinInto(&b, a, sep)
+	if b.over {
 		panic(abort{&Error{Msg: fmt.Sprintf("an array printed as text would be longer than %d bytes", maxOutput), Cause: ErrBudget}})
 	}
 	return s
@@ -200,29 +201,30 @@ func joinArray(a *Array, sep string) string {
 // runs out of stack a little deeper).
 const maxJoinDepth = 10_000
 
-// joinWithin is Array.prototype.join building at most limit bytes (ok is
-// false past that): null and undefined elements are empty, nested arrays
-// print comma-joined, and an array met again inside itself prints empty,
-// as V8 prints a cyclic array.
-func joinWithin(a *Array, sep string, limit int) (string, bool) {
+// joinInto is Array.prototype.join, built in b (b.over when it did not
+// fit): null and undefined elements are empty, nested arrays print
+// comma-joined, and an array met again inside itself prints empty, as V8
+// prints a cyclic array.
+func joinInto(b *bounded, a *Array, sep string) string {
 	switch len(a.Items) {
 	case 0:
-		return "", true
+		return ""
 	case 1:
 		switch x := a.Items[0].(type) {
 		case string:
-			return x, len(x) <= limit
+			b.over = len(x) > b.max
+			return x
 		case float64:
-			return formatNumber(x), true
+			return formatNumber(x)
 		}
 	}
-	j := arrayJoin{b: bounded{max: limit}}
+	j := arrayJoin{b: b}
 	j.join(a, sep)
-	return j.b.String(), !j.b.over
+	return b.String()
 }
 
 type arrayJoin struct {
-	b     bounded
+	b     *bounded
 	stack []*Array // the arrays being joined, outermost first
 }
 
