@@ -98,6 +98,11 @@ func (r *renderer) chargeResult(v, in any, args []any) error {
 			}
 		}
 		n = objectBytes(x)
+	case *safeString:
+		if same(x.s, in) {
+			return nil
+		}
+		n = len(x.s)
 	default:
 		return nil
 	}

@@ -35,6 +35,23 @@ type kwArg struct {
 type frame struct {
 	vars   map[string]any
 	parent *frame
+	// bound names the variables the frame's construct binds (a loop's
+	// variables, a macro's parameters): what a caller body sees of the
+	// place it was written, as Nunjucks compiles those to closures.
+	bound []string
+	// A caller's frame has no parent: closure holds the bound variables
+	// of the {% call %} site, and dynamic is the frame caller() was called
+	// from (inside the macro), which Nunjucks' runtime lookups reach.
+	closure map[string]any
+	dynamic *frame
+}
+
+// next is the frame lookups go on to after f.
+func (f *frame) next() *frame {
+	if f.closure != nil {
+		return f.dynamic
+	}
+	return f.parent
 }
 
 func (f *frame) set(name string, v any) {
@@ -68,8 +85,11 @@ func (r *renderer) errf(p pos, format string, args ...any) error {
 // lookup resolves a name: the frame chain, the top-level variables, the
 // data, then the globals (range, cycler, joiner).
 func (r *renderer) lookup(name string) any {
-	for f := r.frame; f != nil; f = f.parent {
+	for f := r.frame; f != nil; f = f.next() {
 		if v, ok := f.vars[name]; ok && !isUndef(v) {
+			return v
+		}
+		if v, ok := f.closure[name]; ok && !isUndef(v) {
 			return v
 		}
 	}
@@ -91,7 +111,11 @@ func (r *renderer) lookup(name string) any {
 // frame that already has the variable, else the current one. A top-level
 // assignment is visible to macros too.
 func (r *renderer) assign(name string, v any) {
-	for f := r.frame; f != nil; f = f.parent {
+	if r.frame.closure != nil {
+		r.frame.set(name, v) // a caller's body keeps its own assignments
+		return
+	}
+	for f := r.frame; f != nil; f = f.next() {
 		if old, ok := f.vars[name]; ok && !isUndef(old) {
 			f.vars[name] = v
 			return
@@ -194,6 +218,7 @@ func (s *ifStmt) exec(r *renderer) error {
 
 type forStmt struct {
 	names   []string
+	bound   []string // names and "loop"
 	iter    expr
 	body    []stmt
 	else_   []stmt
@@ -239,8 +264,17 @@ func (s *forStmt) exec(r *renderer) error {
 	if err != nil {
 		return err
 	}
+	if x, ok := v.(*safeString); ok {
+		// Nunjucks iterates a SafeString with the string iterator it
+		// inherits: by character (code point), not by UTF-16 unit.
+		chars := &Array{Items: []any{}}
+		for _, c := range x.s {
+			chars.Items = append(chars.Items, string(c))
+		}
+		v = chars
+	}
 	outer := r.frame
-	f := &frame{parent: outer}
+	f := &frame{parent: outer, bound: s.bound}
 	r.frame = f
 	defer func() { r.frame = outer }()
 	n := 0
@@ -353,6 +387,70 @@ func (s *macroStmt) exec(r *renderer) error {
 	m := &macro{def: s}
 	r.assign(s.name, m)
 	return nil
+}
+
+// switchStmt is a JavaScript switch: the first case strictly equal to the
+// value runs, and so do the cases after it until one whose body breaks;
+// the default runs when no case matches (or a case falls into it).
+type switchStmt struct {
+	expr     expr
+	conds    []expr
+	bodies   [][]stmt
+	breaks   []bool
+	default_ []stmt
+}
+
+func (s *switchStmt) exec(r *renderer) error {
+	v, err := s.expr.eval(r)
+	if err != nil {
+		return err
+	}
+	for i, c := range s.conds {
+		cv, err := c.eval(r)
+		if err != nil {
+			return err
+		}
+		if !strictEqual(v, cv) {
+			continue
+		}
+		for ; i < len(s.bodies); i++ {
+			if err := r.run(s.bodies[i]); err != nil {
+				return err
+			}
+			if s.breaks[i] {
+				return nil
+			}
+		}
+		return r.run(s.default_)
+	}
+	return r.run(s.default_)
+}
+
+// callerExpr is the caller a {% call %} passes to its macro: a macro of
+// the call's body that sees the variables bound where the call stands.
+type callerExpr struct {
+	def *macroStmt
+	base
+}
+
+func (e *callerExpr) eval(r *renderer) (any, error) {
+	closure := map[string]any{}
+	for f := r.frame; f != nil && f != r.root; f = f.parent {
+		for _, n := range f.bound {
+			if _, seen := closure[n]; !seen {
+				closure[n] = f.vars[n]
+			}
+		}
+		if f.closure != nil { // inside another caller: its call site's too
+			for n, v := range f.closure {
+				if _, seen := closure[n]; !seen {
+					closure[n] = v
+				}
+			}
+			break
+		}
+	}
+	return &macro{def: e.def, closure: closure}, nil
 }
 
 type filterStmt struct {
@@ -483,6 +581,10 @@ func member(obj, key any) any {
 		}
 	case *loopInfo:
 		return x.get(propertyKey(key))
+	case *regExp:
+		return x.member(propertyKey(key))
+	case *safeString:
+		return x.member(propertyKey(key))
 	case *cycler:
 		switch propertyKey(key) {
 		case "current":
@@ -744,6 +846,8 @@ func (e *inExpr) eval(r *renderer) (any, error) {
 	case *Object:
 		_, ok := x.vals[propertyKey(k)]
 		return ok, nil
+	case *safeString:
+		return !isUndef(x.member(propertyKey(k))), nil
 	}
 	return nil, r.errf(e.where(), "Cannot use \"in\" operator to search for \"%s\" in unexpected types.", toString(k))
 }
@@ -902,7 +1006,7 @@ func (r *renderer) concat(p pos, a, b string) (any, error) {
 	if err := r.charge(len(a) + len(b)); err != nil {
 		return nil, wrapAt(err, p)
 	}
-	return a + b, nil
+	return joinHalves(a, b), nil
 }
 
 // jsMod is JavaScript's %: the result has the dividend's sign.

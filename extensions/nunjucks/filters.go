@@ -1,12 +1,12 @@
 package nunjucks
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
 	"regexp"
 	"strings"
-	"unicode/utf8"
 )
 
 // filterFunc is one filter: in is the value piped in, args its arguments
@@ -31,7 +31,7 @@ func normalize(v, def any) any {
 // str is what Nunjucks' string filters require after normalize: a string,
 // else the TypeError of calling a string method on something else.
 func str(v any, method string) (string, error) {
-	s, ok := normalize(v, "").(string)
+	s, ok := stringLike(normalize(v, ""))
 	if !ok {
 		return "", typeError("%s.%s is not a function", toString(v), method)
 	}
@@ -141,7 +141,7 @@ func hasOwn(v any, key string) bool {
 // isPlainObject is lib.isObject: a plain object, not an array or a function.
 func isPlainObject(v any) bool {
 	switch v.(type) {
-	case *Object, *loopInfo, *cycler:
+	case *Object, *loopInfo, *cycler, *safeString:
 		return true
 	}
 	return false
@@ -278,15 +278,12 @@ func init() {
 			}
 			return b.String(), nil
 		},
-		"escape":      escapeFilter,
-		"e":           escapeFilter,
-		"forceescape": escapeFilter,
-		"safe": func(_ *renderer, in any, _ []any, _ *Object) (any, error) {
-			if isNullish(in) {
-				return "", nil
-			}
-			return toString(in), nil
+		"escape": escapeFilter,
+		"e":      escapeFilter,
+		"forceescape": func(_ *renderer, in any, _ []any, _ *Object) (any, error) {
+			return forceEscape(in), nil
 		},
+		"safe":  safeFilter,
 		"first": func(_ *renderer, in any, _ []any, _ *Object) (any, error) { return property(in, "0") },
 		"last": func(_ *renderer, in any, _ []any, _ *Object) (any, error) {
 			n, err := property(in, "length")
@@ -395,7 +392,7 @@ func init() {
 		},
 		"length": func(_ *renderer, in any, _ []any, _ *Object) (any, error) {
 			v := normalize(in, "")
-			if isPlainObject(v) {
+			if _, safe := v.(*safeString); isPlainObject(v) && !safe {
 				return float64(asObject(v).Len()), nil
 			}
 			return member(v, "length"), nil
@@ -681,7 +678,7 @@ func init() {
 		},
 		"urlencode": func(_ *renderer, in any, _ []any, _ *Object) (any, error) {
 			if s, ok := in.(string); ok {
-				return encodeURIComponent(s), nil
+				return encodeURIComponent(s)
 			}
 			var pairs []string
 			if a, ok := in.(*Array); ok {
@@ -690,12 +687,20 @@ func init() {
 					if err != nil {
 						return nil, err
 					}
-					pairs = append(pairs, encodeURIComponent(toString(k))+"="+encodeURIComponent(toString(member(it, "1"))))
+					pair, err := encodePair(toString(k), toString(member(it, "1")))
+					if err != nil {
+						return nil, err
+					}
+					pairs = append(pairs, pair)
 				}
 			} else if isPlainObject(in) {
 				o := asObject(in)
 				for _, k := range o.keys {
-					pairs = append(pairs, encodeURIComponent(k)+"="+encodeURIComponent(toString(o.vals[k])))
+					pair, err := encodePair(k, toString(o.vals[k]))
+					if err != nil {
+						return nil, err
+					}
+					pairs = append(pairs, pair)
 				}
 			} else if isNullish(in) {
 				return nil, typeError("Cannot convert undefined or null to object")
@@ -719,6 +724,11 @@ func init() {
 			return float64(n), nil
 		},
 		"shellquote": shellquote,
+	}
+	// The filters Nunjucks returns through copySafeness (replace handles
+	// its regular-expression form itself).
+	for _, name := range []string{"capitalize", "center", "indent", "nl2br", "string", "striptags", "title", "trim", "truncate"} {
+		filters[name] = keepSafeness(filters[name])
 	}
 }
 
@@ -755,13 +765,6 @@ func defaultFilter(_ *renderer, in any, args []any, _ *Object) (any, error) {
 }
 
 var escapeReplacer = strings.NewReplacer("&", "&amp;", `"`, "&quot;", "'", "&#39;", "<", "&lt;", ">", "&gt;", `\`, "&#92;")
-
-func escapeFilter(_ *renderer, in any, _ []any, _ *Object) (any, error) {
-	if isNullish(in) {
-		return "", nil
-	}
-	return escapeReplacer.Replace(toString(in)), nil
-}
 
 func selectOrReject(want bool) filterFunc {
 	return func(r *renderer, in any, args []any, _ *Object) (any, error) {
@@ -820,8 +823,19 @@ func selectAttr(want bool) filterFunc {
 }
 
 // replaceFilter is Nunjucks' replace(str, old, new, maxCount), built
-// within the render's budget.
+// within the render's budget. With a regular expression it is str.replace
+// (every match of a global one).
 func replaceFilter(r *renderer, in, old, repl, maxCount any) (any, error) {
+	if x, ok := old.(*regExp); ok {
+		s, ok := stringLike(in)
+		if !ok {
+			if isNullish(in) {
+				return nil, typeError("Cannot read properties of %s (reading 'replace')", toString(in))
+			}
+			return nil, typeError("str.replace is not a function")
+		}
+		return replaceRegExp(r, s, x, repl)
+	}
 	maxN := -1.0
 	if !isUndef(maxCount) {
 		maxN = toNumber(maxCount)
@@ -841,6 +855,12 @@ func replaceFilter(r *renderer, in, old, repl, maxCount any) (any, error) {
 		s = formatNumber(x)
 	case string:
 		s = x
+	case *safeString:
+		v, err := replaceFilter(r, x.s, old, repl, maxCount)
+		if t, ok := v.(string); ok && err == nil {
+			return markSafe(t), nil // copySafeness
+		}
+		return v, err
 	default:
 		return in, nil
 	}
@@ -908,8 +928,25 @@ func collapseSpace(s string) string {
 	return b.String()
 }
 
-// encodeURIComponent escapes everything but A-Z a-z 0-9 - _ . ! ~ * ' ( ).
-func encodeURIComponent(s string) string {
+var errURIMalformed = errors.New("URIError: URI malformed")
+
+// encodePair is k=v, each encoded.
+func encodePair(k, v string) (string, error) {
+	ek, err := encodeURIComponent(k)
+	if err != nil {
+		return "", err
+	}
+	ev, err := encodeURIComponent(v)
+	return ek + "=" + ev, err
+}
+
+// encodeURIComponent escapes everything but A-Z a-z 0-9 - _ . ! ~ * ' ( ),
+// UTF-8 byte by byte; a lone surrogate is JavaScript's URIError.
+func encodeURIComponent(s string) (string, error) {
+	if hasLoneSurrogate(s) {
+		return "", errURIMalformed
+	}
+	s = toWellFormed(s)
 	const unreserved = "-_.!~*'()"
 	var b strings.Builder
 	for i := 0; i < len(s); i++ {
@@ -922,7 +959,7 @@ func encodeURIComponent(s string) string {
 		b.WriteByte("0123456789ABCDEF"[c>>4])
 		b.WriteByte("0123456789ABCDEF"[c&0xf])
 	}
-	return b.String()
+	return b.String(), nil
 }
 
 var (
@@ -1006,8 +1043,5 @@ func quoteShell(v any) string {
 	if !isNullish(v) {
 		s = toString(v)
 	}
-	if !utf8.ValidString(s) {
-		s = strings.ToValidUTF8(s, "\uFFFD")
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'"'"'`) + "'"
+	return "'" + strings.ReplaceAll(toUTF8(s), "'", `'"'"'`) + "'"
 }

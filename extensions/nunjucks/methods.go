@@ -5,7 +5,6 @@ import (
 	"math"
 	"strconv"
 	"strings"
-	"unicode/utf16"
 )
 
 // callable is a value templates can call: a global, a bound method, a
@@ -87,8 +86,12 @@ func (j *joiner) call(*renderer, []any, *Object) (any, error) {
 	return j.sep, nil
 }
 
-// macro is a {% macro %} bound to the render that defined it.
-type macro struct{ def *macroStmt }
+// macro is a {% macro %} bound to the render that defined it, or the
+// caller of a {% call %} (closure set: the call site's bound variables).
+type macro struct {
+	def     *macroStmt
+	closure map[string]any
+}
 
 func (m *macro) call(r *renderer, args []any, kw *Object) (any, error) {
 	if r.depth >= maxMacroDepth {
@@ -109,6 +112,15 @@ func (m *macro) call(r *renderer, args []any, kw *Object) (any, error) {
 		}
 	}
 	f := &frame{}
+	if m.closure != nil {
+		f.closure, f.dynamic = m.closure, r.frame
+	}
+	if c, ok := given["caller"]; ok {
+		f.set("caller", c)
+	}
+	for _, p := range m.def.params {
+		f.bound = append(f.bound, p.name)
+	}
 	for i, p := range argNames {
 		v := arg(args, i)
 		if i >= len(args) {
@@ -139,7 +151,11 @@ func (m *macro) call(r *renderer, args []any, kw *Object) (any, error) {
 		}
 		f.set(p.name, v)
 	}
-	return r.capture(m.def.body)
+	out, err := r.capture(m.def.body)
+	if err != nil {
+		return nil, err
+	}
+	return markSafe(out), nil
 }
 
 // boundMethod is obj.method looked up on a string, array, number or cycler.
@@ -161,6 +177,8 @@ func (m *boundMethod) call(r *renderer, args []any, kw *Object) (any, error) {
 		return arrayMethods[m.name](r, x, args)
 	case float64:
 		return numberMethods[m.name](r, x, args)
+	case *regExp:
+		return regExpMethods[m.name](r, x, args)
 	case *cycler:
 		if m.name == "reset" {
 			x.index, x.current = -1, nil
@@ -276,10 +294,33 @@ var stringMethods = map[string]methodFunc[string]{
 		return strings.Repeat(s, int(n)), nil
 	},
 	"replace": func(r *renderer, s string, args []any) (any, error) {
+		if x, ok := arg(args, 0).(*regExp); ok {
+			return replaceRegExp(r, s, x, arg(args, 1))
+		}
 		return replaceJS(r, s, toString(arg(args, 0)), toString(arg(args, 1)), false)
 	},
 	"replaceAll": func(r *renderer, s string, args []any) (any, error) {
+		if x, ok := arg(args, 0).(*regExp); ok {
+			if !x.global {
+				return nil, typeError("replaceAll must be called with a global RegExp")
+			}
+			return replaceRegExp(r, s, x, arg(args, 1))
+		}
 		return replaceJS(r, s, toString(arg(args, 0)), toString(arg(args, 1)), true)
+	},
+	"match": func(_ *renderer, s string, args []any) (any, error) {
+		x, err := asRegExp(arg(args, 0))
+		if err != nil {
+			return nil, err
+		}
+		return matchRegExp(s, x), nil
+	},
+	"search": func(_ *renderer, s string, args []any) (any, error) {
+		x, err := asRegExp(arg(args, 0))
+		if err != nil {
+			return nil, err
+		}
+		return searchRegExp(s, x), nil
 	},
 	"slice": func(_ *renderer, s string, args []any) (any, error) {
 		js := newJSString(s)
@@ -328,6 +369,12 @@ var stringMethods = map[string]methodFunc[string]{
 		if isUndef(sepV) {
 			out.Items = append(out.Items, s)
 			return out, nil
+		}
+		if x, ok := sepV.(*regExp); ok {
+			if err := r.charge(2 * arrayBytes(utf16Len(s)+1)); err != nil {
+				return nil, err
+			}
+			return splitRegExp(s, x, limit), nil
 		}
 		sep := toString(sepV)
 		// Each part is a string in an array: charged before they are made.
@@ -381,14 +428,14 @@ func lowerJS(s string) string {
 	if isASCII(s) {
 		return strings.ToLower(s)
 	}
-	return strings.ToLower(strings.ReplaceAll(s, "\u0130", "i\u0307"))
+	return mapRunes(s, func(t string) string { return strings.ToLower(strings.ReplaceAll(t, "\u0130", "i\u0307")) })
 }
 
 func upperJS(s string) string {
 	if isASCII(s) {
 		return strings.ToUpper(s)
 	}
-	return strings.ToUpper(strings.ReplaceAll(s, "ß", "SS"))
+	return mapRunes(s, func(t string) string { return strings.ToUpper(strings.ReplaceAll(t, "ß", "SS")) })
 }
 
 func pad(r *renderer, s string, args []any, start bool) (any, error) {
@@ -408,16 +455,16 @@ func pad(r *renderer, s string, args []any, start bool) (any, error) {
 		return nil, err
 	}
 	need := int(target) - js.len()
-	fu := utf16.Encode([]rune(fill))
+	fu := encodeUTF16(fill)
 	var units []uint16
 	for len(units) < need {
 		units = append(units, fu...)
 	}
-	p := string(utf16.Decode(units[:need]))
+	p := decodeUTF16(units[:need])
 	if start {
-		return p + s, nil
+		return joinHalves(p, s), nil
 	}
-	return s + p, nil
+	return joinHalves(s, p), nil
 }
 
 // replaceJS is String.prototype.replace/replaceAll with a string pattern,
@@ -653,4 +700,17 @@ var numberMethods = map[string]methodFunc[float64]{
 		return strconv.FormatInt(int64(f), int(rd)), nil
 	},
 	"valueOf": func(_ *renderer, f float64, _ []any) (any, error) { return f, nil },
+	"toPrecision": func(_ *renderer, f float64, args []any) (any, error) {
+		if isUndef(arg(args, 0)) {
+			return formatNumber(f), nil
+		}
+		p := toInteger(arg(args, 0))
+		if math.IsNaN(f) || math.IsInf(f, 0) {
+			return formatNumber(f), nil
+		}
+		if p < 1 || p > 100 {
+			return nil, fmt.Errorf("RangeError: toPrecision() argument must be between 1 and 100")
+		}
+		return toPrecision(f, int(p)), nil
+	},
 }

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 	"strings"
-	"unicode/utf16"
 	"unicode/utf8"
 )
 
@@ -178,6 +177,10 @@ func toString(v any) string {
 		return formatNumber(x)
 	case *Array:
 		return joinArray(x, ",")
+	case *regExp:
+		return x.String()
+	case *safeString:
+		return x.s
 	case callable:
 		return "function () { [native code] }"
 	}
@@ -341,6 +344,12 @@ func strictEqual(a, b any) bool {
 	case *cycler:
 		y, ok := b.(*cycler)
 		return ok && x == y
+	case *regExp:
+		y, ok := b.(*regExp)
+		return ok && x == y
+	case *safeString:
+		y, ok := b.(*safeString)
+		return ok && x == y
 	}
 	return false // functions are never equal to anything we can compare
 }
@@ -420,7 +429,7 @@ func compareUTF16(a, b string) int {
 	if isASCII(a) && isASCII(b) {
 		return strings.Compare(a, b)
 	}
-	ua, ub := utf16.Encode([]rune(a)), utf16.Encode([]rune(b))
+	ua, ub := encodeUTF16(a), encodeUTF16(b)
 	for i := 0; i < len(ua) && i < len(ub); i++ {
 		if ua[i] != ub[i] {
 			if ua[i] < ub[i] {
@@ -459,7 +468,7 @@ func newJSString(s string) jsString {
 	if isASCII(s) {
 		return jsString{s: s, ascii: true}
 	}
-	return jsString{s: s, units: utf16.Encode([]rune(s))}
+	return jsString{s: s, units: encodeUTF16(s)}
 }
 
 func (j jsString) len() int {
@@ -477,7 +486,7 @@ func (j jsString) slice(i, k int) string {
 	if j.ascii {
 		return j.s[i:k]
 	}
-	return string(utf16.Decode(j.units[i:k]))
+	return decodeUTF16(j.units[i:k])
 }
 
 // at returns the code unit at i as a string.
@@ -494,10 +503,10 @@ func (j jsString) indexOf(sub string, from int) int {
 		}
 		return i + from
 	}
-	su := utf16.Encode([]rune(sub))
+	su := encodeUTF16(sub)
 	units := j.units
 	if j.ascii {
-		units = utf16.Encode([]rune(j.s))
+		units = encodeUTF16(j.s)
 	}
 	for i := from; i+len(su) <= len(units); i++ {
 		match := true
