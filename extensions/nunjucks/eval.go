@@ -536,16 +536,25 @@ func (e *dictExpr) eval(r *renderer) (any, error) {
 // member is Nunjucks' memberLookup (obj[key]) for property access; calling
 // a method goes through methodExpr instead.
 func member(obj, key any) any {
+	if isNullish(obj) {
+		return undef
+	}
+	return memberKey(obj, propertyKey(key))
+}
+
+// memberKey is member with the key already a property key (what a
+// template's obj.name reads, without converting name to a value).
+func memberKey(obj any, key string) any {
 	switch x := obj.(type) {
 	case undefinedValue, nil:
 		return undef
 	case *Object:
-		if v, ok := x.vals[propertyKey(key)]; ok {
+		if v, ok := x.vals[key]; ok {
 			return v
 		}
 		return undef
 	case *Array:
-		k := propertyKey(key)
+		k := key
 		if k == "length" {
 			return float64(len(x.Items))
 		}
@@ -560,7 +569,7 @@ func member(obj, key any) any {
 		}
 		return undef
 	case string:
-		k := propertyKey(key)
+		k := key
 		js := newJSString(x)
 		if k == "length" {
 			return float64(js.len())
@@ -576,21 +585,21 @@ func member(obj, key any) any {
 		}
 		return undef
 	case float64:
-		if _, ok := numberMethods[propertyKey(key)]; ok {
-			return &boundMethod{recv: x, name: propertyKey(key)}
+		if _, ok := numberMethods[key]; ok {
+			return &boundMethod{recv: x, name: key}
 		}
 	case *loopInfo:
-		return x.get(propertyKey(key))
+		return x.get(key)
 	case *regExp:
-		return x.member(propertyKey(key))
+		return x.member(key)
 	case *safeString:
-		return x.member(propertyKey(key))
+		return x.member(key)
 	case *cycler:
-		switch propertyKey(key) {
+		switch key {
 		case "current":
 			return x.current
 		case "next", "reset":
-			return &boundMethod{recv: x, name: propertyKey(key)}
+			return &boundMethod{recv: x, name: key}
 		}
 	}
 	return undef
@@ -627,7 +636,7 @@ func (e *memberExpr) eval(r *renderer) (any, error) {
 		return nil, r.errf(e.obj.where(), "%s is %s, so %s cannot be read (strict mode)", e.obj.text(), what, e.text())
 	}
 	if e.dyn == nil {
-		return member(o, e.key), nil
+		return memberKey(o, e.key), nil
 	}
 	k, err := e.dyn.eval(r)
 	if err != nil {
@@ -720,7 +729,7 @@ func (e *methodExpr) eval(r *renderer) (any, error) {
 	if r.strict && isNullish(o) {
 		return nil, r.errf(e.obj.where(), "%s is %s, so .%s() cannot be called (strict mode)", e.obj.text(), jsType(o), e.name)
 	}
-	fn := member(o, e.name)
+	fn := memberKey(o, e.name)
 	c, ok := fn.(callable)
 	if !ok {
 		if !truthy(fn) {
