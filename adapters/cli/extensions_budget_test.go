@@ -91,3 +91,21 @@ func TestRenderLimitsFromConfig(t *testing.T) {
 	wantCode(t, r, ExitUsage)
 	wantError(t, r, "--definition", "--config")
 }
+
+// TestFireRenderLimitsFromConfig: fire --config renders within the
+// config's render budget; a task past it fails with
+// EXTENSION_TEMPLATE_BUDGET and nothing is sent.
+func TestFireRenderLimitsFromConfig(t *testing.T) {
+	dir := t.TempDir()
+	_, payload := writeTemplateDef(t, dir, "big", `{{ "x".repeat(100000) | length }}`)
+	cfg := filepath.Join(t.TempDir(), "site.yaml")
+	doc := "site: lab1\nnetbox:\n  url: https://netbox.example.net\nextensions:\n  definitions: " + dir + "\n  render_budget: 64KiB\n"
+	if err := os.WriteFile(cfg, []byte(doc), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r := run(t, "", nil, "extensions", "fire", "--config", cfg, "--stage", "serverRegistered", "--payload", payload, "-o", "json")
+	wantCode(t, r, ExitInfra)
+	if !strings.Contains(r.out, `"status": "failed"`) || !strings.Contains(r.out, "EXTENSION_TEMPLATE_BUDGET") || !strings.Contains(r.out, "65536 bytes") {
+		t.Fatalf("stdout %s\nstderr %s", r.out, r.err)
+	}
+}

@@ -1,11 +1,9 @@
 package cli
 
 import (
-	"bytes"
 	"context"
 	"io"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 )
@@ -30,22 +28,4 @@ func TestRunAbandonsACommandThatIgnoresTheInterrupt(t *testing.T) {
 	if !strings.Contains(errText, "CANCELLED") || !strings.Contains(errText, "did not stop within 750ms") {
 		t.Fatalf("stderr %q: want the interrupt reported", errText)
 	}
-}
-
-// lockedBuffer is a bytes.Buffer safe for concurrent use.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }
