@@ -195,7 +195,7 @@ func (c *compiler) tag(b *nodes.ControlStructureBlock) (stmt, error) {
 		if err != nil {
 			return nil, err
 		}
-		m := &macroStmt{name: t.name, params: params}
+		m := &macroStmt{name: t.name, params: params, bound: paramNames(params)}
 		if m.body, err = c.wrapper(t.body); err != nil {
 			return nil, err
 		}
@@ -851,6 +851,14 @@ func (c *compiler) macroParams(params []macroParam) ([]macroParamC, error) {
 	return out, nil
 }
 
+func paramNames(params []macroParamC) []string {
+	names := make([]string, len(params))
+	for i, p := range params {
+		names[i] = p.name
+	}
+	return names
+}
+
 // callTag compiles {% call %}: the macro call, with the caller as one more
 // keyword argument, printed.
 func (c *compiler) callTag(t *callTag, p pos) (stmt, error) {
@@ -866,7 +874,7 @@ func (c *compiler) callTag(t *callTag, p pos) (stmt, error) {
 	if err != nil {
 		return nil, err
 	}
-	caller := kwArg{name: "caller", e: &callerExpr{def: &macroStmt{name: "caller", params: params, body: body}, base: base{p, "caller"}}}
+	caller := kwArg{name: "caller", e: &callerExpr{def: &macroStmt{name: "caller", params: params, bound: paramNames(params), body: body}, base: base{p, "caller"}}}
 	switch x := e.(type) {
 	case *callExpr:
 		x.kw = append(x.kw, caller)

@@ -380,6 +380,7 @@ type macroParamC struct {
 type macroStmt struct {
 	name   string
 	params []macroParamC
+	bound  []string // the parameters' names
 	body   []stmt
 }
 

@@ -118,9 +118,7 @@ func (m *macro) call(r *renderer, args []any, kw *Object) (any, error) {
 	if c, ok := given["caller"]; ok {
 		f.set("caller", c)
 	}
-	for _, p := range m.def.params {
-		f.bound = append(f.bound, p.name)
-	}
+	f.bound = m.def.bound
 	for i, p := range argNames {
 		v := arg(args, i)
 		if i >= len(args) {
