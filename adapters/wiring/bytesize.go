@@ -8,20 +8,18 @@ import (
 )
 
 // ByteSize is a number of bytes in the config file: a plain integer, or a
-// number with a unit, binary (KiB, MiB, GiB) or decimal (KB, MB, GB):
-// "64MiB", "512 KiB", "1.5GB".
+// number with a binary unit: "64MiB", "512 KiB", "1.5GiB".
 type ByteSize int64
 
-// byteUnits are the units ByteSize accepts, longest first.
+// byteUnits are the units ByteSize accepts.
 var byteUnits = []struct {
 	name string
 	n    float64
 }{
-	{"KiB", 1 << 10}, {"MiB", 1 << 20}, {"GiB", 1 << 30},
-	{"KB", 1e3}, {"MB", 1e6}, {"GB", 1e9}, {"B", 1},
+	{"KiB", 1 << 10}, {"MiB", 1 << 20}, {"GiB", 1 << 30}, {"TiB", 1 << 40}, {"B", 1},
 }
 
-// UnmarshalText reads "64MiB", "65536" or "1.5 GB".
+// UnmarshalText reads "64MiB", "65536" or "1.5 GiB".
 func (b *ByteSize) UnmarshalText(text []byte) error {
 	s := strings.TrimSpace(string(text))
 	num, mult := s, 1.0
@@ -33,7 +31,7 @@ func (b *ByteSize) UnmarshalText(text []byte) error {
 	}
 	f, err := strconv.ParseFloat(num, 64)
 	if err != nil || math.IsNaN(f) || math.IsInf(f, 0) || num == "" || strings.ContainsAny(num, "eEpPxX_") {
-		return fmt.Errorf("invalid size %q (want bytes, or a number with KiB, MiB, GiB, KB, MB or GB: 64MiB)", s)
+		return fmt.Errorf("invalid size %q (want bytes, or a number with KiB, MiB, GiB or TiB: 64MiB)", s)
 	}
 	n := f * mult
 	if n > math.MaxInt64/2 || n < -math.MaxInt64/2 || n != math.Trunc(n) {
