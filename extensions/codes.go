@@ -40,6 +40,15 @@ var (
 		Retryable: false,
 		Action:    "The task's template failed on this payload (the message gives the line, column and expression): fix the template or the payload, check it with 'hostforge extensions render', then fire the event again.",
 	})
+	// TemplateBudget: a task's template built more strings and arrays than
+	// its render budget, or ran past its render deadline.
+	TemplateBudget = hostforge.Declare(hostforge.Spec{
+		Code:      "EXTENSION_TEMPLATE_BUDGET",
+		Phase:     "extensions",
+		Owner:     hostforge.OwnerInfraEng,
+		Retryable: false,
+		Action:    "The task's template needed more memory or time than a render may take (the message gives the line and column where it was stopped, and which limit): fix the template (a macro that calls itself, a loop or filter that multiplies a string or array), check it with 'hostforge extensions render', then fire the event again. Raise extensions.render_budget or extensions.render_timeout only for a payload that is really that large.",
+	})
 	// RunnerMissing: no runner is configured for a task type.
 	RunnerMissing = hostforge.Declare(hostforge.Spec{
 		Code:      "EXTENSION_RUNNER_MISSING",

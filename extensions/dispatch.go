@@ -55,6 +55,8 @@ type Dispatcher struct {
 	Secrets SecretSource
 	// Strict renders templates in strict mode.
 	Strict bool
+	// Limits bound each render (the zero value: the defaults).
+	Limits RenderLimits
 	// Servers reads what a serverRegistered event maps, for
 	// FireServerRegistered (nil: that body fails with
 	// EXTENSION_RUNNER_CONFIG_INVALID when a task is bound to the stage).
@@ -254,7 +256,7 @@ func (d *Dispatcher) Run(ctx context.Context, in RunIn) (RunOut, error) {
 	if err != nil {
 		return RunOut{}, err
 	}
-	body, vars, err := x.render(t, data, RenderOptions{Strict: d.Strict})
+	body, vars, err := x.render(ctx, t, data, RenderOptions{Strict: d.Strict, Limits: d.Limits})
 	if err != nil {
 		return RunOut{}, scrubFailure(err, secrets)
 	}

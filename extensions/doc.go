@@ -108,6 +108,13 @@
 // object, plus the inputs' defaults as extensionInstanceVariables.
 // [Extension.Render] is the dry run.
 //
+// Each render has [RenderLimits]: the bytes of strings and arrays it may
+// build (64 MiB; the config's extensions.render_budget) and how long it
+// may take (2 s; extensions.render_timeout). A template past either fails
+// its task with EXTENSION_TEMPLATE_BUDGET naming the template position,
+// before anything is sent; a render whose caller is interrupted ends as
+// CANCELLED.
+//
 // # Dispatch
 //
 // [Fire] is a workflow body on flow.Runtime. It asks the plan step which

@@ -26,7 +26,7 @@ func ExampleExtension_Render() {
 		fmt.Println(problems)
 		return
 	}
-	out, err := x.Render(extensions.ServerRegisteredStage, []byte(`{"server": {"serialNumber": "6SBT0R3", "ramGbytes": 32}}`), extensions.RenderOptions{})
+	out, err := x.Render(context.Background(), extensions.ServerRegisteredStage, []byte(`{"server": {"serialNumber": "6SBT0R3", "ramGbytes": 32}}`), extensions.RenderOptions{})
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -44,7 +44,7 @@ func FuzzParse(f *testing.F) {
 				seen[task.Label] = true
 			}
 		}
-		_, _ = x.Render(ServerRegisteredStage, payload, RenderOptions{})
+		_, _ = x.Render(t.Context(), ServerRegisteredStage, payload, RenderOptions{})
 	})
 }
 

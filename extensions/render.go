@@ -2,9 +2,14 @@ package extensions
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"sync"
+	"time"
 
+	"github.com/hostforge/hostforge"
 	"github.com/hostforge/hostforge/extensions/nunjucks"
 )
 
@@ -13,7 +18,50 @@ type RenderOptions struct {
 	// Strict refuses undefined values in templates (a misspelt field is an
 	// error naming it instead of an empty string).
 	Strict bool
+	// Limits bound each render.
+	Limits RenderLimits
 }
+
+// The defaults of RenderLimits.
+const (
+	DefaultRenderBudget  = nunjucks.DefaultBudget
+	DefaultRenderTimeout = 2 * time.Second
+)
+
+// RenderLimits bound one render of one task's template: a template is
+// operator input evaluated inside the worker, and a few characters of it
+// can ask for gigabytes or for years. A render past either limit fails
+// with EXTENSION_TEMPLATE_BUDGET naming the template position. The zero
+// value is the defaults.
+type RenderLimits struct {
+	// Budget is the bytes of strings and arrays a render may build
+	// (DefaultRenderBudget when zero; the config's
+	// extensions.render_budget).
+	Budget int64
+	// Timeout is how long a render may take (DefaultRenderTimeout when
+	// zero; extensions.render_timeout). It is wall-clock time on purpose:
+	// it bounds the CPU a render burns on this machine, which a virtual
+	// clock does not see.
+	Timeout time.Duration
+}
+
+func (l RenderLimits) budget() int64 {
+	if l.Budget > 0 {
+		return l.Budget
+	}
+	return DefaultRenderBudget
+}
+
+func (l RenderLimits) timeout() time.Duration {
+	if l.Timeout > 0 {
+		return l.Timeout
+	}
+	return DefaultRenderTimeout
+}
+
+// errRenderDeadline is the cause a render's own deadline stops it with,
+// told apart from its caller's context ending (an interrupted run).
+var errRenderDeadline = errors.New("past its render deadline")
 
 // Rendered is one task of a stage, rendered without running anything: the
 // dry run of `hostforge extensions render`.
@@ -132,17 +180,18 @@ func defaults(ins []Input, secrets bool) *nunjucks.Object {
 }
 
 // render renders one task: the body of a webhook or SSH task, the
-// extra-vars of an Ansible task.
-func (x *Extension) render(t *BoundTask, d *payloadData, opts RenderOptions) (body string, vars json.RawMessage, err error) {
-	ctx := x.context(t, d)
+// extra-vars of an Ansible task. The render stops when ctx ends (a
+// CANCELLED failure) or past opts.Limits (EXTENSION_TEMPLATE_BUDGET).
+func (x *Extension) render(ctx context.Context, t *BoundTask, d *payloadData, opts RenderOptions) (body string, vars json.RawMessage, err error) {
+	data := x.context(t, d)
 	switch t.TaskType {
 	case TaskAnsible:
 		var b json.RawMessage
-		if ctx == d.clean || ctx == d.full {
-			b, err = d.encoded(ctx)
+		if data == d.clean || data == d.full {
+			b, err = d.encoded(data)
 		} else {
 			var s string
-			s, _, err = nunjucks.Dump(ctx, "")
+			s, _, err = nunjucks.Dump(data, "")
 			b = json.RawMessage(s)
 		}
 		if err != nil {
@@ -153,20 +202,32 @@ func (x *Extension) render(t *BoundTask, d *payloadData, opts RenderOptions) (bo
 	if t.template == nil {
 		return "", nil, TemplateFailed.New("extension %s task %s has no template", x.Name, t.Label)
 	}
-	out, err := t.template.Render(ctx, nunjucks.Options{Strict: opts.Strict})
-	if err != nil {
-		field := "requestTemplate"
-		if t.TaskType == TaskSSH {
-			field = "commandTemplate"
-		}
-		return "", nil, TemplateFailed.Wrap(err, "extension %s, stage task %s (%s.options.%s)", x.Name, t.Label, t.Path, field)
+	rctx, cancel := context.WithTimeoutCause(ctx, opts.Limits.timeout(), errRenderDeadline)
+	defer cancel()
+	out, err := t.template.Render(rctx, data, nunjucks.Options{Strict: opts.Strict, Budget: opts.Limits.budget()})
+	if err == nil {
+		return out, nil, nil
 	}
-	return out, nil, nil
+	field := "requestTemplate"
+	if t.TaskType == TaskSSH {
+		field = "commandTemplate"
+	}
+	where := fmt.Sprintf("extension %s, stage task %s (%s.options.%s)", x.Name, t.Label, t.Path, field)
+	switch {
+	case errors.Is(err, nunjucks.ErrBudget):
+		return "", nil, TemplateBudget.Wrap(err, "%s: more than the render budget of %d bytes (extensions.render_budget)", where, opts.Limits.budget())
+	case errors.Is(err, errRenderDeadline):
+		return "", nil, TemplateBudget.Wrap(err, "%s: longer than the render deadline of %s (extensions.render_timeout)", where, opts.Limits.timeout())
+	case ctx.Err() != nil:
+		return "", nil, hostforge.Cancelled.Wrap(err, "%s: the render was interrupted", where)
+	}
+	return "", nil, TemplateFailed.Wrap(err, "%s", where)
 }
 
 // Render renders every task bound to stage for the payload, in execution
-// order, without running anything.
-func (x *Extension) Render(stage Stage, payload []byte, opts RenderOptions) ([]Rendered, error) {
+// order, without running anything. Each task's render stops when ctx ends
+// or past opts.Limits.
+func (x *Extension) Render(ctx context.Context, stage Stage, payload []byte, opts RenderOptions) ([]Rendered, error) {
 	if !stage.Known() {
 		return nil, EventInvalid.New("%s", stageProblem(string(stage)))
 	}
@@ -176,7 +237,7 @@ func (x *Extension) Render(stage Stage, payload []byte, opts RenderOptions) ([]R
 	}
 	out := make([]Rendered, 0, len(x.stages[stage]))
 	for _, t := range x.stages[stage] {
-		body, vars, err := x.render(t, d, opts)
+		body, vars, err := x.render(ctx, t, d, opts)
 		if err != nil {
 			return nil, err
 		}

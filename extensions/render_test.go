@@ -15,7 +15,7 @@ func TestRenderStage(t *testing.T) {
 		),
 		stage("serverDecommissioned", webhookTask("bye", "{{ server.serverId }}")),
 	}, ",")))
-	got, err := x.Render(ServerRegisteredStage, specPayload(t, "server"), RenderOptions{})
+	got, err := x.Render(t.Context(), ServerRegisteredStage, specPayload(t, "server"), RenderOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,7 +53,7 @@ func TestRenderStage(t *testing.T) {
 func TestSecretsReachOnlyTasksThatOptIn(t *testing.T) {
 	optIn := `{"label": "with", "taskType": "ExtensionTaskWebhook", "includeSecrets": true, "options": {"endpoint": "https://x.example/", "method": "POST", "requestTemplate": "{{ networkDevice.managementPassword }}|{{ networkDevice.secretsMaterializedForOSAssets.apiKey }}"}}`
 	x := mustParse(t, definition(stage("switchRegistered", optIn, webhookTask("without", "[{{ networkDevice.managementPassword }}]{{ networkDevice.secretsMaterializedForOSAssets | dump }}"))))
-	got, err := x.Render(SwitchRegistered, specPayload(t, "networkDevice"), RenderOptions{})
+	got, err := x.Render(t.Context(), SwitchRegistered, specPayload(t, "networkDevice"), RenderOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,7 +71,7 @@ func TestConfigVarsAndInputsReachTemplates(t *testing.T) {
   "configVars": [{"label": "DNSResolvers", "name": "DNSResolvers", "inputType": "ExtensionInputString", "defaultValue": "1.1.1.1"},
                  {"label": "token", "name": "token", "inputType": "ExtensionInputString", "isPassword": true, "defaultValue": "s3cret"}],`, 1)
 	x := mustParse(t, []byte(b))
-	got, err := x.Render(ServerRegisteredStage, specPayload(t, "server"), RenderOptions{})
+	got, err := x.Render(t.Context(), ServerRegisteredStage, specPayload(t, "server"), RenderOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,13 +103,13 @@ func TestRenderRefusesBadInput(t *testing.T) {
 	}
 	for name, c := range cases {
 		t.Run(name, func(t *testing.T) {
-			_, err := x.Render(c.stage, []byte(c.payload), c.opts)
+			_, err := x.Render(t.Context(), c.stage, []byte(c.payload), c.opts)
 			if err == nil || !strings.Contains(err.Error(), c.code) || !strings.Contains(err.Error(), c.msg) {
 				t.Fatalf("err = %v, want %s mentioning %q", err, c.code, c.msg)
 			}
 		})
 	}
-	if out, err := x.Render(ServerRegisteredStage, []byte(`{"server": {"model": "R450"}}`), RenderOptions{}); err != nil || string(out[0].Rendered) != `""` {
+	if out, err := x.Render(t.Context(), ServerRegisteredStage, []byte(`{"server": {"model": "R450"}}`), RenderOptions{}); err != nil || string(out[0].Rendered) != `""` {
 		t.Fatalf("lenient render = %s, %v; want an empty string", out[0].Rendered, err)
 	}
 }

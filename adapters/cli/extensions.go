@@ -166,6 +166,21 @@ func (a *app) loadDefinitions(files []string) (*extensions.Registry, error) {
 	return reg, nil
 }
 
+// loadDefinitionsDir loads a directory of definitions; the ones that do
+// not validate are reported on the error stream and left out.
+func (a *app) loadDefinitionsDir(dir string) (*extensions.Registry, error) {
+	reg, bad, err := extensions.LoadDir(dir)
+	if err != nil {
+		return nil, usageErr(err)
+	}
+	for _, fp := range bad {
+		for _, p := range fp.Problems {
+			fmt.Fprintf(a.streams.Err, "%s: %s\n", fp.File, p)
+		}
+	}
+	return reg, nil
+}
+
 // readPayload reads the event payload and checks it carries the stage's object.
 func (a *app) readPayload(stage extensions.Stage, file string) ([]byte, error) {
 	if !stage.Known() {
@@ -188,10 +203,10 @@ func (a *app) readPayload(stage extensions.Stage, file string) ([]byte, error) {
 
 func (a *app) extRenderCmd() *cobra.Command {
 	var defs []string
-	var stage, payload string
+	var stage, payload, config string
 	var strict bool
 	cmd := &cobra.Command{
-		Use:   "render --definition FILE --stage STAGE --payload FILE",
+		Use:   "render (--definition FILE... | --config FILE) --stage STAGE --payload FILE",
 		Short: "Render every task of a stage against a payload, without running anything",
 		Long: `Render every task the definition binds to the stage, in execution order,
 without running anything: a webhook's requestTemplate, an SSH task's
@@ -207,8 +222,15 @@ With -o json the output is a JSON array, one object per task:
 {"extension", "stage", "task", "taskType", "rendered"}, where rendered is a
 string, or the extra-vars object for Ansible.
 
+Each render has a budget: the bytes of strings and arrays it may build
+(64 MiB) and a deadline (2 s), or the config's extensions.render_budget
+and extensions.render_timeout with --config (which also names the
+definitions directory when no --definition is given). A template past
+either fails with EXTENSION_TEMPLATE_BUDGET, naming the line and column.
+
 Exit code 0 when every task renders; 2 for an invalid definition, stage or
-payload; 4 when a template fails on the payload.
+payload; 4 when a template fails on the payload or exceeds its budget; 7
+when interrupted.
 
 ` + exitCodeHelp,
 		Example: `  hostforge extensions render --definition notify.json --stage serverRegistered --payload server.json
@@ -219,7 +241,8 @@ payload; 4 when a template fails on the payload.
 	cmd.Flags().StringVar(&stage, "stage", "", "stage to render, e.g. serverRegistered")
 	cmd.Flags().StringVar(&payload, "payload", "", "payload file (JSON), - for standard input")
 	cmd.Flags().BoolVar(&strict, "strict", false, "refuse undefined values in templates")
-	_ = cmd.MarkFlagRequired("definition")
+	cmd.Flags().StringVar(&config, "config", "", "take the render budget and deadline (and, without --definition, the definitions directory) from this config file's extensions: section")
+	_ = cmd.MarkFlagFilename("config", "yaml", "yml")
 	_ = cmd.MarkFlagRequired("stage")
 	_ = cmd.MarkFlagRequired("payload")
 	out := outputFlag(cmd)
@@ -227,7 +250,24 @@ payload; 4 when a template fails on the payload.
 		if err := checkOutput(*out); err != nil {
 			return err
 		}
-		reg, err := a.loadDefinitions(defs)
+		var xc *wiring.ExtensionsConfig
+		if config != "" {
+			cfg, err := loadConfigFile(config)
+			if err != nil {
+				return err
+			}
+			xc = cfg.Extensions
+		}
+		var reg *extensions.Registry
+		var err error
+		switch {
+		case len(defs) > 0:
+			reg, err = a.loadDefinitions(defs)
+		case xc != nil:
+			reg, err = a.loadDefinitionsDir(xc.Definitions)
+		default:
+			err = inputErr("give --definition FILE (one or more), or --config FILE with an extensions: section")
+		}
 		if err != nil {
 			return err
 		}
@@ -236,9 +276,14 @@ payload; 4 when a template fails on the payload.
 		if err != nil {
 			return err
 		}
+		ctx := cmd.Context()
+		if ctx == nil {
+			ctx = context.Background()
+		}
+		opts := extensions.RenderOptions{Strict: strict, Limits: xc.RenderLimits()}
 		rendered := []extensions.Rendered{}
 		for _, x := range reg.Extensions() {
-			rs, err := x.Render(st, b, extensions.RenderOptions{Strict: strict})
+			rs, err := x.Render(ctx, st, b, opts)
 			if err != nil {
 				if extensions.PayloadInvalid.Is(err) {
 					return fileErr("--payload "+payload, err)
@@ -378,8 +423,10 @@ whose password signs deliveries (Standard Webhooks; whsec_ base64 or raw
 bytes), an SSH task's privateKeySecret an item with private_key. SSH host
 keys are verified against --known-hosts; there is no way to skip that.
 Ansible tasks run the ansible-playbook in PATH; a task naming an ee image
-needs --container-runtime. --config takes these settings, the vault and the
-definitions directory from a config file's extensions: and vault: sections.
+needs --container-runtime. --config takes these settings, the vault, the
+definitions directory and the render budget (render_budget, render_timeout:
+a template past either fails with EXTENSION_TEMPLATE_BUDGET) from a config
+file's extensions: and vault: sections.
 
 With -o json the output is a JSON array, one object per task in order:
 {"task", "status", "deliveryId", "message", "eventId"}, where status is
@@ -434,17 +481,11 @@ extension failures).
 		}
 		var reg *extensions.Registry
 		if dir != "" {
-			var bad []extensions.FileProblems
-			reg, bad, err = extensions.LoadDir(dir)
-			if err != nil {
-				return usageErr(err)
-			}
-			for _, fp := range bad {
-				for _, p := range fp.Problems {
-					fmt.Fprintf(a.streams.Err, "%s: %s\n", fp.File, p)
-				}
-			}
-		} else if reg, err = a.loadDefinitions(defs); err != nil {
+			reg, err = a.loadDefinitionsDir(dir)
+		} else {
+			reg, err = a.loadDefinitions(defs)
+		}
+		if err != nil {
 			return err
 		}
 		st := extensions.Stage(stage)
@@ -501,6 +542,9 @@ extension failures).
 		}
 		d := extensions.NewDispatcher(reg, runners, store)
 		d.Secrets, d.Strict, d.Log = secrets, strict, log
+		if cfg != nil {
+			d.Limits = cfg.Extensions.RenderLimits()
+		}
 		rep, err := extensions.Fire(ctx, d.Local(clock.Real{}), ev)
 		if err != nil {
 			return err

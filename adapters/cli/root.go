@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"sync/atomic"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -34,6 +36,24 @@ type app struct {
 	// wires register what they read and send, and every byte the command
 	// writes to its streams — text, -o json, logs — is scrubbed of them.
 	secrets *hostforge.Secrets
+	// stopGrace is how long the running command has, once interrupted, to
+	// stop on its own (nanoseconds; 0: DefaultStopGrace). A command that
+	// promises more (the worker's --stop-timeout) raises it.
+	stopGrace atomic.Int64
+}
+
+// DefaultStopGrace is how long an interrupted command has to stop on its
+// own before Run gives up on it and returns ExitCancelled: every command
+// watches its context, so this only ends one stuck in something that does
+// not (a library call, a runaway computation).
+const DefaultStopGrace = 750 * time.Millisecond
+
+// grace is the interrupted command's time to stop.
+func (a *app) grace() time.Duration {
+	if g := time.Duration(a.stopGrace.Load()); g > 0 {
+		return g
+	}
+	return DefaultStopGrace
 }
 
 func (a *app) getenv(key string) string {
@@ -47,6 +67,11 @@ func (a *app) getenv(key string) string {
 // NewRoot builds the hostforge command tree on the given streams and
 // environment. Run it with Run to get the process exit code.
 func NewRoot(s Streams, env Env) *cobra.Command {
+	root, _ := newRoot(s, env)
+	return root
+}
+
+func newRoot(s Streams, env Env) (*cobra.Command, *app) {
 	if s.In == nil {
 		s.In = strings.NewReader("")
 	}
@@ -92,23 +117,47 @@ inspection inventories, decode LLDP and detect BMC vendors.
 	root.AddCommand(a.extensionsCmd())
 	root.AddCommand(a.failureCodesCmd())
 	root.AddCommand(a.versionCmd())
-	return root
+	return root, a
 }
 
 // Run executes the command tree with args (without the program name) and
 // returns the process exit code. Errors are written to the error stream as
 // one line, followed by the operator's next action.
+//
+// ctx ending is an interrupt (cmd/hostforge cancels it on SIGINT and
+// SIGTERM): the command stops and reports, and the code is ExitCancelled.
+// A command that has not returned DefaultStopGrace after the interrupt
+// (the worker: its --stop-timeout and a second) is left behind: Run
+// reports the interrupt and returns ExitCancelled, for the process to
+// exit with, so no command outlives an operator's interrupt.
 func Run(ctx context.Context, args []string, s Streams, env Env) int {
-	root := NewRoot(s, env)
+	root, a := newRoot(s, env)
 	root.SetArgs(args)
-	cmd, err := root.ExecuteContextC(ctx)
-	if err == nil {
-		return ExitOK
+	done := make(chan int, 1)
+	go func() {
+		cmd, err := root.ExecuteContextC(ctx)
+		if err == nil {
+			done <- ExitOK
+			return
+		}
+		if cmd == nil {
+			cmd = root
+		}
+		done <- report(root.ErrOrStderr(), cmd, err)
+	}()
+	select {
+	case code := <-done:
+		return code
+	case <-ctx.Done():
 	}
-	if cmd == nil {
-		cmd = root
+	grace := time.NewTimer(a.grace())
+	defer grace.Stop()
+	select {
+	case code := <-done:
+		return code
+	case <-grace.C:
+		return report(root.ErrOrStderr(), root, hostforge.Cancelled.New("interrupted: the command did not stop within %s, so it was abandoned", a.grace()))
 	}
-	return report(root.ErrOrStderr(), cmd, err)
 }
 
 // report prints err and returns its exit code.

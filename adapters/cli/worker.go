@@ -131,6 +131,9 @@ worker.
 		case maxSteps < 0:
 			return inputErr("--max-concurrent-steps %d: want 0 or more", maxSteps)
 		}
+		// Interrupted, running steps get --stop-timeout to finish (the
+		// worker's promise), and the worker a second more to stop.
+		a.stopGrace.Store(int64(stopTimeout + time.Second))
 		log, err := a.logger(cmd)
 		if err != nil {
 			return err

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"time"
 
 	"github.com/hostforge/hostforge/adapters/ansible"
 	"github.com/hostforge/hostforge/adapters/ssh"
@@ -32,7 +33,10 @@ const extensionsHelp = `  extensions:                           # optional: work
     ansible_playbook: /usr/bin/ansible-playbook # optional: default the one in PATH
     ansible_env: [ANSIBLE_CONFIG=/etc/hostforge/ansible.cfg]   # optional: ANSIBLE_*
                                         #   settings; a playbook gets these, PATH, HOME
-                                        #   and LANG, nothing else of the worker's`
+                                        #   and LANG, nothing else of the worker's
+    render_budget: 64MiB                # optional: strings and arrays one template render may
+                                        #   build (at most 1GiB); past it, EXTENSION_TEMPLATE_BUDGET
+    render_timeout: 2s                  # optional: how long one render may take (at most 1m)`
 
 // ExtensionsConfig is the extensions: section: where the definitions are
 // and what the task runners need from the site.
@@ -59,6 +63,28 @@ type ExtensionsConfig struct {
 	// gets; it gets nothing else of the worker's environment but PATH,
 	// HOME and LANG.
 	AnsibleEnv []string `yaml:"ansible_env"`
+	// RenderBudget is the bytes of strings and arrays one render of a
+	// task's template may build (default extensions.DefaultRenderBudget).
+	RenderBudget ByteSize `yaml:"render_budget"`
+	// RenderTimeout is how long one render may take (default
+	// extensions.DefaultRenderTimeout).
+	RenderTimeout enrollment.Duration `yaml:"render_timeout"`
+}
+
+// The largest render limits the config accepts: a render is one template
+// and one payload, so more than this is a template that runs away, and
+// a worker renders several at once.
+const (
+	maxRenderBudget  = 1 << 30
+	maxRenderTimeout = time.Minute
+)
+
+// RenderLimits are the section's render limits (zero: the defaults).
+func (x *ExtensionsConfig) RenderLimits() extensions.RenderLimits {
+	if x == nil {
+		return extensions.RenderLimits{}
+	}
+	return extensions.RenderLimits{Budget: int64(x.RenderBudget), Timeout: x.RenderTimeout.D()}
 }
 
 // validateExtensions checks the section without touching the file system.
@@ -77,6 +103,12 @@ func (c *Config) validateExtensions() error {
 	}
 	if _, err := AnsibleEnv(x.AnsibleEnv); err != nil {
 		return c.keyError("extensions.ansible_env", "%v", err)
+	}
+	if x.RenderBudget < 0 || x.RenderBudget > maxRenderBudget {
+		return c.keyError("extensions.render_budget", "%s: want more than 0 and at most %s (default %s)", x.RenderBudget, ByteSize(maxRenderBudget), ByteSize(extensions.DefaultRenderBudget))
+	}
+	if x.RenderTimeout < 0 || x.RenderTimeout.D() > maxRenderTimeout {
+		return c.keyError("extensions.render_timeout", "%s: want more than 0 and at most %s (default %s)", x.RenderTimeout.D(), maxRenderTimeout, extensions.DefaultRenderTimeout)
 	}
 	return nil
 }
@@ -215,6 +247,7 @@ func openExtensions(ctx context.Context, cfg *Config, s *Systems, log *slog.Logg
 	}
 	d := extensions.NewDispatcher(reg, runners, store)
 	d.Log = log
+	d.Limits = x.RenderLimits()
 	if s.Enrollment != nil {
 		d.Servers = &serverSource{netbox: s.Enrollment.NetBox, ironic: s.Enrollment.Ironic}
 	}

@@ -21,3 +21,6 @@ func (s *ByteSize) UnmarshalText(b []byte) error {
 	*s = ByteSize(n)
 	return nil
 }
+
+// String is the size in the largest binary unit that divides it ("64 MiB").
+func (s ByteSize) String() string { return bytesize.Format(int64(s)) }

@@ -18,8 +18,17 @@ import (
 	"github.com/hostforge/hostforge/adapters/cli"
 )
 
+// main runs the command tree. SIGINT and SIGTERM interrupt the command
+// through its context: it stops, reports and exits 7 (cli.ExitCancelled);
+// one that does not stop within cli.DefaultStopGrace is abandoned and the
+// process exits 7 all the same (cli.Run). The first signal also restores
+// the signals' default action, so a second one ends the process at once:
+// signal.NotifyContext alone would keep catching them for as long as the
+// command runs, and a command that does not watch its context (a template
+// render, before renders took one) could then not be stopped at all.
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	context.AfterFunc(ctx, stop)
 	code := cli.Run(ctx, os.Args[1:], cli.Streams{
 		In:       os.Stdin,
 		Out:      os.Stdout,

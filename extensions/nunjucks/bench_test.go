@@ -25,7 +25,7 @@ func BenchmarkRender(b *testing.B) {
 		b.Run(name, func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				if _, err := tpl.Render(data, Options{}); err != nil {
+				if _, err := tpl.Render(b.Context(), data, Options{}); err != nil {
 					b.Fatal(err)
 				}
 			}

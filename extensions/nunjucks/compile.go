@@ -26,14 +26,14 @@ func at(t *tokens.Token) pos {
 
 // compiler turns gonja's syntax tree into our statements and expressions.
 type compiler struct {
-	toks   []*tokens.Token
-	index  map[int]int // token Pos → index in toks
-	match  []int       // index of the matching bracket, or -1
-	strict map[int]bool
+	toks  []*tokens.Token
+	index map[int]int // token Pos → index in toks
+	match []int       // index of the matching bracket, or -1
+	src   *source
 }
 
-func newCompiler(toks []*tokens.Token, strict map[int]bool) *compiler {
-	c := &compiler{toks: toks, index: make(map[int]int, len(toks)), match: make([]int, len(toks)), strict: strict}
+func newCompiler(toks []*tokens.Token, src *source) *compiler {
+	c := &compiler{toks: toks, index: make(map[int]int, len(toks)), match: make([]int, len(toks)), src: src}
 	var stack []int
 	for i, t := range toks {
 		c.index[t.Pos] = i
@@ -98,8 +98,11 @@ func (c *compiler) stmt(n nodes.Node) (stmt, error) {
 		if s == "" {
 			return nil, nil
 		}
-		return textStmt(s), nil
+		return &textStmt{s: s, p: at(x.Data)}, nil
 	case *nodes.Comment:
+		if text, ok := c.src.raws[x.Start.Pos]; ok && text != "" {
+			return &textStmt{s: text, p: at(x.Start)}, nil
+		}
 		return nil, nil
 	case *nodes.Output:
 		e, err := c.expr(x.Expression)
@@ -169,7 +172,8 @@ func (c *compiler) tag(b *nodes.ControlStructureBlock) (stmt, error) {
 		if err != nil {
 			return nil, err
 		}
-		return &forStmt{names: t.names, iter: it, body: body, else_: els, hasElse: t.else_ != nil, p: at(b.Location)}, nil
+		bound := append(append([]string(nil), t.names...), "loop")
+		return &forStmt{names: t.names, bound: bound, iter: it, body: body, else_: els, hasElse: t.else_ != nil, p: at(b.Location)}, nil
 	case *setTag:
 		s := &setStmt{targets: t.targets}
 		var err error
@@ -187,19 +191,11 @@ func (c *compiler) tag(b *nodes.ControlStructureBlock) (stmt, error) {
 		}
 		return s, nil
 	case *macroTag:
-		m := &macroStmt{name: t.name}
-		for _, prm := range t.params {
-			mp := macroParamC{name: prm.name}
-			if prm.def != nil {
-				d, err := c.expr(prm.def)
-				if err != nil {
-					return nil, err
-				}
-				mp.def = d
-			}
-			m.params = append(m.params, mp)
+		params, err := c.macroParams(t.params)
+		if err != nil {
+			return nil, err
 		}
-		var err error
+		m := &macroStmt{name: t.name, params: params, bound: paramNames(params)}
 		if m.body, err = c.wrapper(t.body); err != nil {
 			return nil, err
 		}
@@ -215,7 +211,11 @@ func (c *compiler) tag(b *nodes.ControlStructureBlock) (stmt, error) {
 		}
 		return &filterStmt{f: f.(*filterExpr), body: body}, nil
 	case *rawTag:
-		return textStmt(restoreCR(t.text)), nil
+		return &textStmt{s: restoreCR(t.text), p: at(t.at)}, nil
+	case *callTag:
+		return c.callTag(t, at(b.Location))
+	case *switchTag:
+		return c.switchTag(t)
 	}
 	return nil, c.errf(at(b.Location), "{%% %s %%} is not supported", b.Name)
 }
@@ -270,36 +270,6 @@ func (c *compiler) kwargs(m map[string]nodes.Expression) ([]kwArg, error) {
 	return out, nil
 }
 
-// unescapeString applies Nunjucks' string escapes to a literal as gonja's
-// lexer left it (\" and \' are already resolved): \n, \t and \r are
-// control characters, and any other escaped character stands for itself.
-func unescapeString(s string) string {
-	s = restoreCR(s)
-	if !strings.Contains(s, `\`) {
-		return s
-	}
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		ch := s[i]
-		if ch != '\\' || i+1 == len(s) {
-			b.WriteByte(ch)
-			continue
-		}
-		i++
-		switch s[i] {
-		case 'n':
-			b.WriteByte('\n')
-		case 't':
-			b.WriteByte('\t')
-		case 'r':
-			b.WriteByte('\r')
-		default:
-			b.WriteByte(s[i])
-		}
-	}
-	return b.String()
-}
-
 func (c *compiler) expr(n nodes.Expression) (expr, error) {
 	if n == nil {
 		return nil, &Error{Msg: "expected an expression"}
@@ -307,7 +277,13 @@ func (c *compiler) expr(n nodes.Expression) (expr, error) {
 	p := at(n.Position())
 	switch x := n.(type) {
 	case *nodes.String:
-		v := unescapeString(x.Location.Val)
+		if re, ok := c.src.regexps[x.Location.Pos]; ok {
+			return c.regexp(re, p)
+		}
+		v, ok := c.src.strings[x.Location.Pos]
+		if !ok {
+			return nil, c.errf(p, "string literal %s not found by the lexer", quote(x.Location.Val))
+		}
 		return &litExpr{v: v, base: base{p, quote(ellipsis(v))}}, nil
 	case *nodes.Integer:
 		f, err := strconv.ParseFloat(strings.ReplaceAll(x.Location.Val, "_", ""), 64)
@@ -587,7 +563,7 @@ func (c *compiler) cluster(x *nodes.BinaryExpression, negate bool) (expr, error)
 	opVals := make([]string, len(ops))
 	for i, o := range ops {
 		opVals[i] = o.Val
-		if c.strict[o.Pos] {
+		if c.src.strict[o.Pos] {
 			opVals[i] += "="
 		}
 	}
@@ -856,4 +832,102 @@ func sortStrings(s []string) {
 			s[j], s[j-1] = s[j-1], s[j]
 		}
 	}
+}
+
+// macroParams compiles a macro's or caller's parameters.
+func (c *compiler) macroParams(params []macroParam) ([]macroParamC, error) {
+	var out []macroParamC
+	for _, prm := range params {
+		mp := macroParamC{name: prm.name}
+		if prm.def != nil {
+			d, err := c.expr(prm.def)
+			if err != nil {
+				return nil, err
+			}
+			mp.def = d
+		}
+		out = append(out, mp)
+	}
+	return out, nil
+}
+
+func paramNames(params []macroParamC) []string {
+	names := make([]string, len(params))
+	for i, p := range params {
+		names[i] = p.name
+	}
+	return names
+}
+
+// callTag compiles {% call %}: the macro call, with the caller as one more
+// keyword argument, printed.
+func (c *compiler) callTag(t *callTag, p pos) (stmt, error) {
+	e, err := c.expr(t.call)
+	if err != nil {
+		return nil, err
+	}
+	params, err := c.macroParams(t.params)
+	if err != nil {
+		return nil, err
+	}
+	body, err := c.wrapper(t.body)
+	if err != nil {
+		return nil, err
+	}
+	caller := kwArg{name: "caller", e: &callerExpr{def: &macroStmt{name: "caller", params: params, bound: paramNames(params), body: body}, base: base{p, "caller"}}}
+	switch x := e.(type) {
+	case *callExpr:
+		x.kw = append(x.kw, caller)
+	case *methodExpr:
+		x.kw = append(x.kw, caller)
+	default:
+		return nil, c.errf(p, "call expects a macro call, such as {%% call list(items) %%}")
+	}
+	return &outputStmt{e: e, p: p}, nil
+}
+
+// switchTag compiles {% switch %}. A case whose body has nothing in it (not
+// even white space; a comment is nothing) falls through to the next, as
+// the JavaScript switch Nunjucks compiles it to does.
+func (c *compiler) switchTag(t *switchTag) (stmt, error) {
+	e, err := c.expr(t.expr)
+	if err != nil {
+		return nil, err
+	}
+	s := &switchStmt{expr: e}
+	for i, cn := range t.conds {
+		var cond expr = &nameExpr{name: "default", base: base{at(t.at), "default"}}
+		if cn != nil {
+			if cond, err = c.expr(cn); err != nil {
+				return nil, err
+			}
+		}
+		body, err := c.wrapper(t.bodies[i])
+		if err != nil {
+			return nil, err
+		}
+		s.conds, s.bodies = append(s.conds, cond), append(s.bodies, body)
+		s.breaks = append(s.breaks, c.hasNodes(t.bodies[i]))
+	}
+	if t.default_ != nil {
+		if s.default_, err = c.wrapper(t.default_); err != nil {
+			return nil, err
+		}
+	}
+	return s, nil
+}
+
+// hasNodes reports whether Nunjucks' parser puts anything in a block body:
+// text (even if white-space control leaves it empty), a tag, a raw block;
+// a comment is not anything.
+func (c *compiler) hasNodes(w *nodes.Wrapper) bool {
+	for _, n := range w.Nodes {
+		if cm, ok := n.(*nodes.Comment); ok {
+			if _, raw := c.src.raws[cm.Start.Pos]; !raw {
+				continue
+			}
+		}
+		return true
+	}
+	return false
 }

@@ -21,12 +21,14 @@ var controlStructures = exec.NewControlStructureSet(map[string]parser.ControlStr
 	"macro":  parseMacro,
 	"filter": parseFilterTag,
 	"raw":    parseRaw,
+	"call":   parseCall,
+	"switch": parseSwitch,
 })
 
 // unsupportedTags name tags Nunjucks has that an extension template, a
 // single string with no loader, cannot use; they fail with a clear
 // message instead of "not found".
-var unsupportedTags = []string{"include", "import", "from", "extends", "block", "call", "asyncEach", "asyncAll", "ifAsync", "switch", "verbatim"}
+var unsupportedTags = []string{"include", "import", "from", "extends", "block", "asyncEach", "asyncAll", "ifAsync"}
 
 func init() {
 	for _, name := range unsupportedTags {
@@ -241,27 +243,11 @@ func parseMacro(p *parser.Parser, args *parser.Parser) (nodes.ControlStructure, 
 	if args.Match(tokens.LeftParenthesis) == nil {
 		return nil, args.Error("macro expects '(' after its name", args.Current())
 	}
-	for args.Match(tokens.RightParenthesis) == nil {
-		if len(t.params) > 0 && args.Match(tokens.Comma) == nil {
-			return nil, args.Error("macro parameters are separated by ','", args.Current())
-		}
-		pn := args.Match(tokens.Name)
-		if pn == nil {
-			return nil, args.Error("macro parameter must be a name", args.Current())
-		}
-		prm := macroParam{name: pn.Val}
-		if args.Match(tokens.Assign) != nil {
-			d, err := args.ParseExpression()
-			if err != nil {
-				return nil, err
-			}
-			prm.def = d
-		}
-		t.params = append(t.params, prm)
-		if args.End() {
-			return nil, fmt.Errorf("macro %s: missing ')'", t.name)
-		}
+	params, err := parseParams(args, "macro "+t.name)
+	if err != nil {
+		return nil, err
 	}
+	t.params = params
 	if !args.End() {
 		return nil, args.Error("unexpected "+args.Current().Val+" after the macro parameters", args.Current())
 	}
@@ -273,6 +259,142 @@ func parseMacro(p *parser.Parser, args *parser.Parser) (nodes.ControlStructure, 
 		return nil, endArgs.Error("endmacro takes no arguments", endArgs.Current())
 	}
 	t.body = body
+	return t, nil
+}
+
+// parseParams reads a macro's or caller's parameters after the opening
+// parenthesis: names, each with an optional default.
+func parseParams(args *parser.Parser, what string) ([]macroParam, error) {
+	var params []macroParam
+	for args.Match(tokens.RightParenthesis) == nil {
+		if len(params) > 0 && args.Match(tokens.Comma) == nil {
+			return nil, args.Error("parameters are separated by ','", args.Current())
+		}
+		pn := args.Match(tokens.Name)
+		if pn == nil {
+			return nil, args.Error("a parameter must be a name", args.Current())
+		}
+		prm := macroParam{name: pn.Val}
+		if args.Match(tokens.Assign) != nil {
+			d, err := args.ParseExpression()
+			if err != nil {
+				return nil, err
+			}
+			prm.def = d
+		}
+		params = append(params, prm)
+		if args.End() {
+			return nil, fmt.Errorf("%s: missing ')'", what)
+		}
+	}
+	return params, nil
+}
+
+// callTag is {% call [(params)] macro(args) %}body{% endcall %}: the
+// macro is called with one more keyword argument, caller, a macro whose
+// body is the tag's body.
+type callTag struct {
+	at     *tokens.Token
+	params []macroParam
+	call   nodes.Expression
+	body   *nodes.Wrapper
+}
+
+func (t *callTag) Position() *tokens.Token { return t.at }
+func (t *callTag) String() string          { return "call" }
+
+func parseCall(p *parser.Parser, args *parser.Parser) (nodes.ControlStructure, error) {
+	t := &callTag{at: args.Current()}
+	if args.Match(tokens.LeftParenthesis) != nil {
+		params, err := parseParams(args, "call")
+		if err != nil {
+			return nil, err
+		}
+		t.params = params
+	}
+	call, err := tagExpression(args, "call")
+	if err != nil {
+		return nil, err
+	}
+	if _, ok := call.(*nodes.Call); !ok {
+		return nil, args.Error("call expects a macro call, such as {% call list(items) %}", t.at)
+	}
+	t.call = call
+	body, endArgs, err := p.WrapUntil("endcall")
+	if err != nil {
+		return nil, err
+	}
+	if !endArgs.End() {
+		return nil, endArgs.Error("endcall takes no arguments", endArgs.Current())
+	}
+	t.body = body
+	return t, nil
+}
+
+// switchTag is {% switch expr %}{% case a %}...{% default %}...{% endswitch %}.
+type switchTag struct {
+	at       *tokens.Token
+	expr     nodes.Expression
+	conds    []nodes.Expression
+	bodies   []*nodes.Wrapper
+	default_ *nodes.Wrapper
+}
+
+func (t *switchTag) Position() *tokens.Token { return t.at }
+func (t *switchTag) String() string          { return "switch" }
+
+// parseSwitch reads a switch as Nunjucks' parser does: what stands before
+// the first case is dropped, default (if any) comes last, and a default
+// where the first case should be is read as a case whose value is the
+// variable named default.
+func parseSwitch(p *parser.Parser, args *parser.Parser) (nodes.ControlStructure, error) {
+	t := &switchTag{at: args.Current()}
+	e, err := tagExpression(args, "switch")
+	if err != nil {
+		return nil, err
+	}
+	t.expr = e
+	first, tagArgs, err := p.WrapUntil("case", "default", "endswitch")
+	if err != nil {
+		return nil, err
+	}
+	end := first.EndTag
+	switch end {
+	case "endswitch":
+		return nil, args.Error("switch needs at least one case", t.at)
+	case "default":
+		end = "case" // Nunjucks reads it as "case default"
+	}
+	for end == "case" {
+		var cond nodes.Expression // nil: the variable named default
+		if first == nil || first.EndTag == "case" {
+			if cond, err = tagExpression(tagArgs, "case"); err != nil {
+				return nil, err
+			}
+		} else if !tagArgs.End() {
+			return nil, tagArgs.Error("unexpected "+tagArgs.Current().Val, tagArgs.Current())
+		}
+		first = nil
+		body, next, err := p.WrapUntil("case", "default", "endswitch")
+		if err != nil {
+			return nil, err
+		}
+		t.conds, t.bodies = append(t.conds, cond), append(t.bodies, body)
+		end, tagArgs = body.EndTag, next
+	}
+	if end == "default" {
+		if !tagArgs.End() {
+			return nil, tagArgs.Error("default takes no arguments", tagArgs.Current())
+		}
+		body, next, err := p.WrapUntil("endswitch")
+		if err != nil {
+			return nil, err
+		}
+		t.default_, tagArgs = body, next
+	}
+	if !tagArgs.End() {
+		return nil, tagArgs.Error("endswitch takes no arguments", tagArgs.Current())
+	}
 	return t, nil
 }
 

@@ -33,7 +33,28 @@
 //     replace, padStart, ...) and array methods (join, slice, concat,
 //     includes, push, ...) with UTF-16 indexing; .length;
 //   - whitespace control ({%- -%}) trims JavaScript white space; CR LF line
-//     ends are kept; the final newline is kept.
+//     ends are kept; the final newline is kept;
+//   - string literals are lexed as Nunjucks lexes them: a backslash escapes
+//     any character (\n, \t and \r are control characters, \" \\ and any
+//     other stand for themselves), so replace('"', '\\"') and "C:\\temp\\"
+//     work, and \u is a u (gonja's lexer cannot read these; lex.go reads
+//     them before it);
+//   - {% call %} passes its body to the macro as caller (with parameters:
+//     {% call(item) list(items) %}); the body sees the loop variables and
+//     macro parameters where it stands, and otherwise what the macro sees;
+//   - {% switch %}, {% case %} and {% default %} are JavaScript's switch:
+//     strict equality, and a case with nothing in it falls through;
+//   - {% raw %} and {% verbatim %} print their text, nested blocks of the
+//     same kind included;
+//   - escape, safe, forceescape, a macro call and caller() return a
+//     SafeString: escaping one again leaves it, it is true even when empty,
+//     and dump prints it as the object it is ({"val":...,"length":n});
+//   - regular-expression literals r/body/flags (g, i, m) for replace,
+//     test, match, search and split (see regExp for what is refused);
+//   - Number.prototype.toFixed, toPrecision and toString(radix);
+//   - a lone surrogate (from a JSON payload or by slicing a string between
+//     the halves of a pair) stays one: dump writes it as \udxxx, as
+//     JSON.stringify does, and the rendered text has U+FFFD in its place.
 //
 // Additions: the shellquote filter quotes a value as one POSIX shell word
 // (an array as several), and [Options.Strict] refuses undefined values
@@ -42,13 +63,25 @@
 // Refused at parse time, with the line and column: unknown filters and
 // tests (Nunjucks fails on them at render), include, import, extends and
 // the other tags that need a template loader, slice syntax x[a:b] and
-// exponent literals (Nunjucks has neither). Arrays that come with the data
-// are read-only to templates (push on a payload array is an error; copy it
-// with .slice() first), so one payload renders safely for many tasks at
-// once. Known differences that remain: an inline "x if c else y" works in
-// {{ }} and {% set %} only (gonja's grammar), regular-expression literals
-// are not supported, and sorting with a comparator that is not a total
+// exponent literals (Nunjucks has neither), and the regular-expression
+// features Go's engine lacks (backreferences, lookaround, the sticky flag).
+// Arrays that come with the data are read-only to templates (push on a
+// payload array is an error; copy it with .slice() first), so one payload
+// renders safely for many tasks at once. Known differences that remain:
+// an inline "x if c else y" works in {{ }} and {% set %} only (gonja's
+// grammar), regular expressions match by character rather than UTF-16
+// unit (see regExp), and sorting with a comparator that is not a total
 // order agrees with V8 only for arrays shorter than 64.
+//
+// Every render has a context and a budget: Render stops, with an *Error
+// naming the template position, when its context ends (cancelled or past
+// its deadline: loops, macro calls, filters and method calls check it)
+// and when the template has built more than Options.Budget bytes of
+// strings and arrays (DefaultBudget, 64 MiB). The rendered text (16 MiB),
+// loop iterations (1,000,000 per render) and macro nesting (64) have caps
+// of their own. Templates that must be stopped so — a macro calling itself
+// twice, indent or replace multiplying a string, an array doubled by
+// concat — are the refusal set in ../testdata/refusals.
 //
 // Every rule above is a case of the golden corpus in ../testdata/templates,
 // recorded with real Nunjucks 3.2.4 (../testdata/nunjucks-golden.js) and

@@ -1,6 +1,7 @@
 package nunjucks
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"strings"
@@ -34,6 +35,23 @@ type kwArg struct {
 type frame struct {
 	vars   map[string]any
 	parent *frame
+	// bound names the variables the frame's construct binds (a loop's
+	// variables, a macro's parameters): what a caller body sees of the
+	// place it was written, as Nunjucks compiles those to closures.
+	bound []string
+	// A caller's frame has no parent: closure holds the bound variables
+	// of the {% call %} site, and dynamic is the frame caller() was called
+	// from (inside the macro), which Nunjucks' runtime lookups reach.
+	closure map[string]any
+	dynamic *frame
+}
+
+// next is the frame lookups go on to after f.
+func (f *frame) next() *frame {
+	if f.closure != nil {
+		return f.dynamic
+	}
+	return f.parent
 }
 
 func (f *frame) set(name string, v any) {
@@ -52,6 +70,12 @@ type renderer struct {
 	strict bool
 	iters  int
 	depth  int
+
+	ctx    context.Context
+	done   <-chan struct{} // ctx.Done(), read once
+	held   int64           // bytes of strings and arrays built so far
+	budget int64           // the most held may reach
+	at     pos             // the expression being evaluated, for an aborted render
 }
 
 func (r *renderer) errf(p pos, format string, args ...any) error {
@@ -61,8 +85,11 @@ func (r *renderer) errf(p pos, format string, args ...any) error {
 // lookup resolves a name: the frame chain, the top-level variables, the
 // data, then the globals (range, cycler, joiner).
 func (r *renderer) lookup(name string) any {
-	for f := r.frame; f != nil; f = f.parent {
+	for f := r.frame; f != nil; f = f.next() {
 		if v, ok := f.vars[name]; ok && !isUndef(v) {
+			return v
+		}
+		if v, ok := f.closure[name]; ok && !isUndef(v) {
 			return v
 		}
 	}
@@ -84,7 +111,11 @@ func (r *renderer) lookup(name string) any {
 // frame that already has the variable, else the current one. A top-level
 // assignment is visible to macros too.
 func (r *renderer) assign(name string, v any) {
-	for f := r.frame; f != nil; f = f.parent {
+	if r.frame.closure != nil {
+		r.frame.set(name, v) // a caller's body keeps its own assignments
+		return
+	}
+	for f := r.frame; f != nil; f = f.next() {
 		if old, ok := f.vars[name]; ok && !isUndef(old) {
 			f.vars[name] = v
 			return
@@ -101,9 +132,13 @@ func (r *renderer) undefinedUse(e expr, v any) error {
 	return nil
 }
 
-func (r *renderer) write(s string) error {
+// write appends s to the output, charging it to the budget.
+func (r *renderer) write(p pos, s string) error {
 	if r.out.Len()+len(s) > maxOutput {
-		return r.errf(pos{}, "the rendered text exceeds %d bytes", maxOutput)
+		return r.errf(p, "the rendered text exceeds %d bytes", maxOutput)
+	}
+	if err := r.charge(len(s)); err != nil {
+		return wrapAt(err, p)
 	}
 	r.out.WriteString(s)
 	return nil
@@ -125,17 +160,17 @@ func (r *renderer) capture(ss []stmt) (string, error) {
 	r.out = &b
 	err := r.run(ss)
 	r.out = saved
-	if err == nil && saved.Len()+b.Len() > maxOutput {
-		err = r.errf(pos{}, "the rendered text exceeds %d bytes", maxOutput)
-	}
 	return b.String(), err
 }
 
 // ---- statements ----
 
-type textStmt string
+type textStmt struct {
+	s string
+	p pos
+}
 
-func (t textStmt) exec(r *renderer) error { return r.write(string(t)) }
+func (t *textStmt) exec(r *renderer) error { return r.write(t.p, t.s) }
 
 type outputStmt struct {
 	e expr
@@ -147,9 +182,10 @@ func (s *outputStmt) exec(r *renderer) error {
 	if err != nil {
 		return err
 	}
+	r.at = s.p
 	switch x := v.(type) {
 	case string:
-		return r.write(x)
+		return r.write(s.p, x)
 	case undefinedValue:
 		if err := r.undefinedUse(s.e, v); err != nil {
 			return err
@@ -158,7 +194,7 @@ func (s *outputStmt) exec(r *renderer) error {
 	case nil:
 		return nil
 	}
-	return r.write(toString(v))
+	return r.write(s.p, toString(v))
 }
 
 type ifStmt struct {
@@ -182,6 +218,7 @@ func (s *ifStmt) exec(r *renderer) error {
 
 type forStmt struct {
 	names   []string
+	bound   []string // names and "loop"
 	iter    expr
 	body    []stmt
 	else_   []stmt
@@ -227,8 +264,17 @@ func (s *forStmt) exec(r *renderer) error {
 	if err != nil {
 		return err
 	}
+	if x, ok := v.(*safeString); ok {
+		// Nunjucks iterates a SafeString with the string iterator it
+		// inherits: by character (code point), not by UTF-16 unit.
+		chars := &Array{Items: []any{}}
+		for _, c := range x.s {
+			chars.Items = append(chars.Items, string(c))
+		}
+		v = chars
+	}
 	outer := r.frame
-	f := &frame{parent: outer}
+	f := &frame{parent: outer, bound: s.bound}
 	r.frame = f
 	defer func() { r.frame = outer }()
 	n := 0
@@ -239,6 +285,9 @@ func (s *forStmt) exec(r *renderer) error {
 			r.iters++
 			if r.iters > maxIterations {
 				return r.errf(s.p, "more than %d loop iterations", maxIterations)
+			}
+			if err := r.interrupted(s.p); err != nil {
+				return err
 			}
 			loop.index = i
 			return r.run(s.body)
@@ -331,6 +380,7 @@ type macroParamC struct {
 type macroStmt struct {
 	name   string
 	params []macroParamC
+	bound  []string // the parameters' names
 	body   []stmt
 }
 
@@ -338,6 +388,70 @@ func (s *macroStmt) exec(r *renderer) error {
 	m := &macro{def: s}
 	r.assign(s.name, m)
 	return nil
+}
+
+// switchStmt is a JavaScript switch: the first case strictly equal to the
+// value runs, and so do the cases after it until one whose body breaks;
+// the default runs when no case matches (or a case falls into it).
+type switchStmt struct {
+	expr     expr
+	conds    []expr
+	bodies   [][]stmt
+	breaks   []bool
+	default_ []stmt
+}
+
+func (s *switchStmt) exec(r *renderer) error {
+	v, err := s.expr.eval(r)
+	if err != nil {
+		return err
+	}
+	for i, c := range s.conds {
+		cv, err := c.eval(r)
+		if err != nil {
+			return err
+		}
+		if !strictEqual(v, cv) {
+			continue
+		}
+		for ; i < len(s.bodies); i++ {
+			if err := r.run(s.bodies[i]); err != nil {
+				return err
+			}
+			if s.breaks[i] {
+				return nil
+			}
+		}
+		return r.run(s.default_)
+	}
+	return r.run(s.default_)
+}
+
+// callerExpr is the caller a {% call %} passes to its macro: a macro of
+// the call's body that sees the variables bound where the call stands.
+type callerExpr struct {
+	def *macroStmt
+	base
+}
+
+func (e *callerExpr) eval(r *renderer) (any, error) {
+	closure := map[string]any{}
+	for f := r.frame; f != nil && f != r.root; f = f.parent {
+		for _, n := range f.bound {
+			if _, seen := closure[n]; !seen {
+				closure[n] = f.vars[n]
+			}
+		}
+		if f.closure != nil { // inside another caller: its call site's too
+			for n, v := range f.closure {
+				if _, seen := closure[n]; !seen {
+					closure[n] = v
+				}
+			}
+			break
+		}
+	}
+	return &macro{def: e.def, closure: closure}, nil
 }
 
 type filterStmt struct {
@@ -357,7 +471,7 @@ func (s *filterStmt) exec(r *renderer) error {
 	if isNullish(v) {
 		return nil
 	}
-	return r.write(toString(v))
+	return r.write(s.f.where(), toString(v))
 }
 
 // ---- expressions ----
@@ -382,6 +496,9 @@ type listExpr struct {
 }
 
 func (e *listExpr) eval(r *renderer) (any, error) {
+	if err := r.charge(arrayBytes(len(e.items))); err != nil {
+		return nil, wrapAt(err, e.where())
+	}
 	a := &Array{Items: make([]any, len(e.items))}
 	for i, it := range e.items {
 		v, err := it.eval(r)
@@ -411,22 +528,34 @@ func (e *dictExpr) eval(r *renderer) (any, error) {
 		}
 		o.Set(toString(k), v)
 	}
+	if err := r.charge(objectBytes(o)); err != nil {
+		return nil, wrapAt(err, e.where())
+	}
 	return o, nil
 }
 
 // member is Nunjucks' memberLookup (obj[key]) for property access; calling
 // a method goes through methodExpr instead.
 func member(obj, key any) any {
+	if isNullish(obj) {
+		return undef
+	}
+	return memberKey(obj, propertyKey(key))
+}
+
+// memberKey is member with the key already a property key (what a
+// template's obj.name reads, without converting name to a value).
+func memberKey(obj any, key string) any {
 	switch x := obj.(type) {
 	case undefinedValue, nil:
 		return undef
 	case *Object:
-		if v, ok := x.vals[propertyKey(key)]; ok {
+		if v, ok := x.vals[key]; ok {
 			return v
 		}
 		return undef
 	case *Array:
-		k := propertyKey(key)
+		k := key
 		if k == "length" {
 			return float64(len(x.Items))
 		}
@@ -441,7 +570,7 @@ func member(obj, key any) any {
 		}
 		return undef
 	case string:
-		k := propertyKey(key)
+		k := key
 		js := newJSString(x)
 		if k == "length" {
 			return float64(js.len())
@@ -457,17 +586,21 @@ func member(obj, key any) any {
 		}
 		return undef
 	case float64:
-		if _, ok := numberMethods[propertyKey(key)]; ok {
-			return &boundMethod{recv: x, name: propertyKey(key)}
+		if _, ok := numberMethods[key]; ok {
+			return &boundMethod{recv: x, name: key}
 		}
 	case *loopInfo:
-		return x.get(propertyKey(key))
+		return x.get(key)
+	case *regExp:
+		return x.member(key)
+	case *safeString:
+		return x.member(key)
 	case *cycler:
-		switch propertyKey(key) {
+		switch key {
 		case "current":
 			return x.current
 		case "next", "reset":
-			return &boundMethod{recv: x, name: propertyKey(key)}
+			return &boundMethod{recv: x, name: key}
 		}
 	}
 	return undef
@@ -504,7 +637,7 @@ func (e *memberExpr) eval(r *renderer) (any, error) {
 		return nil, r.errf(e.obj.where(), "%s is %s, so %s cannot be read (strict mode)", e.obj.text(), what, e.text())
 	}
 	if e.dyn == nil {
-		return member(o, e.key), nil
+		return memberKey(o, e.key), nil
 	}
 	k, err := e.dyn.eval(r)
 	if err != nil {
@@ -559,9 +692,24 @@ func (e *callExpr) eval(r *renderer) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	return r.call(c, nil, args, kw, e.where())
+}
+
+// call calls c, checking the render's context first and charging what it
+// returns (a macro's output is charged as it is written).
+func (r *renderer) call(c callable, recv any, args []any, kw *Object, p pos) (any, error) {
+	if err := r.interrupted(p); err != nil {
+		return nil, err
+	}
+	r.at = p
 	v, err := c.call(r, args, kw)
+	if err == nil {
+		if _, isMacro := c.(*macro); !isMacro {
+			err = r.chargeResult(v, recv, args)
+		}
+	}
 	if err != nil {
-		return nil, wrapAt(err, e.where())
+		return nil, wrapAt(err, p)
 	}
 	return v, nil
 }
@@ -582,7 +730,7 @@ func (e *methodExpr) eval(r *renderer) (any, error) {
 	if r.strict && isNullish(o) {
 		return nil, r.errf(e.obj.where(), "%s is %s, so .%s() cannot be called (strict mode)", e.obj.text(), jsType(o), e.name)
 	}
-	fn := member(o, e.name)
+	fn := memberKey(o, e.name)
 	c, ok := fn.(callable)
 	if !ok {
 		if !truthy(fn) {
@@ -594,11 +742,7 @@ func (e *methodExpr) eval(r *renderer) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	v, err := c.call(r, args, kw)
-	if err != nil {
-		return nil, wrapAt(err, e.where())
-	}
-	return v, nil
+	return r.call(c, o, args, kw, e.where())
 }
 
 // wrapAt gives a positionless error from a function the call's position.
@@ -610,7 +754,7 @@ func wrapAt(err error, p pos) error {
 	if _, ok := err.(*Error); ok {
 		return err
 	}
-	return &Error{Line: p.line, Col: p.col, Msg: err.Error()}
+	return &Error{Line: p.line, Col: p.col, Msg: err.Error(), Cause: err}
 }
 
 type filterExpr struct {
@@ -640,12 +784,23 @@ func (e *filterExpr) apply(r *renderer, in any) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	p := e.where()
+	if err := r.interrupted(p); err != nil {
+		return nil, err
+	}
+	r.at = p
 	v, err := e.fn(r, in, args, kw)
+	if err == nil {
+		err = r.chargeResult(v, in, args)
+	}
 	if err != nil {
-		if te, ok := err.(*Error); ok && te.Line != 0 {
-			return nil, err
+		if te, ok := err.(*Error); ok {
+			if te.Line == 0 {
+				te.Line, te.Col, te.Msg = p.line, p.col, "filter "+e.name+": "+te.Msg
+			}
+			return nil, te
 		}
-		return nil, r.errf(e.where(), "filter %s: %v", e.name, err)
+		return nil, &Error{Line: p.line, Col: p.col, Msg: fmt.Sprintf("filter %s: %v", e.name, err), Cause: err}
 	}
 	return v, nil
 }
@@ -701,6 +856,8 @@ func (e *inExpr) eval(r *renderer) (any, error) {
 	case *Object:
 		_, ok := x.vals[propertyKey(k)]
 		return ok, nil
+	case *safeString:
+		return !isUndef(x.member(propertyKey(k))), nil
 	}
 	return nil, r.errf(e.where(), "Cannot use \"in\" operator to search for \"%s\" in unexpected types.", toString(k))
 }
@@ -829,17 +986,17 @@ func (e *binExpr) eval(r *renderer) (any, error) {
 	}
 	switch e.op {
 	case "~":
-		s := toString(a) + toString(b)
-		if len(s) > maxOutput {
-			return nil, r.errf(e.where(), "string longer than %d bytes", maxOutput)
-		}
-		return s, nil
+		r.at = e.where()
+		return r.concat(e.where(), toString(a), toString(b))
 	case "+":
-		v := add(a, b)
-		if s, ok := v.(string); ok && len(s) > maxOutput {
-			return nil, r.errf(e.where(), "string longer than %d bytes", maxOutput)
+		r.at = e.where()
+		pa, pb := toPrimitive(a), toPrimitive(b)
+		_, aStr := pa.(string)
+		_, bStr := pb.(string)
+		if aStr || bStr {
+			return r.concat(e.where(), toString(pa), toString(pb))
 		}
-		return v, nil
+		return toNumber(pa) + toNumber(pb), nil
 	case "-":
 		return toNumber(a) - toNumber(b), nil
 	case "*":
@@ -852,6 +1009,14 @@ func (e *binExpr) eval(r *renderer) (any, error) {
 		return jsPow(toNumber(a), toNumber(b)), nil
 	}
 	return nil, r.errf(e.where(), "unsupported operator %s", e.op)
+}
+
+// concat joins two strings, charging the result before it is built.
+func (r *renderer) concat(p pos, a, b string) (any, error) {
+	if err := r.charge(len(a) + len(b)); err != nil {
+		return nil, wrapAt(err, p)
+	}
+	return joinHalves(a, b), nil
 }
 
 // jsMod is JavaScript's %: the result has the dividend's sign.

@@ -1,6 +1,7 @@
 package nunjucks_test
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/hostforge/hostforge/extensions/nunjucks"
@@ -15,14 +16,14 @@ func Example() {
 	if err != nil {
 		panic(err)
 	}
-	out, err := tpl.Render(data.(*nunjucks.Object), nunjucks.Options{})
+	out, err := tpl.Render(context.Background(), data.(*nunjucks.Object), nunjucks.Options{})
 	fmt.Println(out, err)
 
 	// Strict mode refuses a value that is not there.
-	_, err = tpl.Render(data.(*nunjucks.Object), nunjucks.Options{Strict: true})
+	_, err = tpl.Render(context.Background(), data.(*nunjucks.Object), nunjucks.Options{Strict: true})
 	fmt.Println(err)
 	tpl, _ = nunjucks.Parse(`ping -c1 {{ server.hostnme }}`)
-	_, err = tpl.Render(data.(*nunjucks.Object), nunjucks.Options{Strict: true})
+	_, err = tpl.Render(context.Background(), data.(*nunjucks.Object), nunjucks.Options{Strict: true})
 	fmt.Println(err)
 	// Output:
 	// {"host": "node-7", "cores": 32, "rack": ""} <nil>

@@ -1,12 +1,12 @@
 package nunjucks
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
 	"regexp"
 	"strings"
-	"unicode/utf8"
 )
 
 // filterFunc is one filter: in is the value piped in, args its arguments
@@ -31,7 +31,7 @@ func normalize(v, def any) any {
 // str is what Nunjucks' string filters require after normalize: a string,
 // else the TypeError of calling a string method on something else.
 func str(v any, method string) (string, error) {
-	s, ok := normalize(v, "").(string)
+	s, ok := stringLike(normalize(v, ""))
 	if !ok {
 		return "", typeError("%s.%s is not a function", toString(v), method)
 	}
@@ -63,20 +63,24 @@ func named(args []any, kw *Object, names ...string) []any {
 }
 
 // elements reads an array-like value as JavaScript's for (i < x.length)
-// loops do: arrays by element, strings by UTF-16 unit.
-func elements(v any) ([]any, bool) {
+// loops do: arrays by element, strings by UTF-16 unit (charged: a string
+// of n units becomes n strings).
+func (r *renderer) elements(v any) ([]any, bool, error) {
 	switch x := v.(type) {
 	case *Array:
-		return x.Items, true
+		return x.Items, true, nil
 	case string:
 		js := newJSString(x)
+		if err := r.charge(2 * arrayBytes(js.len())); err != nil {
+			return nil, false, err
+		}
 		out := make([]any, js.len())
 		for i := range out {
 			out[i] = js.at(i)
 		}
-		return out, true
+		return out, true, nil
 	}
-	return nil, false
+	return nil, false, nil
 }
 
 // property is v[key] written directly in a filter's JavaScript: reading a
@@ -137,7 +141,7 @@ func hasOwn(v any, key string) bool {
 // isPlainObject is lib.isObject: a plain object, not an array or a function.
 func isPlainObject(v any) bool {
 	switch v.(type) {
-	case *Object, *loopInfo, *cycler:
+	case *Object, *loopInfo, *cycler, *safeString:
 		return true
 	}
 	return false
@@ -148,12 +152,24 @@ var filters map[string]filterFunc
 func init() {
 	filters = map[string]filterFunc{
 		"abs": func(_ *renderer, in any, _ []any, _ *Object) (any, error) { return math.Abs(toNumber(in)), nil },
-		"batch": func(_ *renderer, in any, args []any, _ *Object) (any, error) {
-			items, ok := elements(in)
+		"batch": func(r *renderer, in any, args []any, _ *Object) (any, error) {
+			items, ok, err := r.elements(in)
+			if err != nil {
+				return nil, err
+			}
 			if !ok {
 				return nil, typeError("batch: %s has no length", toString(in))
 			}
 			n, fill := toNumber(arg(args, 0)), arg(args, 1)
+			// Each batch is an array (charged here); a fill pads the last
+			// one up to n elements.
+			size := arrayBytes(2 * len(items))
+			if truthy(fill) && n > 0 {
+				size += arrayBytes(int(min(n, float64(maxInt/32))))
+			}
+			if err := r.charge(size); err != nil {
+				return nil, err
+			}
 			res := &Array{Items: []any{}}
 			var tmp []any
 			for i, it := range items {
@@ -180,7 +196,7 @@ func init() {
 			}
 			return capitalize(s), nil
 		},
-		"center": func(_ *renderer, in any, args []any, _ *Object) (any, error) {
+		"center": func(r *renderer, in any, args []any, _ *Object) (any, error) {
 			s, ok := normalize(in, "").(string)
 			if !ok {
 				s = toString(in)
@@ -194,6 +210,9 @@ func init() {
 				return normalize(in, ""), nil
 			}
 			spaces := w - n
+			if err := r.charge(repeatCount(spaces) + len(s)); err != nil {
+				return nil, err
+			}
 			pre := strings.Repeat(" ", repeatCount(spaces/2-jsMod(spaces, 2)))
 			post := strings.Repeat(" ", repeatCount(spaces/2))
 			return pre + s + post, nil
@@ -237,7 +256,7 @@ func init() {
 			})
 			return out, nil
 		},
-		"dump": func(_ *renderer, in any, args []any, kw *Object) (any, error) {
+		"dump": func(r *renderer, in any, args []any, kw *Object) (any, error) {
 			indent := ""
 			switch sp := arg(positional(args, kw), 0).(type) {
 			case float64:
@@ -247,24 +266,24 @@ func init() {
 			case string:
 				indent = newJSString(sp).slice(0, min(10, newJSString(sp).len()))
 			}
-			s, ok, err := stringify(in, indent)
-			if err != nil {
+			b := r.builder()
+			ok, err := writeJSON(&b, in, indent, "", 0)
+			switch {
+			case b.over:
+				return nil, r.overflow(&b)
+			case err != nil:
 				return nil, err
-			}
-			if !ok {
+			case !ok:
 				return undef, nil
 			}
-			return s, nil
+			return b.String(), nil
 		},
-		"escape":      escapeFilter,
-		"e":           escapeFilter,
-		"forceescape": escapeFilter,
-		"safe": func(_ *renderer, in any, _ []any, _ *Object) (any, error) {
-			if isNullish(in) {
-				return "", nil
-			}
-			return toString(in), nil
+		"escape": escapeFilter,
+		"e":      escapeFilter,
+		"forceescape": func(_ *renderer, in any, _ []any, _ *Object) (any, error) {
+			return forceEscape(in), nil
 		},
+		"safe":  safeFilter,
 		"first": func(_ *renderer, in any, _ []any, _ *Object) (any, error) { return property(in, "0") },
 		"last": func(_ *renderer, in any, _ []any, _ *Object) (any, error) {
 			n, err := property(in, "length")
@@ -292,8 +311,11 @@ func init() {
 			}
 			return f, nil
 		},
-		"groupby": func(_ *renderer, in any, args []any, _ *Object) (any, error) {
-			items, ok := elements(in)
+		"groupby": func(r *renderer, in any, args []any, _ *Object) (any, error) {
+			items, ok, err := r.elements(in)
+			if err != nil {
+				return nil, err
+			}
 			if !ok {
 				if isNullish(in) {
 					return nil, typeError("Cannot read properties of %s (reading 'length')", toString(in))
@@ -313,7 +335,7 @@ func init() {
 			}
 			return out, nil
 		},
-		"indent": func(_ *renderer, in any, args []any, _ *Object) (any, error) {
+		"indent": func(r *renderer, in any, args []any, _ *Object) (any, error) {
 			s, err := str(in, "split")
 			if err != nil {
 				return nil, err
@@ -325,8 +347,11 @@ func init() {
 			if !truthy(width) {
 				width = 4.0
 			}
-			sp := strings.Repeat(" ", repeatCount(toNumber(width)))
 			lines := strings.Split(s, "\n")
+			if err := r.charge(repeatCount(toNumber(width))*len(lines) + len(s) + arrayBytes(len(lines))); err != nil {
+				return nil, err
+			}
+			sp := strings.Repeat(" ", repeatCount(toNumber(width)))
 			for i := range lines {
 				if i > 0 || truthy(arg(args, 1)) {
 					lines[i] = sp + lines[i]
@@ -334,7 +359,7 @@ func init() {
 			}
 			return strings.Join(lines, "\n"), nil
 		},
-		"join": func(_ *renderer, in any, args []any, kw *Object) (any, error) {
+		"join": func(r *renderer, in any, args []any, kw *Object) (any, error) {
 			args = positional(args, kw)
 			del, attr := arg(args, 0), arg(args, 1)
 			sep := ""
@@ -345,7 +370,10 @@ func init() {
 				if isNullish(in) {
 					return "", nil
 				}
-				items, _ := elements(in)
+				items, _, err := r.elements(in)
+				if err != nil {
+					return nil, err
+				}
 				mapped := &Array{Items: make([]any, len(items))}
 				for i, it := range items {
 					v, err := property(it, propertyKey(attr))
@@ -354,25 +382,28 @@ func init() {
 					}
 					mapped.Items[i] = v
 				}
-				return joinArray(mapped, sep), nil
+				return r.join(mapped, sep)
 			}
 			a, ok := in.(*Array)
 			if !ok {
 				return nil, typeError("%s.join is not a function", toString(in))
 			}
-			return joinArray(a, sep), nil
+			return r.join(a, sep)
 		},
 		"length": func(_ *renderer, in any, _ []any, _ *Object) (any, error) {
 			v := normalize(in, "")
-			if isPlainObject(v) {
+			if _, safe := v.(*safeString); isPlainObject(v) && !safe {
 				return float64(asObject(v).Len()), nil
 			}
 			return member(v, "length"), nil
 		},
-		"list": func(_ *renderer, in any, _ []any, _ *Object) (any, error) {
+		"list": func(r *renderer, in any, _ []any, _ *Object) (any, error) {
 			switch x := in.(type) {
 			case string:
-				items, _ := elements(x)
+				items, _, err := r.elements(x)
+				if err != nil {
+					return nil, err
+				}
 				return &Array{Items: items}, nil
 			case *Array:
 				return x, nil
@@ -418,19 +449,25 @@ func init() {
 		"select":     selectOrReject(true),
 		"rejectattr": selectAttr(false),
 		"selectattr": selectAttr(true),
-		"replace": func(_ *renderer, in any, args []any, _ *Object) (any, error) {
-			return replaceFilter(in, arg(args, 0), arg(args, 1), arg(args, 2)), nil
+		"replace": func(r *renderer, in any, args []any, _ *Object) (any, error) {
+			return replaceFilter(r, in, arg(args, 0), arg(args, 1), arg(args, 2))
 		},
-		"reverse": func(_ *renderer, in any, _ []any, _ *Object) (any, error) {
+		"reverse": func(r *renderer, in any, _ []any, _ *Object) (any, error) {
 			if s, ok := in.(string); ok {
-				items, _ := elements(s)
+				items, _, err := r.elements(s)
+				if err != nil {
+					return nil, err
+				}
 				var b strings.Builder
 				for i := len(items) - 1; i >= 0; i-- {
 					b.WriteString(items[i].(string))
 				}
 				return b.String(), nil
 			}
-			items, _ := elements(in)
+			items, _, err := r.elements(in)
+			if err != nil {
+				return nil, err
+			}
 			out := &Array{Items: make([]any, len(items))}
 			for i, it := range items {
 				out.Items[len(items)-1-i] = it
@@ -454,7 +491,7 @@ func init() {
 			}
 			return x / factor, nil
 		},
-		"slice": func(_ *renderer, in any, args []any, _ *Object) (any, error) {
+		"slice": func(r *renderer, in any, args []any, _ *Object) (any, error) {
 			items, ok := in.(*Array)
 			if !ok {
 				return nil, typeError("slice: %s is not an array", toString(in))
@@ -468,6 +505,9 @@ func init() {
 			for i := 0.0; i < slices; i++ {
 				if len(res.Items) >= maxIterations {
 					return nil, fmt.Errorf("slice: more than %d slices", maxIterations)
+				}
+				if err := r.charge(arrayBytes(4)); err != nil {
+					return nil, err
 				}
 				start := offset + i*sliceLen
 				if i < extra {
@@ -489,7 +529,10 @@ func init() {
 		"sort": func(r *renderer, in any, args []any, kw *Object) (any, error) {
 			a := named(args, kw, "reverse", "case_sensitive", "attribute")
 			reversed, caseSens, attr := truthy(a[0]), truthy(a[1]), a[2]
-			items, _ := elements(in)
+			items, _, err := r.elements(in)
+			if err != nil {
+				return nil, err
+			}
 			out := &Array{Items: append([]any{}, items...)}
 			get := attrGetter(attr)
 			var sortErr error
@@ -546,7 +589,7 @@ func init() {
 			}
 			return collapseSpace(s), nil
 		},
-		"sum": func(_ *renderer, in any, args []any, _ *Object) (any, error) {
+		"sum": func(r *renderer, in any, args []any, _ *Object) (any, error) {
 			attr, start := arg(args, 0), arg(args, 1)
 			if isUndef(start) {
 				start = 0.0
@@ -554,7 +597,10 @@ func init() {
 			var items []any
 			if truthy(attr) {
 				if !isNullish(in) {
-					els, _ := elements(in)
+					els, _, err := r.elements(in)
+					if err != nil {
+						return nil, err
+					}
 					for _, it := range els {
 						v, err := property(it, propertyKey(attr))
 						if err != nil {
@@ -632,7 +678,7 @@ func init() {
 		},
 		"urlencode": func(_ *renderer, in any, _ []any, _ *Object) (any, error) {
 			if s, ok := in.(string); ok {
-				return encodeURIComponent(s), nil
+				return encodeURIComponent(s)
 			}
 			var pairs []string
 			if a, ok := in.(*Array); ok {
@@ -641,12 +687,20 @@ func init() {
 					if err != nil {
 						return nil, err
 					}
-					pairs = append(pairs, encodeURIComponent(toString(k))+"="+encodeURIComponent(toString(member(it, "1"))))
+					pair, err := encodePair(toString(k), toString(member(it, "1")))
+					if err != nil {
+						return nil, err
+					}
+					pairs = append(pairs, pair)
 				}
 			} else if isPlainObject(in) {
 				o := asObject(in)
 				for _, k := range o.keys {
-					pairs = append(pairs, encodeURIComponent(k)+"="+encodeURIComponent(toString(o.vals[k])))
+					pair, err := encodePair(k, toString(o.vals[k]))
+					if err != nil {
+						return nil, err
+					}
+					pairs = append(pairs, pair)
 				}
 			} else if isNullish(in) {
 				return nil, typeError("Cannot convert undefined or null to object")
@@ -670,6 +724,11 @@ func init() {
 			return float64(n), nil
 		},
 		"shellquote": shellquote,
+	}
+	// The filters Nunjucks returns through copySafeness (replace handles
+	// its regular-expression form itself).
+	for _, name := range []string{"capitalize", "center", "indent", "nl2br", "string", "striptags", "title", "trim", "truncate"} {
+		filters[name] = keepSafeness(filters[name])
 	}
 }
 
@@ -707,13 +766,6 @@ func defaultFilter(_ *renderer, in any, args []any, _ *Object) (any, error) {
 
 var escapeReplacer = strings.NewReplacer("&", "&amp;", `"`, "&quot;", "'", "&#39;", "<", "&lt;", ">", "&gt;", `\`, "&#92;")
 
-func escapeFilter(_ *renderer, in any, _ []any, _ *Object) (any, error) {
-	if isNullish(in) {
-		return "", nil
-	}
-	return escapeReplacer.Replace(toString(in)), nil
-}
-
 func selectOrReject(want bool) filterFunc {
 	return func(r *renderer, in any, args []any, _ *Object) (any, error) {
 		name := arg(args, 0)
@@ -727,7 +779,10 @@ func selectOrReject(want bool) filterFunc {
 		if isNullish(in) {
 			return nil, typeError("Cannot convert undefined or null to object")
 		}
-		items, _ := elements(in)
+		items, _, err := r.elements(in)
+		if err != nil {
+			return nil, err
+		}
 		out := &Array{Items: []any{}}
 		for _, it := range items {
 			var targs []any
@@ -747,7 +802,7 @@ func selectOrReject(want bool) filterFunc {
 }
 
 func selectAttr(want bool) filterFunc {
-	return func(_ *renderer, in any, args []any, _ *Object) (any, error) {
+	return func(r *renderer, in any, args []any, _ *Object) (any, error) {
 		a, ok := in.(*Array)
 		if !ok {
 			return nil, typeError("%s.filter is not a function", toString(in))
@@ -767,8 +822,20 @@ func selectAttr(want bool) filterFunc {
 	}
 }
 
-// replaceFilter is Nunjucks' replace(str, old, new, maxCount).
-func replaceFilter(in, old, repl, maxCount any) any {
+// replaceFilter is Nunjucks' replace(str, old, new, maxCount), built
+// within the render's budget. With a regular expression it is str.replace
+// (every match of a global one).
+func replaceFilter(r *renderer, in, old, repl, maxCount any) (any, error) {
+	if x, ok := old.(*regExp); ok {
+		s, ok := stringLike(in)
+		if !ok {
+			if isNullish(in) {
+				return nil, typeError("Cannot read properties of %s (reading 'replace')", toString(in))
+			}
+			return nil, typeError("str.replace is not a function")
+		}
+		return replaceRegExp(r, s, x, repl)
+	}
 	maxN := -1.0
 	if !isUndef(maxCount) {
 		maxN = toNumber(maxCount)
@@ -780,7 +847,7 @@ func replaceFilter(in, old, repl, maxCount any) any {
 	case string:
 		o = x
 	default:
-		return in
+		return in, nil
 	}
 	var s string
 	switch x := in.(type) {
@@ -788,27 +855,38 @@ func replaceFilter(in, old, repl, maxCount any) any {
 		s = formatNumber(x)
 	case string:
 		s = x
+	case *safeString:
+		v, err := replaceFilter(r, x.s, old, repl, maxCount)
+		if t, ok := v.(string); ok && err == nil {
+			return markSafe(t), nil // copySafeness
+		}
+		return v, err
 	default:
-		return in
+		return in, nil
 	}
 	rs := toString(repl)
-	if o == "" {
-		items, _ := elements(s)
-		parts := make([]string, len(items))
-		for i, it := range items {
-			parts[i] = it.(string)
-		}
-		return rs + strings.Join(parts, rs) + rs
-	}
 	js := newJSString(s)
+	if o == "" {
+		// Every gap between two units, and both ends, gets the replacement.
+		if err := r.charge((js.len()+1)*len(rs) + len(s)); err != nil {
+			return nil, err
+		}
+		var b strings.Builder
+		b.WriteString(rs)
+		for i := 0; i < js.len(); i++ {
+			b.WriteString(js.at(i))
+			b.WriteString(rs)
+		}
+		return b.String(), nil
+	}
 	next := js.indexOf(o, 0)
 	if maxN == 0 || next == -1 {
-		return s
+		return s, nil
 	}
 	olen := newJSString(o).len()
-	var b strings.Builder
+	b := r.builder()
 	p, count := 0, 0.0
-	for next > -1 && (maxN == -1 || count < maxN) {
+	for next > -1 && (maxN == -1 || count < maxN) && !b.over {
 		b.WriteString(js.slice(p, next))
 		b.WriteString(rs)
 		p = next + olen
@@ -818,7 +896,10 @@ func replaceFilter(in, old, repl, maxCount any) any {
 	if p < js.len() {
 		b.WriteString(js.slice(p, js.len()))
 	}
-	return b.String()
+	if b.over {
+		return nil, r.overflow(&b)
+	}
+	return b.String(), nil
 }
 
 var (
@@ -847,8 +928,25 @@ func collapseSpace(s string) string {
 	return b.String()
 }
 
-// encodeURIComponent escapes everything but A-Z a-z 0-9 - _ . ! ~ * ' ( ).
-func encodeURIComponent(s string) string {
+var errURIMalformed = errors.New("URIError: URI malformed")
+
+// encodePair is k=v, each encoded.
+func encodePair(k, v string) (string, error) {
+	ek, err := encodeURIComponent(k)
+	if err != nil {
+		return "", err
+	}
+	ev, err := encodeURIComponent(v)
+	return ek + "=" + ev, err
+}
+
+// encodeURIComponent escapes everything but A-Z a-z 0-9 - _ . ! ~ * ' ( ),
+// UTF-8 byte by byte; a lone surrogate is JavaScript's URIError.
+func encodeURIComponent(s string) (string, error) {
+	if hasLoneSurrogate(s) {
+		return "", errURIMalformed
+	}
+	s = toWellFormed(s)
 	const unreserved = "-_.!~*'()"
 	var b strings.Builder
 	for i := 0; i < len(s); i++ {
@@ -861,7 +959,7 @@ func encodeURIComponent(s string) string {
 		b.WriteByte("0123456789ABCDEF"[c>>4])
 		b.WriteByte("0123456789ABCDEF"[c&0xf])
 	}
-	return b.String()
+	return b.String(), nil
 }
 
 var (
@@ -945,8 +1043,5 @@ func quoteShell(v any) string {
 	if !isNullish(v) {
 		s = toString(v)
 	}
-	if !utf8.ValidString(s) {
-		s = strings.ToValidUTF8(s, "\uFFFD")
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'"'"'`) + "'"
+	return "'" + strings.ReplaceAll(toUTF8(s), "'", `'"'"'`) + "'"
 }

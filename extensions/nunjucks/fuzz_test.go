@@ -1,17 +1,20 @@
 package nunjucks
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // FuzzTemplate feeds arbitrary templates to Parse and Render: a template
 // is operator input, so whatever it is, the result is output or an *Error,
-// never a panic or a hang. Seeded with the golden corpus.
+// never a panic or a hang (its deadline and budget end it). Seeded with the
+// golden corpus.
 func FuzzTemplate(f *testing.F) {
 	files, _ := filepath.Glob(filepath.Join(corpus, "templates", "*.njk"))
 	for _, fn := range files {
@@ -29,8 +32,10 @@ func FuzzTemplate(f *testing.F) {
 			}
 			return
 		}
+		ctx, cancel := context.WithTimeout(t.Context(), time.Second)
+		defer cancel()
 		for _, strict := range []bool{false, true} {
-			if _, err := tpl.Render(data, Options{Strict: strict}); err != nil {
+			if _, err := tpl.Render(ctx, data, Options{Strict: strict}); err != nil {
 				var te *Error
 				if !errors.As(err, &te) {
 					t.Fatalf("Render error %T %v, want *Error", err, err)

@@ -72,7 +72,7 @@ func TestGoldenCorpus(t *testing.T) {
 			tpl, err := Parse(c.src)
 			var got string
 			if err == nil {
-				got, err = tpl.Render(data, Options{})
+				got, err = tpl.Render(t.Context(), data, Options{})
 			}
 			switch {
 			case c.want == nil && err == nil:

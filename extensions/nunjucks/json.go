@@ -226,23 +226,25 @@ func (p *jsonParser) str() (string, error) {
 		}
 		p.i++
 	}
+	// With escapes: the text between them is checked as UTF-8 run by
+	// run, so that the lone surrogates escapes give (in WTF-8) survive.
 	var b strings.Builder
-	b.Write(p.b[start:p.i])
+	b.WriteString(validUTF8(p.b[start:p.i]))
 	for p.i < len(p.b) {
 		c := p.b[p.i]
 		switch {
 		case c == '"':
 			p.i++
-			s := b.String()
-			if !utf8.ValidString(s) {
-				s = strings.ToValidUTF8(s, "\uFFFD")
-			}
-			return s, nil
+			return b.String(), nil
 		case c < 0x20:
 			return "", p.errf("control character in a string")
 		case c != '\\':
-			b.WriteByte(c)
-			p.i++
+			j := p.i
+			for j < len(p.b) && p.b[j] != '"' && p.b[j] != '\\' && p.b[j] >= 0x20 {
+				j++
+			}
+			b.WriteString(validUTF8(p.b[p.i:j]))
+			p.i = j
 			continue
 		}
 		p.i++
@@ -270,20 +272,19 @@ func (p *jsonParser) str() (string, error) {
 				return "", p.errf("invalid \\u escape")
 			}
 			if utf16.IsSurrogate(r) {
-				// A pair forms one character; a lone half cannot be
-				// represented in UTF-8 and becomes U+FFFD.
+				// A pair forms one character; a lone half stays one,
+				// in WTF-8 (see wtf8.go), as JSON.parse keeps it.
 				if r < 0xdc00 && p.i+1 < len(p.b) && p.b[p.i] == '\\' && p.b[p.i+1] == 'u' {
 					save := p.i
 					p.i += 2
 					if r2, ok := p.hex4(); ok && r2 >= 0xdc00 && r2 <= 0xdfff {
-						r = utf16.DecodeRune(r, r2)
-					} else {
-						p.i = save
-						r = utf8.RuneError
+						b.WriteRune(utf16.DecodeRune(r, r2))
+						continue
 					}
-				} else {
-					r = utf8.RuneError
+					p.i = save
 				}
+				b.Write(appendSurrogate(nil, uint16(r)))
+				continue
 			}
 			b.WriteRune(r)
 		default:
@@ -291,6 +292,14 @@ func (p *jsonParser) str() (string, error) {
 		}
 	}
 	return "", p.errf("unterminated string")
+}
+
+// validUTF8 is b as a string, its invalid bytes replaced by U+FFFD.
+func validUTF8(b []byte) string {
+	if utf8.Valid(b) {
+		return string(b)
+	}
+	return strings.ToValidUTF8(string(b), "\uFFFD")
 }
 
 func (p *jsonParser) hex4() (rune, bool) {
@@ -313,7 +322,7 @@ func Dump(v any, indent string) (s string, ok bool, err error) { return stringif
 // stringify is JSON.stringify(v, null, indent): ok is false when
 // JavaScript would return undefined (undefined, a function).
 func stringify(v any, indent string) (string, bool, error) {
-	var b strings.Builder
+	b := bounded{max: maxInt}
 	if _, ok := v.(*Object); ok {
 		b.Grow(4096) // a payload object: skip the first doublings
 	}
@@ -330,7 +339,7 @@ func omitted(v any) bool {
 	return false
 }
 
-func writeJSON(b *strings.Builder, v any, indent, cur string, depth int) (bool, error) {
+func writeJSON(b *bounded, v any, indent, cur string, depth int) (bool, error) {
 	if depth > maxDepth {
 		return false, fmt.Errorf("dump: value nested deeper than %d (circular?)", maxDepth)
 	}
@@ -369,7 +378,7 @@ func writeJSON(b *strings.Builder, v any, indent, cur string, depth int) (bool, 
 				b.WriteString(inner)
 			}
 			ok, err := writeJSON(b, it, indent, inner, depth+1)
-			if err != nil {
+			if err != nil || b.over {
 				return false, err
 			}
 			if !ok {
@@ -404,7 +413,7 @@ func writeJSON(b *strings.Builder, v any, indent, cur string, depth int) (bool, 
 			if indent != "" {
 				b.WriteByte(' ')
 			}
-			if _, err := writeJSON(b, val, indent, inner, depth+1); err != nil {
+			if _, err := writeJSON(b, val, indent, inner, depth+1); err != nil || b.over {
 				return false, err
 			}
 		}
@@ -429,14 +438,17 @@ func asObject(v any) *Object {
 		o := NewObject(1)
 		o.Set("current", x.current)
 		return o
+	case *safeString:
+		return x.object()
 	}
 	return NewObject(0)
 }
 
 const hexDigits = "0123456789abcdef"
 
-// quoteJSON writes s as JSON.stringify quotes strings.
-func quoteJSON(b *strings.Builder, s string) {
+// quoteJSON writes s as JSON.stringify quotes strings: a lone surrogate
+// as \udxxx (well-formed JSON.stringify, ES2019).
+func quoteJSON(b *bounded, s string) {
 	b.WriteByte('"')
 	start := 0
 	if !needsEscape(s) {
@@ -444,8 +456,21 @@ func quoteJSON(b *strings.Builder, s string) {
 		b.WriteByte('"')
 		return
 	}
+	s = toWellFormed(s)
 	for i := 0; i < len(s); i++ {
 		c := s[i]
+		if c == 0xED {
+			if u, ok := surrogateAt(s, i); ok {
+				b.WriteString(s[start:i])
+				b.WriteString(`\u`)
+				for sh := 12; sh >= 0; sh -= 4 {
+					b.WriteByte(hexDigits[u>>sh&0xf])
+				}
+				i += 2
+				start = i + 1
+			}
+			continue
+		}
 		if c >= 0x20 && c != '"' && c != '\\' {
 			continue
 		}
@@ -490,7 +515,7 @@ func (a *Array) MarshalJSON() ([]byte, error) {
 
 func needsEscape(s string) bool {
 	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c == '"' || c == '\\' {
+		if c := s[i]; c < 0x20 || c == '"' || c == '\\' || c == 0xED {
 			return true
 		}
 	}

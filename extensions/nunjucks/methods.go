@@ -5,7 +5,6 @@ import (
 	"math"
 	"strconv"
 	"strings"
-	"unicode/utf16"
 )
 
 // callable is a value templates can call: a global, a bound method, a
@@ -87,8 +86,12 @@ func (j *joiner) call(*renderer, []any, *Object) (any, error) {
 	return j.sep, nil
 }
 
-// macro is a {% macro %} bound to the render that defined it.
-type macro struct{ def *macroStmt }
+// macro is a {% macro %} bound to the render that defined it, or the
+// caller of a {% call %} (closure set: the call site's bound variables).
+type macro struct {
+	def     *macroStmt
+	closure map[string]any
+}
 
 func (m *macro) call(r *renderer, args []any, kw *Object) (any, error) {
 	if r.depth >= maxMacroDepth {
@@ -109,6 +112,13 @@ func (m *macro) call(r *renderer, args []any, kw *Object) (any, error) {
 		}
 	}
 	f := &frame{}
+	if m.closure != nil {
+		f.closure, f.dynamic = m.closure, r.frame
+	}
+	if c, ok := given["caller"]; ok {
+		f.set("caller", c)
+	}
+	f.bound = m.def.bound
 	for i, p := range argNames {
 		v := arg(args, i)
 		if i >= len(args) {
@@ -139,7 +149,11 @@ func (m *macro) call(r *renderer, args []any, kw *Object) (any, error) {
 		}
 		f.set(p.name, v)
 	}
-	return r.capture(m.def.body)
+	out, err := r.capture(m.def.body)
+	if err != nil {
+		return nil, err
+	}
+	return markSafe(out), nil
 }
 
 // boundMethod is obj.method looked up on a string, array, number or cycler.
@@ -161,6 +175,8 @@ func (m *boundMethod) call(r *renderer, args []any, kw *Object) (any, error) {
 		return arrayMethods[m.name](r, x, args)
 	case float64:
 		return numberMethods[m.name](r, x, args)
+	case *regExp:
+		return regExpMethods[m.name](r, x, args)
 	case *cycler:
 		if m.name == "reset" {
 			x.index, x.current = -1, nil
@@ -209,13 +225,17 @@ var stringMethods = map[string]methodFunc[string]{
 		}
 		return js.at(int(i)), nil
 	},
-	"concat": func(_ *renderer, s string, args []any) (any, error) {
-		var b strings.Builder
-		b.WriteString(s)
-		for _, a := range args {
-			b.WriteString(toString(a))
+	"concat": func(r *renderer, s string, args []any) (any, error) {
+		parts := make([]string, len(args))
+		n := len(s)
+		for i, a := range args {
+			parts[i] = toString(a)
+			n += len(parts[i])
 		}
-		return b.String(), nil
+		if err := r.charge(n); err != nil {
+			return nil, err
+		}
+		return s + strings.Join(parts, ""), nil
 	},
 	"includes": func(_ *renderer, s string, args []any) (any, error) {
 		js := newJSString(s)
@@ -253,23 +273,52 @@ var stringMethods = map[string]methodFunc[string]{
 		}
 		return float64(js.lastIndexOf(searchArg(args), from)), nil
 	},
-	"padStart": func(_ *renderer, s string, args []any) (any, error) { return pad(s, args, true) },
-	"padEnd":   func(_ *renderer, s string, args []any) (any, error) { return pad(s, args, false) },
-	"repeat": func(_ *renderer, s string, args []any) (any, error) {
+	"padStart": func(r *renderer, s string, args []any) (any, error) { return pad(r, s, args, true) },
+	"padEnd":   func(r *renderer, s string, args []any) (any, error) { return pad(r, s, args, false) },
+	"repeat": func(r *renderer, s string, args []any) (any, error) {
 		n := toInteger(arg(args, 0))
 		if n < 0 || math.IsInf(n, 0) {
 			return nil, fmt.Errorf("Invalid count value: %s", formatNumber(toNumber(arg(args, 0))))
 		}
-		if float64(len(s))*n > maxOutput {
-			return nil, fmt.Errorf("repeat: string longer than %d bytes", maxOutput)
+		if s == "" || n == 0 {
+			return "", nil
+		}
+		if float64(len(s))*n > float64(r.room()) {
+			return nil, r.budgetError()
+		}
+		if err := r.charge(len(s) * int(n)); err != nil {
+			return nil, err
 		}
 		return strings.Repeat(s, int(n)), nil
 	},
-	"replace": func(_ *renderer, s string, args []any) (any, error) {
-		return replaceJS(s, toString(arg(args, 0)), toString(arg(args, 1)), false), nil
+	"replace": func(r *renderer, s string, args []any) (any, error) {
+		if x, ok := arg(args, 0).(*regExp); ok {
+			return replaceRegExp(r, s, x, arg(args, 1))
+		}
+		return replaceJS(r, s, toString(arg(args, 0)), toString(arg(args, 1)), false)
 	},
-	"replaceAll": func(_ *renderer, s string, args []any) (any, error) {
-		return replaceJS(s, toString(arg(args, 0)), toString(arg(args, 1)), true), nil
+	"replaceAll": func(r *renderer, s string, args []any) (any, error) {
+		if x, ok := arg(args, 0).(*regExp); ok {
+			if !x.global {
+				return nil, typeError("replaceAll must be called with a global RegExp")
+			}
+			return replaceRegExp(r, s, x, arg(args, 1))
+		}
+		return replaceJS(r, s, toString(arg(args, 0)), toString(arg(args, 1)), true)
+	},
+	"match": func(_ *renderer, s string, args []any) (any, error) {
+		x, err := asRegExp(arg(args, 0))
+		if err != nil {
+			return nil, err
+		}
+		return matchRegExp(s, x), nil
+	},
+	"search": func(_ *renderer, s string, args []any) (any, error) {
+		x, err := asRegExp(arg(args, 0))
+		if err != nil {
+			return nil, err
+		}
+		return searchRegExp(s, x), nil
 	},
 	"slice": func(_ *renderer, s string, args []any) (any, error) {
 		js := newJSString(s)
@@ -305,7 +354,7 @@ var stringMethods = map[string]methodFunc[string]{
 		}
 		return js.slice(start, start+int(length)), nil
 	},
-	"split": func(_ *renderer, s string, args []any) (any, error) {
+	"split": func(r *renderer, s string, args []any) (any, error) {
 		limit := uint64(math.MaxUint32)
 		if l := arg(args, 1); !isUndef(l) {
 			limit = toUint32(toNumber(l))
@@ -319,7 +368,21 @@ var stringMethods = map[string]methodFunc[string]{
 			out.Items = append(out.Items, s)
 			return out, nil
 		}
+		if x, ok := sepV.(*regExp); ok {
+			if err := r.charge(2 * arrayBytes(utf16Len(s)+1)); err != nil {
+				return nil, err
+			}
+			return splitRegExp(s, x, limit), nil
+		}
 		sep := toString(sepV)
+		// Each part is a string in an array: charged before they are made.
+		n := strings.Count(s, sep) + 1
+		if sep == "" {
+			n = newJSString(s).len()
+		}
+		if err := r.charge(2 * arrayBytes(int(min(uint64(n), limit)))); err != nil {
+			return nil, err
+		}
 		var parts []string
 		if sep == "" {
 			js := newJSString(s)
@@ -363,17 +426,17 @@ func lowerJS(s string) string {
 	if isASCII(s) {
 		return strings.ToLower(s)
 	}
-	return strings.ToLower(strings.ReplaceAll(s, "\u0130", "i\u0307"))
+	return mapRunes(s, func(t string) string { return strings.ToLower(strings.ReplaceAll(t, "\u0130", "i\u0307")) })
 }
 
 func upperJS(s string) string {
 	if isASCII(s) {
 		return strings.ToUpper(s)
 	}
-	return strings.ToUpper(strings.ReplaceAll(s, "ß", "SS"))
+	return mapRunes(s, func(t string) string { return strings.ToUpper(strings.ReplaceAll(t, "ß", "SS")) })
 }
 
-func pad(s string, args []any, start bool) (any, error) {
+func pad(r *renderer, s string, args []any, start bool) (any, error) {
 	js := newJSString(s)
 	target := toInteger(arg(args, 0))
 	fill := " "
@@ -383,30 +446,34 @@ func pad(s string, args []any, start bool) (any, error) {
 	if target <= float64(js.len()) || fill == "" {
 		return s, nil
 	}
-	if target > maxOutput {
-		return nil, fmt.Errorf("pad: string longer than %d bytes", maxOutput)
+	if target > float64(r.room()) {
+		return nil, r.budgetError()
+	}
+	if err := r.charge(int(target) * 3); err != nil { // at most 3 bytes per unit
+		return nil, err
 	}
 	need := int(target) - js.len()
-	fu := utf16.Encode([]rune(fill))
+	fu := encodeUTF16(fill)
 	var units []uint16
 	for len(units) < need {
 		units = append(units, fu...)
 	}
-	p := string(utf16.Decode(units[:need]))
+	p := decodeUTF16(units[:need])
 	if start {
-		return p + s, nil
+		return joinHalves(p, s), nil
 	}
-	return s + p, nil
+	return joinHalves(s, p), nil
 }
 
 // replaceJS is String.prototype.replace/replaceAll with a string pattern,
-// including the $ patterns of the replacement ($$, $&, $`, $').
-func replaceJS(s, pat, repl string, all bool) string {
+// including the $ patterns of the replacement ($$, $&, $`, $'), built
+// within the render's budget.
+func replaceJS(r *renderer, s, pat, repl string, all bool) (any, error) {
 	js := newJSString(s)
 	plen := newJSString(pat).len()
-	var b strings.Builder
+	b := r.builder()
 	last := 0
-	for from := 0; from <= js.len(); {
+	for from := 0; from <= js.len() && !b.over; {
 		i := js.indexOf(pat, from)
 		if i < 0 {
 			break
@@ -429,10 +496,13 @@ func replaceJS(s, pat, repl string, all bool) string {
 	if last <= js.len() {
 		b.WriteString(js.slice(last, js.len()))
 	}
-	return b.String()
+	if b.over {
+		return nil, r.overflow(&b)
+	}
+	return b.String(), nil
 }
 
-func expandReplacement(b *strings.Builder, repl, matched, before, after string) {
+func expandReplacement(b *bounded, repl, matched, before, after string) {
 	for i := 0; i < len(repl); i++ {
 		if repl[i] != '$' || i+1 == len(repl) {
 			b.WriteByte(repl[i])
@@ -465,12 +535,12 @@ func payloadReadOnly(a *Array, method string) error {
 
 // arrayMethods are the Array.prototype methods templates may call.
 var arrayMethods = map[string]methodFunc[*Array]{
-	"join": func(_ *renderer, a *Array, args []any) (any, error) {
+	"join": func(r *renderer, a *Array, args []any) (any, error) {
 		sep := ","
 		if s := arg(args, 0); !isUndef(s) {
 			sep = toString(s)
 		}
-		return joinArray(a, sep), nil
+		return r.join(a, sep)
 	},
 	"indexOf": func(_ *renderer, a *Array, args []any) (any, error) {
 		from := clampIndex(toInteger(arg(args, 1)), len(a.Items))
@@ -525,8 +595,19 @@ var arrayMethods = map[string]methodFunc[*Array]{
 		}
 		return out, nil
 	},
-	"concat": func(_ *renderer, a *Array, args []any) (any, error) {
-		out := &Array{Items: append([]any{}, a.Items...)}
+	"concat": func(r *renderer, a *Array, args []any) (any, error) {
+		n := len(a.Items)
+		for _, x := range args {
+			if xa, ok := x.(*Array); ok {
+				n += len(xa.Items)
+			} else {
+				n++
+			}
+		}
+		if err := r.charge(arrayBytes(n)); err != nil {
+			return nil, err
+		}
+		out := &Array{Items: append(make([]any, 0, n), a.Items...)}
 		for _, x := range args {
 			if xa, ok := x.(*Array); ok {
 				out.Items = append(out.Items, xa.Items...)
@@ -536,9 +617,12 @@ var arrayMethods = map[string]methodFunc[*Array]{
 		}
 		return out, nil
 	},
-	"toString": func(_ *renderer, a *Array, _ []any) (any, error) { return joinArray(a, ","), nil },
-	"push": func(_ *renderer, a *Array, args []any) (any, error) {
+	"toString": func(r *renderer, a *Array, _ []any) (any, error) { return r.join(a, ",") },
+	"push": func(r *renderer, a *Array, args []any) (any, error) {
 		if err := payloadReadOnly(a, "push"); err != nil {
+			return nil, err
+		}
+		if err := r.charge(arrayBytes(len(args))); err != nil {
 			return nil, err
 		}
 		if len(a.Items)+len(args) > maxIterations {
@@ -569,8 +653,11 @@ var arrayMethods = map[string]methodFunc[*Array]{
 		a.Items = append([]any{}, a.Items[1:]...)
 		return v, nil
 	},
-	"unshift": func(_ *renderer, a *Array, args []any) (any, error) {
+	"unshift": func(r *renderer, a *Array, args []any) (any, error) {
 		if err := payloadReadOnly(a, "unshift"); err != nil {
+			return nil, err
+		}
+		if err := r.charge(arrayBytes(len(a.Items) + len(args))); err != nil {
 			return nil, err
 		}
 		a.Items = append(append([]any{}, args...), a.Items...)
@@ -611,4 +698,17 @@ var numberMethods = map[string]methodFunc[float64]{
 		return strconv.FormatInt(int64(f), int(rd)), nil
 	},
 	"valueOf": func(_ *renderer, f float64, _ []any) (any, error) { return f, nil },
+	"toPrecision": func(_ *renderer, f float64, args []any) (any, error) {
+		if isUndef(arg(args, 0)) {
+			return formatNumber(f), nil
+		}
+		p := toInteger(arg(args, 0))
+		if math.IsNaN(f) || math.IsInf(f, 0) {
+			return formatNumber(f), nil
+		}
+		if p < 1 || p > 100 {
+			return nil, fmt.Errorf("RangeError: toPrecision() argument must be between 1 and 100")
+		}
+		return toPrecision(f, int(p)), nil
+	},
 }

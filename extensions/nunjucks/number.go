@@ -272,3 +272,53 @@ func toFixed(f float64, digits int) string {
 	}
 	return out
 }
+
+// toPrecision is Number.prototype.toPrecision(p) for a finite f and
+// 1 <= p <= 100: p significant digits (the nearer of the two candidates,
+// the larger on a tie, from f's exact decimal expansion), in fixed
+// notation unless the exponent is below -6 or at least p.
+func toPrecision(f float64, p int) string {
+	if f == 0 {
+		if p == 1 {
+			return "0"
+		}
+		return "0." + strings.Repeat("0", p-1)
+	}
+	neg := f < 0
+	exact := new(big.Float).SetPrec(2000).SetFloat64(math.Abs(f))
+	mant, exp, _ := strings.Cut(exact.Text('e', 1100), "e") // d.ddd…e±XX, exact
+	e, _ := strconv.Atoi(exp)
+	digits := strings.Replace(mant, ".", "", 1)
+	kept, rest := digits[:p], digits[p:]
+	n, _ := new(big.Int).SetString(kept, 10)
+	if rest != "" && rest[0] >= '5' {
+		n.Add(n, big.NewInt(1))
+	}
+	ds := n.String()
+	if len(ds) > p { // rounded up to 10^p
+		ds, e = ds[:p], e+1
+	}
+	var out string
+	switch {
+	case e < -6 || e >= p:
+		out = ds[:1]
+		if p > 1 {
+			out += "." + ds[1:]
+		}
+		sign := "+"
+		if e < 0 {
+			sign = "-"
+		}
+		out += "e" + sign + strconv.Itoa(abs(e))
+	case e == p-1:
+		out = ds
+	case e >= 0:
+		out = ds[:e+1] + "." + ds[e+1:]
+	default:
+		out = "0." + strings.Repeat("0", -e-1) + ds
+	}
+	if neg {
+		return "-" + out
+	}
+	return out
+}

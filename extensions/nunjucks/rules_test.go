@@ -1,6 +1,7 @@
 package nunjucks
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -22,7 +23,7 @@ func render(t *testing.T, src, data string, opts Options) (string, error) {
 		}
 		obj = v.(*Object)
 	}
-	return tpl.Render(obj, opts)
+	return tpl.Render(t.Context(), obj, opts)
 }
 
 // TestCompatibilityRules names each difference between gonja (Jinja) and
@@ -31,7 +32,7 @@ func render(t *testing.T, src, data string, opts Options) (string, error) {
 // recorded output (TestGoldenCorpus here, nunjucks-golden.js in make
 // integration).
 func TestCompatibilityRules(t *testing.T) {
-	const data = `{"items":[{"name":"b"},{"name":"a"}],"nil":null,"t":true,"s":"a,b","q":"it's"}`
+	const data = `{"items":[{"name":"b"},{"name":"a"}],"nil":null,"t":true,"s":"a,b","q":"it's","lone":"\ud800"}`
 	rules := []struct {
 		rule, golden, src, want string
 	}{
@@ -53,6 +54,14 @@ func TestCompatibilityRules(t *testing.T) {
 		{"empty arrays and objects are truthy", "small--truthiness", `{% if [] %}a{% endif %}{% if {} %}o{% endif %}`, "ao"},
 		{"comparison is JavaScript's", "small--comparisons", `{{ 1 == "1" }} {{ 1 === "1" }} {{ nil == nosuch }}`, "true false true"},
 		{"whitespace control trims like Nunjucks", "small--whitespace-control", "a  {%- if t -%}  b  {%- endif -%}  c", "abc"},
+		{"a backslash escapes any character in a string literal", "text--string-literal-escapes", `{{ "C:\\temp\\" }}|{{ 'it\'s' }}|{{ q | replace("'", "\\'") }}|{{ "\x" }}`, `C:\temp\|it's|it\'s|x`},
+		{"call passes its body to the macro as caller", "text--call-caller", `{% macro w(tag) %}<{{ tag }}>{{ caller() }}</{{ tag }}>{% endmacro %}{% call w("p") %}{{ s }}{% endcall %}`, "<p>a,b</p>"},
+		{"switch runs the first strictly equal case; an empty case falls through", "text--switch-case-default", `{% switch 2 %}{% case "2" %}s{% case 2 %}{% case 3 %}n{% default %}d{% endswitch %}`, "n"},
+		{"verbatim and raw print their text, nested blocks included", "text--verbatim-and-raw", `{% verbatim %}{{ s }}{% endverbatim %}{% raw %}{% raw %}{% endraw %}{% endraw %}`, `{{ s }}{% raw %}{% endraw %}`},
+		{"escape marks its result safe, so a second escape leaves it", "text--escape-marks-safe", `{{ "<b>" | escape | escape }}`, "&lt;b&gt;"},
+		{"regular-expression literals, with flags", "text--regex-literals", `{{ "a.b." | replace(r/\.$/g, "") }} {{ r/^A/i.test(s) }}`, "a.b true"},
+		{"toPrecision", "text--to-precision", `{{ (123.456).toPrecision(4) }}`, "123.5"},
+		{"dump writes a lone surrogate as JSON.stringify does", "text--dump-lone-surrogates", `{{ lone | dump }}`, `"\ud800"`},
 	}
 	for _, r := range rules {
 		t.Run(r.rule, func(t *testing.T) {
@@ -181,7 +190,7 @@ func TestConcurrentRendersShareOnePayload(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for range 50 {
-				out, err := tpl.Render(v.(*Object), Options{})
+				out, err := tpl.Render(context.Background(), v.(*Object), Options{})
 				if err != nil || out != "ABCcba" {
 					errs <- out
 					return

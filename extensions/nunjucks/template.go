@@ -1,6 +1,7 @@
 package nunjucks
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -19,6 +20,10 @@ import (
 type Error struct {
 	Line, Col int
 	Msg       string
+	// Cause is what ended the render when it was not the template's own
+	// fault: ErrBudget, or the context's error or cause. It is also the
+	// error of a function a template called.
+	Cause error
 }
 
 // Error renders "line L, column C: message".
@@ -29,6 +34,11 @@ func (e *Error) Error() string {
 	return e.Msg
 }
 
+// Unwrap returns the cause: errors.Is(err, ErrBudget) tells a render that
+// ran out of budget, errors.Is(err, context.DeadlineExceeded) one that ran
+// out of time.
+func (e *Error) Unwrap() error { return e.Cause }
+
 // Template is a parsed template. It is immutable and safe for concurrent
 // use.
 type Template struct {
@@ -37,6 +47,11 @@ type Template struct {
 
 // Options change how a template renders.
 type Options struct {
+	// Budget is the bytes of strings and arrays the render may build
+	// (DefaultBudget when zero or negative); a render that needs more ends
+	// with an *Error whose cause is ErrBudget.
+	Budget int64
+
 	// Strict refuses undefined values: printing one, reading a member of
 	// one (or of null), concatenating or computing with one, or piping one
 	// into a filter other than default. Tests (is defined), default(),
@@ -54,7 +69,8 @@ func Parse(src string) (t *Template, err error) {
 			t, err = nil, &Error{Msg: fmt.Sprintf("the template cannot be parsed: %v", p)}
 		}
 	}()
-	prepared, strictOps := prepare(src)
+	ps := prepare(src)
+	prepared := ps.text
 	cfg := config.New()
 	cfg.KeepTrailingNewline = true
 	stream := tokens.LexAll(prepared, cfg)
@@ -72,7 +88,7 @@ func Parse(src string) (t *Template, err error) {
 	if err != nil {
 		return nil, syntaxError(err)
 	}
-	body, err := newCompiler(toks, strictOps).stmts(root.Nodes)
+	body, err := newCompiler(toks, ps).stmts(root.Nodes)
 	if err != nil {
 		return nil, err
 	}
@@ -108,106 +124,34 @@ func position(src string, off int) (int, int) {
 	return line, 1 + utf8.RuneCountInString(src[start:off])
 }
 
-// prepare adapts the source to gonja's lexer: carriage returns are kept
-// as a marker (gonja folds CR LF), and the strict operators === and !==,
-// which gonja's lexer does not know, become == and != plus a space; their
-// positions are returned so that they still compare strictly.
-func prepare(src string) (string, map[int]bool) {
-	src = strings.ReplaceAll(src, "\r", string(crMark))
-	if !strings.Contains(src, "==") {
-		return src, nil
-	}
-	b := []byte(src)
-	strict := map[int]bool{}
-	i := 0
-	inCode := func(open string) (string, bool) {
-		switch open {
-		case "{{":
-			return "}}", true
-		case "{%":
-			return "%}", true
-		}
-		return "", false
-	}
-	for i < len(b)-1 {
-		two := string(b[i : i+2])
-		if two == "{#" {
-			end := strings.Index(string(b[i+2:]), "#}")
-			if end < 0 {
-				break
-			}
-			i += end + 4
-			continue
-		}
-		closer, ok := inCode(two)
-		if !ok {
-			i++
-			continue
-		}
-		j := i + 2
-		if two == "{%" && isRawTag(b[j:]) {
-			k := rawEnd(b[j:])
-			if k < 0 {
-				break
-			}
-			i = j + k
-			continue
-		}
-		for j < len(b)-1 && string(b[j:j+2]) != closer {
-			switch c := b[j]; c {
-			case '"', '\'':
-				j++
-				for j < len(b) && b[j] != c {
-					if b[j] == '\\' {
-						j++
-					}
-					j++
-				}
-			case '=', '!':
-				if j+2 < len(b) && b[j+1] == '=' && b[j+2] == '=' {
-					strict[j] = true
-					b[j+2] = ' '
-					j += 2
-				}
-			}
-			j++
-		}
-		i = j + 2
-	}
-	return string(b), strict
-}
-
-func isRawTag(b []byte) bool {
-	s := strings.TrimLeft(strings.TrimPrefix(string(b[:min(len(b), 40)]), "-"), " \t\n")
-	return strings.HasPrefix(s, "raw") && (len(s) == 3 || strings.ContainsAny(s[3:4], " \t\n-%"))
-}
-
-func rawEnd(b []byte) int {
-	s := string(b)
-	for off := 0; ; {
-		k := strings.Index(s[off:], "{%")
-		if k < 0 {
-			return -1
-		}
-		rest := strings.TrimLeft(strings.TrimPrefix(s[off+k+2:], "-"), " \t\n")
-		if strings.HasPrefix(rest, "endraw") {
-			return off + k
-		}
-		off += k + 2
-	}
-}
-
 // Render renders the template with data: the object's keys are the
 // template's variables (FromJSON or FromGo builds it; nil renders with
-// none).
-func (t *Template) Render(data *Object, opts Options) (string, error) {
+// none). The render stops, with an *Error naming the template position,
+// when ctx ends or the template builds more than opts.Budget bytes.
+func (t *Template) Render(ctx context.Context, data *Object, opts Options) (out string, err error) {
 	var b strings.Builder
 	root := &frame{}
-	r := &renderer{out: &b, frame: root, root: root, data: data, strict: opts.Strict}
+	r := &renderer{out: &b, frame: root, root: root, data: data, strict: opts.Strict,
+		ctx: ctx, done: ctx.Done(), budget: opts.Budget}
+	if r.budget <= 0 {
+		r.budget = DefaultBudget
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			a, ok := p.(abort)
+			if !ok {
+				panic(p)
+			}
+			out, err = "", wrapAt(a.err, r.at)
+		}
+	}()
+	if err := r.interrupted(pos{}); err != nil {
+		return "", err
+	}
 	if err := r.run(t.body); err != nil {
 		return "", err
 	}
-	return b.String(), nil
+	return toUTF8(b.String()), nil
 }
 
 // noLoader refuses every template reference: extension templates are

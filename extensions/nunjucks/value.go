@@ -1,9 +1,9 @@
 package nunjucks
 
 import (
+	"fmt"
 	"math"
 	"strings"
-	"unicode/utf16"
 	"unicode/utf8"
 )
 
@@ -177,33 +177,88 @@ func toString(v any) string {
 		return formatNumber(x)
 	case *Array:
 		return joinArray(x, ",")
+	case *regExp:
+		return x.String()
+	case *safeString:
+		return x.s
 	case callable:
 		return "function () { [native code] }"
 	}
 	return "[object Object]"
 }
 
-// joinArray is Array.prototype.join: null and undefined elements are empty.
+// joinArray is Array.prototype.join, for printing an array: see joinInto.
+// It never builds more than maxOutput bytes: past that (an array holding
+// many references to one large value) it aborts the render, which is
+// also what happens to an array nested deeper than maxJoinDepth.
 func joinArray(a *Array, sep string) string {
+	b := bounded{max: maxOutput}
+	s := joinInto(&b, a, sep)
+	if b.over {
+		panic(abort{&Error{Msg: fmt.Sprintf("an array printed as text would be longer than %d bytes", maxOutput), Cause: ErrBudget}})
+	}
+	return s
+}
+
+// maxJoinDepth bounds how deeply nested arrays are printed (JavaScript
+// runs out of stack a little deeper).
+const maxJoinDepth = 10_000
+
+// joinInto is Array.prototype.join, built in b (b.over when it did not
+// fit): null and undefined elements are empty, nested arrays print
+// comma-joined, and an array met again inside itself prints empty, as V8
+// prints a cyclic array.
+func joinInto(b *bounded, a *Array, sep string) string {
 	switch len(a.Items) {
 	case 0:
 		return ""
 	case 1:
-		if isNullish(a.Items[0]) {
-			return ""
-		}
-		return toString(a.Items[0])
-	}
-	var b strings.Builder
-	for i, it := range a.Items {
-		if i > 0 {
-			b.WriteString(sep)
-		}
-		if !isNullish(it) {
-			b.WriteString(toString(it))
+		switch x := a.Items[0].(type) {
+		case string:
+			b.over = len(x) > b.max
+			return x
+		case float64:
+			return formatNumber(x)
 		}
 	}
+	j := arrayJoin{b: b}
+	j.join(a, sep)
 	return b.String()
+}
+
+type arrayJoin struct {
+	b     *bounded
+	stack []*Array // the arrays being joined, outermost first
+}
+
+func (j *arrayJoin) join(a *Array, sep string) {
+	for _, s := range j.stack {
+		if s == a {
+			return
+		}
+	}
+	if len(j.stack) >= maxJoinDepth {
+		panic(abort{&Error{Msg: fmt.Sprintf("RangeError: arrays nested deeper than %d cannot be printed", maxJoinDepth)}})
+	}
+	j.stack = append(j.stack, a)
+	for i, it := range a.Items {
+		if j.b.over {
+			break
+		}
+		if i > 0 {
+			j.b.WriteString(sep)
+		}
+		switch x := it.(type) {
+		case nil, undefinedValue:
+		case string:
+			j.b.WriteString(x)
+		case *Array:
+			j.join(x, ",")
+		default:
+			j.b.WriteString(toString(x))
+		}
+	}
+	j.stack = j.stack[:len(j.stack)-1]
 }
 
 // isPrimitive reports a value ToPrimitive leaves alone.
@@ -289,6 +344,12 @@ func strictEqual(a, b any) bool {
 	case *cycler:
 		y, ok := b.(*cycler)
 		return ok && x == y
+	case *regExp:
+		y, ok := b.(*regExp)
+		return ok && x == y
+	case *safeString:
+		y, ok := b.(*safeString)
+		return ok && x == y
 	}
 	return false // functions are never equal to anything we can compare
 }
@@ -368,7 +429,7 @@ func compareUTF16(a, b string) int {
 	if isASCII(a) && isASCII(b) {
 		return strings.Compare(a, b)
 	}
-	ua, ub := utf16.Encode([]rune(a)), utf16.Encode([]rune(b))
+	ua, ub := encodeUTF16(a), encodeUTF16(b)
 	for i := 0; i < len(ua) && i < len(ub); i++ {
 		if ua[i] != ub[i] {
 			if ua[i] < ub[i] {
@@ -407,7 +468,7 @@ func newJSString(s string) jsString {
 	if isASCII(s) {
 		return jsString{s: s, ascii: true}
 	}
-	return jsString{s: s, units: utf16.Encode([]rune(s))}
+	return jsString{s: s, units: encodeUTF16(s)}
 }
 
 func (j jsString) len() int {
@@ -425,7 +486,7 @@ func (j jsString) slice(i, k int) string {
 	if j.ascii {
 		return j.s[i:k]
 	}
-	return string(utf16.Decode(j.units[i:k]))
+	return decodeUTF16(j.units[i:k])
 }
 
 // at returns the code unit at i as a string.
@@ -442,10 +503,10 @@ func (j jsString) indexOf(sub string, from int) int {
 		}
 		return i + from
 	}
-	su := utf16.Encode([]rune(sub))
+	su := encodeUTF16(sub)
 	units := j.units
 	if j.ascii {
-		units = utf16.Encode([]rune(j.s))
+		units = encodeUTF16(j.s)
 	}
 	for i := from; i+len(su) <= len(units); i++ {
 		match := true

@@ -169,7 +169,7 @@ func (f *Fake) run(ctx context.Context, module string, args map[string]any, vars
 		if !ok {
 			return fmt.Sprint(v), nil
 		}
-		return render(s, vars)
+		return render(ctx, s, vars)
 	}
 	switch module {
 	case "debug":
@@ -228,7 +228,7 @@ var expression = regexp.MustCompile(`\{\{|\{%`)
 
 // render renders a Jinja string the way Ansible's templating does for
 // these modules, through the Nunjucks renderer.
-func render(s string, vars *nunjucks.Object) (string, error) {
+func render(ctx context.Context, s string, vars *nunjucks.Object) (string, error) {
 	if !expression.MatchString(s) {
 		return s, nil
 	}
@@ -236,7 +236,7 @@ func render(s string, vars *nunjucks.Object) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("template error while templating string: %v", err)
 	}
-	out, err := t.Render(vars, nunjucks.Options{Strict: true})
+	out, err := t.Render(ctx, vars, nunjucks.Options{Strict: true})
 	if err != nil {
 		return "", fmt.Errorf("The task includes an option with an undefined variable: %v", err)
 	}
