@@ -190,18 +190,23 @@ func (db *DB) InTx(ctx context.Context, fn func(tx *Tx) error) error {
 	return err
 }
 
-func (db *DB) inTx(ctx context.Context, fn func(tx *Tx) error) (err error) {
+func (db *DB) inTx(ctx context.Context, fn func(tx *Tx) error) error {
 	stx, err := db.BeginTx(ctx, nil)
 	if err != nil {
 		return err
 	}
-	tx := &Tx{Tx: stx, db: db}
+	return db.finish(stx, fn)
+}
+
+// finish runs fn in the begun transaction and commits it, or rolls it
+// back when fn returns an error.
+func (db *DB) finish(stx *sql.Tx, fn func(tx *Tx) error) (err error) {
 	defer func() {
 		if err != nil {
 			_ = stx.Rollback()
 		}
 	}()
-	if err = fn(tx); err != nil {
+	if err = fn(&Tx{Tx: stx, db: db}); err != nil {
 		return err
 	}
 	return stx.Commit()
