@@ -43,8 +43,9 @@ type DB struct {
 	Driver Driver
 }
 
-// Open opens the database: for SQLite, dsn is a file path (created if
-// missing); for PostgreSQL, a pgx connection string or URL. Open pings it.
+// Open opens the database: for SQLite, dsn is a file path (created with
+// mode 0600 if missing; refused with STATE_FILE_EXPOSED when group or
+// others can read or write it); for PostgreSQL, a pgx connection string or URL. Open pings it.
 // Errors never carry the DSN.
 func Open(ctx context.Context, driver Driver, dsn string) (*DB, error) {
 	var (
@@ -55,6 +56,9 @@ func Open(ctx context.Context, driver Driver, dsn string) (*DB, error) {
 	case SQLite:
 		if strings.TrimSpace(dsn) == "" {
 			return nil, Unavailable.New("sqlite: no database path")
+		}
+		if err := privateSQLiteFile(dsn); err != nil {
+			return nil, err
 		}
 		db, err = sql.Open("sqlite", sqliteDSN(dsn, DefaultBusyTimeout))
 		if err == nil {
