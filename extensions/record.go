@@ -20,7 +20,14 @@ import (
 // Digest is how a record names a body it does not keep: its SHA-256 and
 // its length, enough to match it with what the receiver logged.
 func Digest(b []byte) string {
-	return fmt.Sprintf("sha256:%x, %d bytes", sha256.Sum256(b), len(b))
+	sum := sha256.Sum256(b)
+	return DigestSum(sum[:], int64(len(b)))
+}
+
+// DigestSum is Digest of a body hashed as it streamed: its SHA-256 sum and
+// its length n (a command's whole output, of which only a tail is kept).
+func DigestSum(sum []byte, n int64) string {
+	return fmt.Sprintf("sha256:%x, %d bytes", sum, n)
 }
 
 // Recorded is what a delivery's record keeps of a body the task sent or
@@ -28,10 +35,13 @@ func Digest(b []byte) string {
 // only its Digest for a task that received secrets.
 func Recorded(b []byte, secrets bool, keep func([]byte) string) string {
 	if secrets {
-		return Digest(b) + " (the body is not recorded: the task receives secrets)"
+		return Digest(b) + NotRecorded
 	}
 	return keep(b)
 }
+
+// NotRecorded follows a Digest that stands for a body.
+const NotRecorded = " (the body is not recorded: the task receives secrets)"
 
 // receivesSecrets reports whether task t of x receives secrets: it opted
 // into the payload's (includeSecrets, whether or not this payload has
