@@ -448,3 +448,30 @@ func TestFireRefusesBadEvents(t *testing.T) {
 		t.Fatal("a bad event ran a task")
 	}
 }
+
+// The task's own credentials — an SSH task's password, a webhook's
+// credential headers — are scrubbed from what its runner reports, in any
+// case and however short, like the payload's secrets.
+func TestTaskCredentialsAreScrubbedFromRecords(t *testing.T) {
+	b := []byte(`{"kind": "ExtensionDefinition", "schemaVersion": "1.1", "name": "creds", "label": "creds", "extensionType": "workflow",
+  "vendor": "v", "extensionVersion": "1", "icon": "i", "dependencies": {}, "inputs": [], "outputs": [], "assets": [],
+  "onAssetChange": [{"stage": "serverRegistered", "tasks": [
+    {"label": "login", "taskType": "ExtensionTaskSsh", "failurePolicy": "continue",
+     "options": {"host": "10.0.0.9", "port": 22, "timeout": 10, "username": "ops", "password": "Sw1tch-Passw0rd", "commandTemplate": "show version"}},
+    {"label": "hook", "taskType": "ExtensionTaskWebhook", "failurePolicy": "continue",
+     "options": {"endpoint": "https://hooks.example.com/", "method": "POST", "headers": {"Authorization": "Bearer Tok-9f8e7d6c", "X-Api-Key": "k9"}, "requestTemplate": "{}"}}]}]}`)
+	w := newWorld(t, b)
+	w.runner.On("login", extensionsfake.Outcome{Err: extensions.TaskFailed.New("banner: PASSWORD SW1TCH-PASSW0RD REJECTED")})
+	w.runner.On("hook", extensionsfake.Outcome{Result: extensions.Result{Message: `answered 200: {"seen": "bearer tok-9f8e7d6c", "key": "k9"}`}})
+	w.fire(t, serverEvent(t, "evt-c"))
+	recs, _ := w.store.Executions(context.Background(), extensions.Query{})
+	all, _ := json.Marshal(recs)
+	for _, leak := range []string{"sw1tch-passw0rd", "tok-9f8e7d6c", `"k9"`, `\"k9\"`} {
+		if strings.Contains(strings.ToLower(string(all)), leak) {
+			t.Errorf("the records carry %q: %s", leak, all)
+		}
+	}
+	if !strings.Contains(string(all), "banner: PASSWORD") {
+		t.Errorf("the records lost the runner's message: %s", all)
+	}
+}

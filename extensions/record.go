@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	"github.com/hostforge/hostforge"
 )
@@ -82,14 +83,41 @@ func (x *Extension) passwordValues() []string {
 }
 
 // deliverySecrets is the set a delivery's message, failure and outputs
-// are scrubbed of: the payload's secrets, x's isPassword values, and, for
-// a task that receives secrets, the rendered body itself (a receiver
-// echoing it whole).
+// are scrubbed of: the payload's secrets, x's isPassword values, the
+// task's own credentials (an SSH task's password, a webhook's credential
+// header values), and, for a task that receives secrets, the rendered body
+// itself (a receiver echoing it whole).
 func (x *Extension) deliverySecrets(payload []string, t *BoundTask, body string) *hostforge.Secrets {
 	s := hostforge.NewSecrets(payload...)
 	s.Add(x.passwordValues()...)
+	if t.ssh != nil {
+		s.Add(t.ssh.Password)
+	}
+	if t.webhook != nil {
+		for k, v := range t.webhook.Headers {
+			if CredentialHeader(k) {
+				s.Add(v)
+				if _, tok, ok := strings.Cut(v, " "); ok {
+					s.Add(tok) // after a scheme: "Bearer <token>"
+				}
+			}
+		}
+	}
 	if x.receivesSecrets(t) {
 		s.Add(body)
 	}
 	return s
+}
+
+// CredentialHeader reports whether a header of this name carries a
+// credential: its name contains auth, token, key, secret, password,
+// cookie, signature or credential (any case).
+func CredentialHeader(name string) bool {
+	n := strings.ToLower(name)
+	for _, w := range []string{"auth", "token", "key", "secret", "password", "cookie", "signature", "credential"} {
+		if strings.Contains(n, w) {
+			return true
+		}
+	}
+	return false
 }

@@ -498,24 +498,13 @@ func capped(b []byte) string {
 	return strings.ToValidUTF8(string(b), "�")
 }
 
-// credentialHeader matches header names whose values are credentials.
-func credentialHeader(name string) bool {
-	n := strings.ToLower(name)
-	for _, w := range []string{"auth", "token", "key", "secret", "password", "cookie", "signature", "credential"} {
-		if strings.Contains(n, w) {
-			return true
-		}
-	}
-	return false
-}
-
 // headerSecrets lists the task's credential header values (and their
 // token part after a scheme such as "Bearer "), to scrub from what a
 // receiver echoes.
 func headerSecrets(h map[string]string) []string {
 	var out []string
 	for k, v := range h {
-		if !credentialHeader(k) || len(v) < 4 {
+		if !extensions.CredentialHeader(k) || len(v) < 4 {
 			continue
 		}
 		out = append(out, v)
