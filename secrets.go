@@ -408,6 +408,9 @@ func ascii(v string) bool {
 // renderedForms are v as it appears inside what it was rendered into:
 // itself, JSON-escaped once and twice, Go-quoted and shell-quoted.
 func renderedForms(v string) []string {
+	if renderedAsIs(v) {
+		return []string{v}
+	}
 	ja, jb := jsonInner(v, true), jsonInner(v, false)
 	forms := []string{v, ja, jb,
 		jsonInner(ja, true), jsonInner(ja, false), jsonInner(jb, true), jsonInner(jb, false),
@@ -415,6 +418,18 @@ func renderedForms(v string) []string {
 		strings.ReplaceAll(v, "'", `'\''`)}
 	slices.Sort(forms)
 	return slices.Compact(forms)
+}
+
+// renderedAsIs reports whether JSON (with or without HTML escaping), Go
+// and shell quoting all leave v as it is: printable ASCII without quotes,
+// backslashes or HTML's specials (base64 and most generated passwords).
+func renderedAsIs(v string) bool {
+	for i := 0; i < len(v); i++ {
+		if c := v[i]; c < 0x20 || c > 0x7e || strings.IndexByte("\"\\<>&'", c) >= 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // echoes are what a text goes through when a system echoes it: nothing,
