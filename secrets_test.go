@@ -504,7 +504,7 @@ func TestScrubAgreesWithANaiveScan(t *testing.T) {
 		}
 		return x
 	}
-	for round := range 400 {
+	for round := range 200 {
 		s := hostforge.NewSecrets()
 		var values []string
 		maxLen, common := 7, ""
@@ -517,7 +517,7 @@ func TestScrubAgreesWithANaiveScan(t *testing.T) {
 			s.Add(v)
 		}
 		all := variantsOf(values)
-		for range 20 {
+		for range 15 {
 			text := word(rng.IntN(40))
 			for range rng.IntN(4) {
 				x := recase(all[rng.IntN(len(all))].x)
