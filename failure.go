@@ -60,6 +60,12 @@ type Failure struct {
 	// flight before it becomes an error (see Secrets), the phases scrub the
 	// credentials they handle, and the step runtimes scrub once more.
 	Message string
+	// Detail is what a remote system answered at length, kept for the
+	// record of the occurrence: a response body, a command's output, with
+	// the request that drew it. Error() leaves it out, so log lines and
+	// error strings never carry a body; it is scrubbed like Message, and
+	// serialised.
+	Detail string `json:"detail,omitempty"`
 	// Cause is the underlying error, if any. It is not serialised.
 	Cause error `json:"-"`
 }

@@ -30,10 +30,15 @@ const Redacted = "<redacted>"
 // those, and the process's exits (its logger, its output streams, its
 // Temporal activities) scrub once more.
 //
-// Scrub also catches the encodings a value travels in: JSON-escaped (once
-// and twice: JSON inside a JSON string), Go-quoted, URL-escaped, HTML-escaped
+// Scrub also catches the forms a value travels in (Variants): in any case
+// (a template's lower or upper filter), JSON-escaped once and twice (a
+// template's dump; JSON inside a JSON string), Go-quoted, shell-quoted, and
+// each of those HTML-escaped or URL-escaped (a receiver echoing a request),
 // and base64 (and base64 of "user:password", an echoed basic-auth header,
-// with AddCredential).
+// with AddCredential). Every value is scrubbed however short; one shorter
+// than MinSecretLen characters, or a published factory default such as
+// Dell's calvin, only as a whole word (WholeWordSecret), so that it does
+// not cut other words apart.
 //
 // One set serves a process: the vault registers what it hands out (Vault),
 // an adapter registers what it sends (Add), and everything scrubs with the
@@ -44,13 +49,13 @@ type Secrets struct {
 	// vals maps each value to its variants.
 	vals map[string][]string
 	// heads indexes every variant of at least headLen bytes by its first
-	// headLen bytes; short holds the shorter ones. Add extends them in
-	// place, so a set that grows by one credential at a time never
-	// rebuilds anything.
-	heads map[string]*bucket
+	// headLen bytes, ASCII case-folded; short holds the shorter ones. Add
+	// extends them in place, so a set that grows by one credential at a
+	// time never rebuilds anything.
+	heads map[uint32]*bucket
 	short bucket
-	// pairs has a bit set for the first two bytes of every head, so a
-	// scan skips most positions of clean text without a map lookup.
+	// pairs has a bit set for the first two (folded) bytes of every head,
+	// so a scan skips most positions of clean text without a map lookup.
 	pairs *[1 << 16 / 64]uint64
 	// creds are the credentials AddCredential has registered, so a
 	// credential seen again costs a lookup and not two encodings.
@@ -59,25 +64,30 @@ type Secrets struct {
 	patterns int
 }
 
-// bucket holds the variants that start with one head, as a set, and
-// their distinct lengths, longest first. A match at a position tries each
-// length once (a map lookup), so the cost does not grow with the number
-// of variants sharing a head — and many do: base64 of "root:…" always
-// starts "cm9v", generated passwords often share a prefix.
+// bucket holds the variants that start with one head, ASCII case-folded,
+// as a set, and their distinct lengths, longest first. A match at a
+// position tries each length once (a map lookup), so the cost does not
+// grow with the number of variants sharing a head — and many do: base64
+// of "root:…" always starts "cm9v", generated passwords often share a
+// prefix. The set's value says the variant matches as a whole word only.
 type bucket struct {
 	lens []int
-	set  map[string]struct{}
+	set  map[string]bool
 }
 
-// add puts x in the bucket; false when it was there.
-func (b *bucket) add(x string) bool {
-	if _, ok := b.set[x]; ok {
+// add puts the folded variant x in the bucket; false when it was there.
+// A variant wanted both ways matches anywhere.
+func (b *bucket) add(x string, word bool) bool {
+	if w, ok := b.set[x]; ok {
+		if w && !word {
+			b.set[x] = false
+		}
 		return false
 	}
 	if b.set == nil {
-		b.set = map[string]struct{}{}
+		b.set = map[string]bool{}
 	}
-	b.set[x] = struct{}{}
+	b.set[x] = word
 	i, found := slices.BinarySearchFunc(b.lens, len(x), func(have, want int) int { return want - have })
 	if !found {
 		b.lens = slices.Insert(b.lens, i, len(x))
@@ -85,14 +95,27 @@ func (b *bucket) add(x string) bool {
 	return true
 }
 
-// match returns the length of the longest variant in b that t starts
-// with, 0 when none.
-func (b *bucket) match(t string) int {
+// match returns the length of the longest variant in b that text[i:]
+// starts with, ASCII case-insensitively, and that is not a whole-word
+// variant inside a longer word; 0 when none. buf is scratch space for the
+// folded text.
+func (b *bucket) match(text string, i int, buf *[]byte) int {
+	t := text[i:]
+	var f []byte
 	for _, n := range b.lens {
 		if n > len(t) {
 			continue
 		}
-		if _, ok := b.set[t[:n]]; ok {
+		if f == nil {
+			// The first length that fits is the longest: fold once.
+			if cap(*buf) < n {
+				*buf = make([]byte, 0, max(n, 64))
+			}
+			f = foldBytes((*buf)[:0], t[:n])
+			*buf = f
+		}
+		word, ok := b.set[string(f[:n])]
+		if ok && (!word || wholeWord(text, i, n)) {
 			return n
 		}
 	}
@@ -101,8 +124,54 @@ func (b *bucket) match(t string) int {
 
 type credential struct{ user, password string }
 
-// pairOf is the first two bytes of t (at least two long) as one number.
-func pairOf(t string) uint32 { return uint32(t[0])<<8 | uint32(t[1]) }
+// pairOf is the first two bytes of t (at least two long), folded, as one
+// number.
+func pairOf(t string) uint32 { return uint32(lower[t[0]])<<8 | uint32(lower[t[1]]) }
+
+// headOf is the first headLen bytes of t (at least that long), folded, as
+// one number.
+func headOf(t string) uint32 {
+	return uint32(lower[t[0]])<<24 | uint32(lower[t[1]])<<16 | uint32(lower[t[2]])<<8 | uint32(lower[t[3]])
+}
+
+// lower maps each byte to its ASCII lower case.
+var lower = func() (l [256]byte) {
+	for i := range l {
+		l[i] = byte(i)
+		if 'A' <= i && i <= 'Z' {
+			l[i] += 'a' - 'A'
+		}
+	}
+	return l
+}()
+
+// foldBytes appends t, ASCII case-folded, to dst. Folding keeps every
+// byte where it is, so a match in the folded text is one in the text.
+func foldBytes(dst []byte, t string) []byte {
+	for i := 0; i < len(t); i++ {
+		dst = append(dst, lower[t[i]])
+	}
+	return dst
+}
+
+// fold is t ASCII case-folded.
+func fold(t string) string { return string(foldBytes(make([]byte, 0, len(t)), t)) }
+
+// wordByte reports whether c is part of a word: an ASCII letter, digit or
+// underscore, or a byte of a non-ASCII character.
+func wordByte(c byte) bool {
+	return c >= 0x80 || c == '_' || '0' <= c && c <= '9' || 'a' <= lower[c] && lower[c] <= 'z'
+}
+
+// wholeWord reports whether text[i:i+n] is not part of a longer word: it
+// does not continue a word on its left nor run on into one on its right.
+func wholeWord(text string, i, n int) bool {
+	if i > 0 && wordByte(text[i]) && wordByte(text[i-1]) {
+		return false
+	}
+	e := i + n
+	return e >= len(text) || !wordByte(text[e-1]) || !wordByte(text[e])
+}
 
 // headLen is the length of a variant's index key.
 const headLen = 4
@@ -157,25 +226,27 @@ func (s *Secrets) add(values []string) {
 			continue
 		}
 		if s.vals == nil {
-			s.vals, s.heads = map[string][]string{}, map[string]*bucket{}
+			s.vals, s.heads = map[string][]string{}, map[uint32]*bucket{}
 		}
 		vs := Variants(v)
 		s.vals[v] = vs
+		word := WholeWordSecret(v)
 		for _, x := range vs {
-			s.index(x)
+			s.index(fold(x), word)
 		}
 	}
 }
 
-// index adds one variant to the index, unless it is there already.
-// Callers hold s.mu.
-func (s *Secrets) index(x string) {
+// index adds one folded variant to the index, unless it is there
+// already. Callers hold s.mu.
+func (s *Secrets) index(x string, word bool) {
 	b := &s.short
 	if len(x) >= headLen {
-		b = s.heads[x[:headLen]]
+		h := headOf(x)
+		b = s.heads[h]
 		if b == nil {
 			b = &bucket{}
-			s.heads[x[:headLen]] = b
+			s.heads[h] = b
 			if s.pairs == nil {
 				s.pairs = new([1 << 16 / 64]uint64)
 			}
@@ -183,7 +254,7 @@ func (s *Secrets) index(x string) {
 			s.pairs[p/64] |= 1 << (p % 64)
 		}
 	}
-	if b.add(x) {
+	if b.add(x, word) {
 		s.patterns++
 	}
 }
@@ -266,46 +337,138 @@ func (s *Secrets) Values() []string {
 	return out
 }
 
-// Variants are the forms a secret value takes in text: itself, and its
-// JSON-escaped (once and twice), Go-quoted, URL-escaped, HTML-escaped and
-// base64 forms, each once.
+// Variants are the forms a secret value takes in text, each once (up to
+// ASCII case, which Scrub ignores):
+//
+//   - the value, and its lower- and upper-case forms where they differ
+//     beyond ASCII (a template's lower or upper filter);
+//   - each of them as it appears inside what it was rendered into: as it
+//     is, JSON-escaped (with and without HTML escaping: Go's encoder and
+//     JavaScript's JSON.stringify, a template's dump), JSON-escaped twice
+//     in any mix of the two (JSON inside a JSON string: a receiver echoing
+//     a request), Go-quoted (%q, %+q) and single-quoted for a shell;
+//   - each of those as it appears in what echoed it: as it is,
+//     HTML-escaped (Go's html escaping and a template's escape filter),
+//     URL-escaped (query, path, and JavaScript's encodeURIComponent, a
+//     template's urlencode);
+//   - base64 (standard and URL alphabets, unpadded) of the value.
 func Variants(v string) []string {
 	if v == "" {
 		return nil
 	}
-	seen := map[string]bool{}
 	var out []string
+	seen := map[string]bool{} // folded forms
 	add := func(x string) {
-		if x != "" && !seen[x] {
-			seen[x] = true
+		if k := fold(x); x != "" && !seen[k] {
+			seen[k] = true
 			out = append(out, x)
 		}
 	}
-	add(v)
-	if plain(v) {
-		// Every escaping leaves v as it is; only the encodings differ.
-		add(base64.RawStdEncoding.EncodeToString([]byte(v)))
-		add(base64.RawURLEncoding.EncodeToString([]byte(v)))
-		return out
+	for _, c := range caseForms(v) {
+		if plain(c) {
+			// Every escaping leaves c as it is.
+			add(c)
+			continue
+		}
+		for _, in := range renderedForms(c) {
+			for _, echo := range echoes {
+				add(echo(in))
+			}
+		}
 	}
-	j := jsonInner(v, true)
-	add(j)
-	add(jsonInner(v, false))
-	add(jsonInner(j, true))
-	add(jsonInner(j, false))
-	add(strings.Trim(strconv.Quote(v), `"`))
-	add(strings.Trim(strconv.QuoteToASCII(v), `"`))
-	add(url.QueryEscape(v))
-	add(url.PathEscape(v))
-	add(html.EscapeString(v))
 	add(base64.RawStdEncoding.EncodeToString([]byte(v)))
 	add(base64.RawURLEncoding.EncodeToString([]byte(v)))
 	return out
 }
 
+// caseForms are v and its Unicode lower- and upper-case forms, where they
+// differ from v beyond ASCII case (which the scan folds itself).
+func caseForms(v string) []string {
+	out := []string{v}
+	if ascii(v) {
+		return out
+	}
+	for _, c := range []string{strings.ToLower(v), strings.ToUpper(v)} {
+		if fold(c) != fold(v) && (len(out) == 1 || fold(c) != fold(out[1])) {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+func ascii(v string) bool {
+	for i := 0; i < len(v); i++ {
+		if v[i] >= 0x80 {
+			return false
+		}
+	}
+	return true
+}
+
+// renderedForms are v as it appears inside what it was rendered into:
+// itself, JSON-escaped once and twice, Go-quoted and shell-quoted.
+func renderedForms(v string) []string {
+	if renderedAsIs(v) {
+		return []string{v}
+	}
+	ja, jb := jsonInner(v, true), jsonInner(v, false)
+	forms := []string{v, ja, jb,
+		jsonInner(ja, true), jsonInner(ja, false), jsonInner(jb, true), jsonInner(jb, false),
+		strings.Trim(strconv.Quote(v), `"`), strings.Trim(strconv.QuoteToASCII(v), `"`),
+		strings.ReplaceAll(v, "'", `'\''`)}
+	slices.Sort(forms)
+	return slices.Compact(forms)
+}
+
+// renderedAsIs reports whether JSON (with or without HTML escaping), Go
+// and shell quoting all leave v as it is: printable ASCII without quotes,
+// backslashes or HTML's specials (base64 and most generated passwords).
+func renderedAsIs(v string) bool {
+	for i := 0; i < len(v); i++ {
+		if c := v[i]; c < 0x20 || c > 0x7e || strings.IndexByte("\"\\<>&'", c) >= 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// echoes are what a text goes through when a system echoes it: nothing,
+// HTML escaping, URL escaping.
+var echoes = []func(string) string{
+	func(s string) string { return s },
+	html.EscapeString,
+	templateEscaper.Replace,
+	url.QueryEscape,
+	url.PathEscape,
+	encodeURIComponent,
+}
+
+// templateEscaper is a template's HTML escape filter (Nunjucks's, and
+// Jinja's but for the backslash).
+var templateEscaper = strings.NewReplacer("&", "&amp;", `"`, "&quot;", "'", "&#39;", "<", "&lt;", ">", "&gt;", `\`, "&#92;")
+
+// encodeURIComponent is JavaScript's: every byte but letters, digits and
+// -_.!~*'() percent-encoded.
+func encodeURIComponent(s string) string {
+	const hex = "0123456789ABCDEF"
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if 'a' <= lower[c] && lower[c] <= 'z' || '0' <= c && c <= '9' || strings.IndexByte("-_.!~*'()", c) >= 0 {
+			b.WriteByte(c)
+			continue
+		}
+		b.WriteByte('%')
+		b.WriteByte(hex[c>>4])
+		b.WriteByte(hex[c&15])
+	}
+	return b.String()
+}
+
 // plain reports whether v is made only of characters no escaping
-// changes: JSON (with or without HTML escaping), Go quoting, URL query
-// and path escaping and HTML escaping all leave it as it is.
+// changes: JSON (with or without HTML escaping), Go quoting, shell
+// quoting, URL query, path and component escaping and HTML escaping all
+// leave it as it is.
 func plain(v string) bool {
 	for i := 0; i < len(v); i++ {
 		c := v[i]
@@ -326,9 +489,12 @@ func jsonInner(v string, escapeHTML bool) string {
 }
 
 // Scrub returns text with every registered value, in every variant,
-// replaced by Redacted. It scans text once: at each position the longest
-// variant that starts there is replaced, as strings.Replacer would with
-// the variants longest first, and the scan goes on after it.
+// replaced by Redacted. It scans text once, ASCII case-insensitively: at
+// each position the longest variant that starts there is replaced, and the
+// scan goes on after it. A variant of a value WholeWordSecret calls short
+// (fewer than MinSecretLen characters, or a published factory default) is
+// replaced only as a whole word: not where it continues a word on its left
+// or runs on into one on its right.
 func (s *Secrets) Scrub(text string) string {
 	if s == nil || text == "" {
 		return text
@@ -339,9 +505,10 @@ func (s *Secrets) Scrub(text string) string {
 		return text
 	}
 	var b strings.Builder
-	done := 0 // text[:done] is written to b (or needs no change)
+	var buf []byte // folded text at a head that hit, allocated on the first
+	done := 0      // text[:done] is written to b (or needs no change)
 	for i := 0; i < len(text); {
-		n := s.matchAt(text[i:])
+		n := s.matchAt(text, i, &buf)
 		if n == 0 {
 			i++
 			continue
@@ -361,19 +528,23 @@ func (s *Secrets) Scrub(text string) string {
 	return b.String()
 }
 
-// matchAt returns the length of the longest variant t starts with, 0 when
-// none. Callers hold s.mu for reading.
-func (s *Secrets) matchAt(t string) int {
+// matchAt returns the length of the longest variant text[i:] starts with,
+// 0 when none. Callers hold s.mu for reading.
+func (s *Secrets) matchAt(text string, i int, buf *[]byte) int {
+	t := text[i:]
 	if len(t) >= headLen {
 		if p := pairOf(t); s.pairs == nil || s.pairs[p/64]&(1<<(p%64)) == 0 {
 			// no head starts with these two bytes
-		} else if b := s.heads[t[:headLen]]; b != nil {
-			if n := b.match(t); n > 0 {
+		} else if b := s.heads[headOf(t)]; b != nil {
+			if n := b.match(text, i, buf); n > 0 {
 				return n
 			}
 		}
 	}
-	return s.short.match(t)
+	if len(s.short.lens) == 0 {
+		return 0
+	}
+	return s.short.match(text, i, buf)
 }
 
 // Contains reports whether text carries a registered value in any variant.
@@ -403,19 +574,19 @@ func (s *Secrets) Err(err error) error {
 	return &scrubbedErr{err: err, text: clean, s: s}
 }
 
-// Failure returns f with its message and cause scrubbed (f itself when
-// neither carries a secret).
+// Failure returns f with its message, detail and cause scrubbed (f
+// itself when none carries a secret).
 func (s *Secrets) Failure(f *Failure) *Failure {
 	if f == nil || s.Len() == 0 {
 		return f
 	}
-	msg := s.Scrub(f.Message)
+	msg, detail := s.Scrub(f.Message), s.Scrub(f.Detail)
 	cause := s.Err(f.Cause)
-	if msg == f.Message && cause == f.Cause {
+	if msg == f.Message && detail == f.Detail && cause == f.Cause {
 		return f
 	}
 	c := *f
-	c.Message, c.Cause = msg, cause
+	c.Message, c.Detail, c.Cause = msg, detail, cause
 	return &c
 }
 

@@ -56,7 +56,9 @@ type Configurator struct {
 	// BIOS overrides DefaultBIOS per vendor.
 	BIOS map[Vendor]map[string]any
 	// NewPassword generates a rotated admin password (nil: 24 random
-	// characters from crypto/rand).
+	// characters from crypto/rand). One shorter than
+	// hostforge.MinSecretLen characters is refused (SECRET_TOO_SHORT)
+	// before it is stored or sent.
 	NewPassword func() (string, error)
 	// Secrets is the process's set of secret values. Every credential an
 	// attempt handles (read from the vault, generated, sent to the BMC) is

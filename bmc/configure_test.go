@@ -642,11 +642,27 @@ func TestPasswordRotation(t *testing.T) {
 		}
 	})
 	t.Run("password refused by the BMC's policy", func(t *testing.T) {
+		w := rotationWorld(t, "ami", func(b *fakes.FakeBMC) { b.RefusePasswords(1) })
+		w.cfg.NewPassword = func() (string, error) { return "Refused-Policy-Pw-1", nil }
+		o := w.converge(w.target())
+		if !bmc.WriteRejected.Is(o.Err) || !strings.Contains(o.Err.Error(), "PropertyValueFormatError") || strings.Contains(o.Err.Error(), "Refused-Policy-Pw-1") {
+			t.Fatalf("err = %v, want BMC_WRITE_REJECTED with the BMC's reason and no password", o.Err)
+		}
+	})
+	t.Run("a generated password shorter than 8 characters is refused before it is stored or sent", func(t *testing.T) {
 		w := rotationWorld(t, "ami", func(*fakes.FakeBMC) {})
 		w.cfg.NewPassword = func() (string, error) { return "short", nil }
+		before, _ := w.site.Vault.Item(context.Background(), fakes.AdminItem(w.host.Name))
 		o := w.converge(w.target())
-		if !bmc.WriteRejected.Is(o.Err) || !strings.Contains(o.Err.Error(), "complexity") || strings.Contains(o.Err.Error(), "short") {
-			t.Fatalf("err = %v, want BMC_WRITE_REJECTED with the BMC's reason and no password", o.Err)
+		if !hostforge.SecretTooShort.Is(o.Err) || strings.Contains(o.Err.Error(), "short") || !strings.Contains(o.Err.Error(), "generated BMC admin password") {
+			t.Fatalf("err = %v, want %s naming the generated password", o.Err, hostforge.SecretTooShort.Code)
+		}
+		after, _ := w.site.Vault.Item(context.Background(), fakes.AdminItem(w.host.Name))
+		if after[bmc.FieldPendingPassword] == "short" || len(after) != len(before) {
+			t.Errorf("the vault item changed: %v → %v", before, after)
+		}
+		if w.b.PasswordChanges(fakes.FakeFactoryUser) != 0 {
+			t.Error("the BMC's password changed")
 		}
 	})
 	t.Run("supermicro has no password setup", func(t *testing.T) {

@@ -196,6 +196,12 @@ func (r *run) rotate(ctx context.Context, factory Credential) error {
 		if err != nil || p == "" {
 			return InputInvalid.New("%s: the password generator failed: %v", r.t.Device, err)
 		}
+		// The site's generator chose it: at least hostforge.MinSecretLen
+		// characters, refused before the vault or the BMC sees it.
+		if err := hostforge.CheckChosenSecret(r.t.Device+": the generated BMC admin password", p); err != nil {
+			f, _ := hostforge.AsFailure(err)
+			return hostforge.SecretTooShort.At("configure_bmc").New("%s", f.Message)
+		}
 		newPass = p
 	}
 	r.remember(Credential{Username: factory.Username, Password: newPass})

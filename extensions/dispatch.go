@@ -257,8 +257,9 @@ func (d *Dispatcher) Run(ctx context.Context, in RunIn) (RunOut, error) {
 		return RunOut{}, err
 	}
 	body, vars, err := x.render(ctx, t, data, RenderOptions{Strict: d.Strict, Limits: d.Limits})
+	scrubber := x.deliverySecrets(secrets, t, body)
 	if err != nil {
-		return RunOut{}, scrubFailure(err, secrets)
+		return RunOut{}, scrubFailure(err, scrubber)
 	}
 	runner := d.Runners[t.TaskType]
 	if runner == nil {
@@ -266,7 +267,7 @@ func (d *Dispatcher) Run(ctx context.Context, in RunIn) (RunOut, error) {
 	}
 	req := Request{DeliveryID: in.DeliveryID, EventID: in.Event.ID, Stage: in.Event.Stage, Extension: x.Name,
 		Task: t.Label, TaskType: t.TaskType, Deadline: in.Deadline, Webhook: t.webhook, SSH: t.ssh, Ansible: t.ansible,
-		Assets: x.Definition.Assets, Source: x.Source, Body: body, Variables: vars, IncludesSecrets: t.IncludeSecrets && data.full != nil}
+		Assets: x.Definition.Assets, Source: x.Source, Body: body, Variables: vars, IncludesSecrets: x.receivesSecrets(t)}
 	if t.TaskType.AtMostOnce() {
 		if err := d.startEffect(ctx, in); err != nil {
 			return RunOut{}, err
@@ -284,14 +285,14 @@ func (d *Dispatcher) Run(ctx context.Context, in RunIn) (RunOut, error) {
 		if f.Code == hostforge.Unclassified.Code {
 			f = TaskFailed.Wrap(err, "extension %s task %s", x.Name, t.Label)
 		}
-		return RunOut{}, scrubFailure(f, secrets)
+		return RunOut{}, scrubFailure(f, scrubber)
 	}
-	out := RunOut{Message: capText(scrub(res.Message, secrets)), Outputs: res.Outputs}
+	out := RunOut{Message: capText(scrubber.Scrub(res.Message)), Outputs: res.Outputs}
 	if res.Outputs != nil {
 		if !json.Valid(res.Outputs) {
 			return RunOut{}, TaskFailed.New("extension %s task %s returned outputs that are not JSON", x.Name, t.Label)
 		}
-		out.Outputs = json.RawMessage(scrub(string(res.Outputs), secrets))
+		out.Outputs = json.RawMessage(scrubber.Scrub(string(res.Outputs)))
 		if !json.Valid(out.Outputs) {
 			out.Outputs = json.RawMessage(`{"redacted":"the outputs held a secret of the payload"}`)
 		}
@@ -327,16 +328,18 @@ func (d *Dispatcher) payload(ctx context.Context, ev Event, withSecrets bool) (*
 	return full, secrets, nil
 }
 
-func scrubFailure(err error, secrets []string) error {
+// scrubFailure returns a failure's message (with its cause) and detail
+// scrubbed of the delivery's secrets.
+func scrubFailure(err error, secrets *hostforge.Secrets) error {
 	f, ok := hostforge.AsFailure(err)
-	if !ok || len(secrets) == 0 {
+	if !ok || secrets.Len() == 0 {
 		return err
 	}
 	msg := f.Message
 	if f.Cause != nil {
 		msg += ": " + f.Cause.Error()
 	}
-	return &hostforge.Failure{Spec: f.Spec, Message: capText(scrub(msg, secrets))}
+	return &hostforge.Failure{Spec: f.Spec, Message: capText(secrets.Scrub(msg)), Detail: capText(secrets.Scrub(f.Detail))}
 }
 
 func capText(s string) string {
@@ -533,10 +536,16 @@ func (f *firing) failed(p PlannedTask, del Delivery) {
 	}
 }
 
+// failureText is a failed delivery's record: its code, message and
+// cause, then the detail (the exchange with the receiver) that log lines
+// leave out.
 func failureText(f *hostforge.Failure) string {
 	msg := f.Code + ": " + f.Message
 	if f.Cause != nil {
 		msg += ": " + f.Cause.Error()
+	}
+	if f.Detail != "" {
+		msg += "\n" + f.Detail
 	}
 	return capText(msg)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"strings"
 	"testing"
 	"time"
@@ -318,8 +319,83 @@ func TestSecretsReachOptedInTasksOnlyAndNeverRecords(t *testing.T) {
 			t.Fatalf("a secret reached a record, the report or the event: %s", s)
 		}
 	}
-	if !strings.Contains(string(all), "[redacted]") {
-		t.Errorf("records %s: the echoed secrets must be replaced by [redacted]", all)
+	if !strings.Contains(string(all), `\u003credacted\u003e`) {
+		t.Errorf("records %s: the echoed secrets must be replaced by %s", all, hostforge.Redacted)
+	}
+}
+
+// A task that receives secrets — by includeSecrets, or because its
+// extension declares an isPassword configVar, whether or not the payload
+// has secret fields — is told so (its runner then records only digests),
+// and whatever its runner reports back is scrubbed of the payload's
+// secrets and the isPassword values in every form: case-folded, dumped,
+// echoed as JSON inside JSON, however short. The log lines carry no
+// failure's detail.
+func TestSecretTasksAreMarkedAndEveryFormIsScrubbed(t *testing.T) {
+	const apiKey, password, short = "TopSecretApiKey77", `Sup"erSecret99<`, "pw1"
+	b := []byte(`{"kind": "ExtensionDefinition", "schemaVersion": "1.1", "name": "dns", "label": "dns", "extensionType": "workflow",
+  "vendor": "v", "extensionVersion": "1", "icon": "i", "dependencies": {}, "inputs": [], "outputs": [], "assets": [],
+  "configVars": [{"label": "Key", "name": "key", "inputType": "ExtensionInputString", "isPassword": true, "defaultValue": "` + apiKey + `"}],
+  "onAssetChange": [{"stage": "serverRegistered", "tasks": [
+    {"label": "push", "taskType": "ExtensionTaskWebhook", "includeSecrets": true, "failurePolicy": "continue",
+     "options": {"endpoint": "https://hooks.example.com/", "method": "POST", "requestTemplate": "{\"key\": {{ configVars.key | dump }}, \"pw\": {{ server.passwordEncrypted | lower | dump }}, \"vnc\": {{ server.vncPasswordEncrypted | dump }}}"}}]}]}`)
+	dump := func(v string) string { j, _ := json.Marshal(v); return string(j) }
+	for _, withPayloadSecrets := range []bool{false, true} {
+		t.Run(fmt.Sprintf("payload secrets %v", withPayloadSecrets), func(t *testing.T) {
+			w := newWorld(t, b, def("notify", "", "plain:webhook:continue"))
+			var logs strings.Builder
+			w.rt.Log = slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+			payload := `{"server": {"serialNumber": "SN1"}}`
+			if withPayloadSecrets {
+				payload = `{"server": {"serialNumber": "SN1", "passwordEncrypted": ` + dump(password) + `, "vncPasswordEncrypted": "` + short + `"}}`
+			}
+			ev, original, err := extensions.NewEvent("evt-"+fmt.Sprint(withPayloadSecrets), extensions.ServerRegisteredStage, []byte(payload))
+			if err != nil {
+				t.Fatal(err)
+			}
+			src := &extensions.MemorySecrets{}
+			src.Put(ev.ID, original)
+			w.d.Secrets = src
+			// The receiver echoes the request back, as a JSON error and in
+			// upper case; the other extension's task reports its request
+			// for its record.
+			pw, vnc := "", ""
+			if withPayloadSecrets {
+				pw, vnc = password, short
+			}
+			echo := extensions.TaskFailed.New("POST answered 400 (attempt 1 of 1): the receiver refused %s", strings.ToLower(pw))
+			echo.Detail = `response: {"error": ` + dump(`bad body {"key": `+dump(strings.ToLower(apiKey))+`, "pw": `+dump(strings.ToLower(pw))+`, "vnc": "`+vnc+`"}`) + `}` +
+				"\nresponse headers: X-Echo: " + strings.ToUpper(apiKey) + " " + strings.ToUpper(pw)
+			w.runner.On("push", extensionsfake.Outcome{Err: echo})
+			plain := extensions.TaskFailed.New("POST answered 500 (attempt 1 of 1)")
+			plain.Detail = `request: {"serial": "SN1-RENDERED-BODY"}`
+			w.runner.On("plain", extensionsfake.Outcome{Err: plain})
+			rep := w.fire(t, ev)
+			reqs := w.runner.Requests()
+			if len(reqs) != 2 || !reqs[0].IncludesSecrets || reqs[1].IncludesSecrets {
+				t.Fatalf("requests %+v: the task of an extension with an isPassword configVar receives secrets, whatever the payload; the other extension's does not", reqs)
+			}
+			if !strings.Contains(reqs[0].Body, apiKey) {
+				t.Fatalf("the opted-in task did not get the configVar: %q", reqs[0].Body)
+			}
+			recs, _ := w.store.Executions(context.Background(), extensions.Query{})
+			rj, _ := json.Marshal(recs)
+			pj, _ := json.Marshal(rep)
+			for what, text := range map[string]string{"records": string(rj), "report": string(pj), "logs": logs.String()} {
+				low := strings.ToLower(text)
+				for _, core := range []string{"topsecretapikey77", `erSecret99`, `ersecret99`, `"pw1"`, `\"pw1\"`} {
+					if strings.Contains(low, strings.ToLower(core)) {
+						t.Errorf("%s carry %q:\n%s", what, core, text)
+					}
+				}
+			}
+			if !strings.Contains(string(rj), "SN1-RENDERED-BODY") || !strings.Contains(string(rj), "response headers") {
+				t.Errorf("the records lost the failures' detail: %s", rj)
+			}
+			if strings.Contains(logs.String(), "SN1-RENDERED-BODY") || strings.Contains(logs.String(), "response headers") || !strings.Contains(logs.String(), "step failed") {
+				t.Errorf("a log line carries a failure's detail:\n%s", logs.String())
+			}
+		})
 	}
 }
 
@@ -372,5 +448,32 @@ func TestFireRefusesBadEvents(t *testing.T) {
 	}
 	if len(w.runner.Requests()) != 0 {
 		t.Fatal("a bad event ran a task")
+	}
+}
+
+// The task's own credentials — an SSH task's password, a webhook's
+// credential headers — are scrubbed from what its runner reports, in any
+// case and however short, like the payload's secrets.
+func TestTaskCredentialsAreScrubbedFromRecords(t *testing.T) {
+	b := []byte(`{"kind": "ExtensionDefinition", "schemaVersion": "1.1", "name": "creds", "label": "creds", "extensionType": "workflow",
+  "vendor": "v", "extensionVersion": "1", "icon": "i", "dependencies": {}, "inputs": [], "outputs": [], "assets": [],
+  "onAssetChange": [{"stage": "serverRegistered", "tasks": [
+    {"label": "login", "taskType": "ExtensionTaskSsh", "failurePolicy": "continue",
+     "options": {"host": "10.0.0.9", "port": 22, "timeout": 10, "username": "ops", "password": "Sw1tch-Passw0rd", "commandTemplate": "show version"}},
+    {"label": "hook", "taskType": "ExtensionTaskWebhook", "failurePolicy": "continue",
+     "options": {"endpoint": "https://hooks.example.com/", "method": "POST", "headers": {"Authorization": "Bearer Tok-9f8e7d6c", "X-Api-Key": "k9"}, "requestTemplate": "{}"}}]}]}`)
+	w := newWorld(t, b)
+	w.runner.On("login", extensionsfake.Outcome{Err: extensions.TaskFailed.New("banner: PASSWORD SW1TCH-PASSW0RD REJECTED")})
+	w.runner.On("hook", extensionsfake.Outcome{Result: extensions.Result{Message: `answered 200: {"seen": "bearer tok-9f8e7d6c", "key": "k9"}`}})
+	w.fire(t, serverEvent(t, "evt-c"))
+	recs, _ := w.store.Executions(context.Background(), extensions.Query{})
+	all, _ := json.Marshal(recs)
+	for _, leak := range []string{"sw1tch-passw0rd", "tok-9f8e7d6c", `"k9"`, `\"k9\"`} {
+		if strings.Contains(strings.ToLower(string(all)), leak) {
+			t.Errorf("the records carry %q: %s", leak, all)
+		}
+	}
+	if !strings.Contains(string(all), "banner: PASSWORD") {
+		t.Errorf("the records lost the runner's message: %s", all)
 	}
 }

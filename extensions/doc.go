@@ -96,7 +96,15 @@
 // and anything ending in Encrypted) are removed from the payload every
 // task, log, record and workflow history sees ([NewEvent]); a task with
 // "includeSecrets": true gets them from the dispatcher's [SecretSource],
-// and what runners report back is scrubbed of them before it is recorded.
+// and what runners report back is scrubbed of them — and of the values of
+// isPassword inputs and configVars — in every form (hostforge.Secrets:
+// any case, dumped, echoed as JSON, HTML or URL text, however short)
+// before it is recorded. A task that receives secrets (includeSecrets, or
+// any isPassword input or configVar in its extension) keeps of its request
+// and of the answer it got back only their SHA-256 and length ([Digest],
+// [Recorded]), never the bodies. No log line carries a body: runners put
+// bodies in a Failure's Detail, which the record keeps and Error() leaves
+// out.
 //
 // # Templates
 //

@@ -69,7 +69,7 @@ func TestConfigVarsAndInputsReachTemplates(t *testing.T) {
 	b := strings.Replace(string(definition(stage("serverRegistered", webhookTask("w", "{{ configVars.DNSResolvers }}|{{ configVars.token }}"), ansibleTask("a")))),
 		`"inputs": [],`, `"inputs": [{"label": "size", "name": "size", "inputType": "ExtensionInputInteger", "defaultValue": 3}],
   "configVars": [{"label": "DNSResolvers", "name": "DNSResolvers", "inputType": "ExtensionInputString", "defaultValue": "1.1.1.1"},
-                 {"label": "token", "name": "token", "inputType": "ExtensionInputString", "isPassword": true, "defaultValue": "s3cret"}],`, 1)
+                 {"label": "token", "name": "token", "inputType": "ExtensionInputString", "isPassword": true, "defaultValue": "s3cret-token"}],`, 1)
 	x := mustParse(t, []byte(b))
 	got, err := x.Render(t.Context(), ServerRegisteredStage, specPayload(t, "server"), RenderOptions{})
 	if err != nil {

@@ -12,8 +12,11 @@ import (
 // Run makes one delivery: it returns the outcome, or a *hostforge.Failure
 // (or a *hostforge.Wait to be called again later). It may retry inside the
 // task's own timeout (a webhook's retries), always with the same
-// Request.DeliveryID. It must not log or return req.Body or req.Variables
-// when req.IncludesSecrets is set.
+// Request.DeliveryID. It never logs a body (req.Body, req.Variables, an
+// answer or output); bodies it reports go in a Failure's Detail, which
+// log lines leave out, or in Result.Message. When req.IncludesSecrets is
+// set, what it reports holds the request and the answer it got back only
+// as Recorded gives them: their Digest.
 type Runner interface {
 	Run(ctx context.Context, req Request) (Result, error)
 }
@@ -51,15 +54,18 @@ type Request struct {
 	Body string
 	// Variables are an Ansible task's extra-vars (a JSON object).
 	Variables json.RawMessage
-	// IncludesSecrets says the task opted into the payload's secrets:
-	// Body and Variables may hold them.
+	// IncludesSecrets says the task receives secrets — it opted into the
+	// payload's (includeSecrets), or its extension declares an isPassword
+	// input or configVar — so Body and Variables may hold them, and the
+	// receiver's answer may echo them: the runner reports both only by
+	// their Digest (Recorded).
 	IncludesSecrets bool
 }
 
 // Result is what a task run produced.
 type Result struct {
 	// Message says what happened (a response status, the tail of output);
-	// it is recorded after secrets are scrubbed from it.
+	// it is recorded after secrets are scrubbed from it, and never logged.
 	Message string
 	// Outputs, when set, replace the extension's stored outputs (an Ansible
 	// playbook's context JSON; MetalSoft replaces outputs on every run).

@@ -2,7 +2,6 @@ package extensions
 
 import (
 	"context"
-	"sort"
 	"strings"
 	"sync"
 
@@ -71,8 +70,9 @@ func redact(v any) (any, bool) {
 	return v, false
 }
 
-// secretValues lists the string values under secret fields, longest first,
-// for scrubbing text that might echo them.
+// secretValues lists the string values under secret fields, however
+// short: the scrubber matches a short one as a whole word
+// (hostforge.WholeWordSecret) rather than leave it out.
 func secretValues(v any) []string {
 	var out []string
 	var walk func(v any, secret bool)
@@ -88,22 +88,13 @@ func secretValues(v any) []string {
 				walk(it, secret)
 			}
 		case string:
-			if secret && len(x) >= 4 {
+			if secret && x != "" {
 				out = append(out, x)
 			}
 		}
 	}
 	walk(v, false)
-	sort.Slice(out, func(i, j int) bool { return len(out[i]) > len(out[j]) })
 	return out
-}
-
-// scrub replaces every secret value in s with [redacted].
-func scrub(s string, secrets []string) string {
-	for _, sec := range secrets {
-		s = strings.ReplaceAll(s, sec, "[redacted]")
-	}
-	return s
 }
 
 // SecretSource gives back the secret-bearing payload of an event, for the

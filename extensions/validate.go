@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/hostforge/hostforge"
 	"github.com/hostforge/hostforge/extensions/nunjucks"
 )
 
@@ -291,6 +292,33 @@ func (v *validator) inputs(def map[string]any, path, k string, required bool) {
 		for _, b := range []string{"setOnly", "hidden", "isPassword"} {
 			v.boolean(in, p, b)
 		}
+		v.passwordLength(in, p, k, name)
+	}
+}
+
+// passwordLength refuses the value of an isPassword input or configVar —
+// a secret the site chose — shorter than hostforge.MinSecretLen
+// characters (published factory defaults are exempt).
+func (v *validator) passwordLength(in map[string]any, path, k, name string) {
+	if pw, _ := in["isPassword"].(bool); !pw {
+		return
+	}
+	dv, ok := in["defaultValue"]
+	if !ok || dv == nil || dv == "" {
+		return
+	}
+	s, ok := dv.(string)
+	if !ok {
+		b, _ := json.Marshal(dv)
+		s = string(b)
+	}
+	what := "an isPassword input"
+	if k == "configVars" {
+		what = "an isPassword configVar"
+	}
+	if err := hostforge.CheckChosenSecret(fmt.Sprintf("%s (%s)", what, name), s); err != nil {
+		f, _ := hostforge.AsFailure(err)
+		v.errf(key(path, "defaultValue"), "%s: %s (published factory defaults such as calvin are exempt)", f.Code, f.Message)
 	}
 }
 

@@ -279,6 +279,30 @@ func TestOutcomes(t *testing.T) {
 	}
 }
 
+// A failed playbook's output is the record's detail, never the error's
+// text (which log lines carry); a task that receives secrets keeps it only
+// by SHA-256 and length, since a play may print its extra-vars.
+func TestPlaybookOutputIsDetailAndDigestWithSecrets(t *testing.T) {
+	dir := t.TempDir()
+	_ = os.WriteFile(filepath.Join(dir, "site.yml"), []byte("- hosts: localhost\n  gather_facts: false\n  tasks:\n    - ansible.builtin.fail:\n        msg: \"no rack for {{ server.serialNumber }}\"\n"), 0o644)
+	f := newFixture(t, "")
+	for _, secrets := range []bool{false, true} {
+		req := request(dir, "", extensions.AnsibleOptions{})
+		req.IncludesSecrets = secrets
+		_, err := f.runner.Run(context.Background(), req)
+		fl, ok := hostforge.AsFailure(err)
+		if !ok || !ansible.PlaybookFailed.Is(err) || strings.Contains(err.Error(), "no rack") || !strings.Contains(err.Error(), "exited 2") {
+			t.Fatalf("secrets %v: error %v", secrets, err)
+		}
+		if has := strings.Contains(fl.Detail, "no rack for 6SBT0R3"); has == secrets {
+			t.Errorf("secrets %v: detail %q", secrets, fl.Detail)
+		}
+		if secrets && !strings.Contains(fl.Detail, "output: sha256:") {
+			t.Errorf("the output of a task that receives secrets is kept by its digest: %q", fl.Detail)
+		}
+	}
+}
+
 func TestExecutionEnvironmentRunsInAContainer(t *testing.T) {
 	dir := t.TempDir()
 	_ = os.WriteFile(filepath.Join(dir, "site.yml"), []byte(ansibletest.Playbook), 0o644)

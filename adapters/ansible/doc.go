@@ -74,7 +74,8 @@
 // leaves the stored outputs alone. A non-zero exit fails with
 // EXTENSION_ANSIBLE_PLAYBOOK_FAILED; the record keeps the end of the
 // output (MaxTaskOutput bytes), scrubbed of the payload's secrets by the
-// dispatcher.
+// dispatcher, as the failure's Detail (log lines carry only its headline).
+// A task that receives secrets keeps its output only by SHA-256 and length.
 //
 // # Execution environments
 //

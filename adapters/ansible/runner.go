@@ -3,11 +3,13 @@ package ansible
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"crypto/tls"
 	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash"
 	"io"
 	"io/fs"
 	"log/slog"
@@ -277,17 +279,22 @@ func (r *Runner) Run(ctx context.Context, req extensions.Request) (extensions.Re
 		return extensions.Result{}, ctx.Err()
 	case err != nil && tctx.Err() != nil:
 		log.Warn("Ansible task timed out", "timeout", timeout)
-		return extensions.Result{}, extensions.TaskTimeout.New("ansible-playbook %s did not finish within %s and was killed%s", playbook, limit, outputText(output, out))
+		f := extensions.TaskTimeout.New("ansible-playbook %s did not finish within %s and was killed", playbook, limit)
+		f.Detail = recordedOutput(req, output, out)
+		return extensions.Result{}, f
 	case errors.Is(err, ErrNoAnsible):
 		return extensions.Result{}, RunnerConfig("ansible-playbook is not installed on this worker (install ansible-core, e.g. apt-get install ansible-core)")
 	case err != nil:
 		return extensions.Result{}, RunnerConfig("ansible-playbook could not be started: %v", err)
 	}
-	msg := fmt.Sprintf("ansible-playbook %s exited %d after %s%s", playbook, exit, took, outputText(output, out))
+	head := fmt.Sprintf("ansible-playbook %s exited %d after %s", playbook, exit, took)
 	if exit != 0 {
 		log.Warn("Ansible task failed", "exit", exit, "took", took)
-		return extensions.Result{}, PlaybookFailed.New("%s", msg)
+		f := PlaybookFailed.New("%s", head)
+		f.Detail = strings.TrimPrefix(recordedOutput(req, output, out), "\n")
+		return extensions.Result{}, f
 	}
+	msg := head + recordedOutput(req, output, out)
 	outputs, err := readOutputs(ctxPath)
 	if err != nil {
 		return extensions.Result{}, err
@@ -502,11 +509,17 @@ type tail struct {
 	max   int
 	b     []byte
 	total int64
+	// sum hashes everything written.
+	sum hash.Hash
 }
 
 func (t *tail) Write(p []byte) (int, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	if t.sum == nil {
+		t.sum = sha256.New()
+	}
+	t.sum.Write(p)
 	t.total += int64(len(p))
 	t.b = append(t.b, p...)
 	if over := len(t.b) - t.max; over > 0 {
@@ -521,10 +534,33 @@ func (t *tail) String() string {
 	return strings.ToValidUTF8(string(t.b), "�")
 }
 
+// Sum is the SHA-256 of everything written.
+func (t *tail) Sum() []byte {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.sum == nil {
+		t.sum = sha256.New()
+	}
+	return t.sum.Sum(nil)
+}
+
 func (t *tail) Total() int64 {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return t.total
+}
+
+// recordedOutput is what the record keeps of the playbook's output: its
+// tail, or for a task that receives secrets (its extra-vars hold them, and
+// a play may print them) only its SHA-256 and length.
+func recordedOutput(req extensions.Request, output string, t *tail) string {
+	if !req.IncludesSecrets {
+		return outputText(output, t)
+	}
+	if t.Total() == 0 {
+		return ""
+	}
+	return "\noutput: " + extensions.DigestSum(t.Sum(), t.Total()) + extensions.NotRecorded
 }
 
 func outputText(output string, t *tail) string {

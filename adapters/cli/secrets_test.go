@@ -106,14 +106,14 @@ func (a artifacts) add(kind, text string) {
 }
 
 // leaks lists "kind: value" for every secret value, in any of the forms it
-// travels in (hostforge.Variants), found in an artifact.
+// travels in (hostforge.Variants), in any case, found in an artifact.
 func leaks(a artifacts, values []string) []string {
 	var out []string
 	for kind, b := range a {
-		text := b.String()
+		text := strings.ToLower(b.String())
 		for _, v := range values {
 			for _, form := range hostforge.Variants(v) {
-				if strings.Contains(text, form) {
+				if strings.Contains(text, strings.ToLower(form)) {
 					out = append(out, fmt.Sprintf("%s: %q", kind, v))
 					break
 				}
@@ -276,8 +276,11 @@ func runCLI(t *testing.T) (*fakes.Site, artifacts) {
 // credential — inline, through the CLI and under the Temporal test
 // environment, then scans the logs, every Failure's JSON, err.Error(), the
 // CLI's -o json and text output and the recorded Temporal history for
-// every secret the vault holds.
+// every secret the vault holds. Its "extensions" part does the same for
+// an extension run whose tasks receive secrets and whose receivers echo
+// them (noSecretLeavesAnExtensionRun).
 func TestNoSecretLeavesARun(t *testing.T) {
+	t.Run("extensions", noSecretLeavesAnExtensionRun)
 	runs := []struct {
 		name string
 		run  func(t *testing.T) (*fakes.Site, artifacts)
@@ -314,6 +317,7 @@ func TestNoSecretLeavesARun(t *testing.T) {
 // real — and the scan finds them, in whichever artifact a secret is
 // planted.
 func TestTheSecretScanFindsWhatLeaks(t *testing.T) {
+	t.Run("extensions", extensionScanFindsWhatLeaks)
 	t.Run("no scrubber: the echoes leak", func(t *testing.T) {
 		for name, run := range map[string]func(*testing.T, *hostforge.Secrets) (*fakes.Site, artifacts){"local": runLocal, "Temporal": runTemporal} {
 			site, a := run(t, nil)

@@ -43,8 +43,9 @@ type DB struct {
 	Driver Driver
 }
 
-// Open opens the database: for SQLite, dsn is a file path (created if
-// missing); for PostgreSQL, a pgx connection string or URL. Open pings it.
+// Open opens the database: for SQLite, dsn is a file path (created with
+// mode 0600 if missing; refused with STATE_FILE_EXPOSED when group or
+// others can read or write it); for PostgreSQL, a pgx connection string or URL. Open pings it.
 // Errors never carry the DSN.
 func Open(ctx context.Context, driver Driver, dsn string) (*DB, error) {
 	var (
@@ -55,6 +56,9 @@ func Open(ctx context.Context, driver Driver, dsn string) (*DB, error) {
 	case SQLite:
 		if strings.TrimSpace(dsn) == "" {
 			return nil, Unavailable.New("sqlite: no database path")
+		}
+		if err := privateSQLiteFile(dsn); err != nil {
+			return nil, err
 		}
 		db, err = sql.Open("sqlite", sqliteDSN(dsn, DefaultBusyTimeout))
 		if err == nil {
@@ -190,18 +194,23 @@ func (db *DB) InTx(ctx context.Context, fn func(tx *Tx) error) error {
 	return err
 }
 
-func (db *DB) inTx(ctx context.Context, fn func(tx *Tx) error) (err error) {
+func (db *DB) inTx(ctx context.Context, fn func(tx *Tx) error) error {
 	stx, err := db.BeginTx(ctx, nil)
 	if err != nil {
 		return err
 	}
-	tx := &Tx{Tx: stx, db: db}
+	return db.finish(stx, fn)
+}
+
+// finish runs fn in the begun transaction and commits it, or rolls it
+// back when fn returns an error.
+func (db *DB) finish(stx *sql.Tx, fn func(tx *Tx) error) (err error) {
 	defer func() {
 		if err != nil {
 			_ = stx.Rollback()
 		}
 	}()
-	if err = fn(tx); err != nil {
+	if err = fn(&Tx{Tx: stx, db: db}); err != nil {
 		return err
 	}
 	return stx.Commit()

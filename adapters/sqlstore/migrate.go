@@ -2,6 +2,8 @@ package sqlstore
 
 import (
 	"context"
+	"database/sql"
+	"database/sql/driver"
 	"embed"
 	"fmt"
 	"io/fs"
@@ -85,13 +87,21 @@ func load(component string, d Driver) ([]migration, error) {
 // Migrate brings the named components' schemas up to date (every component
 // when none is named). Each migration runs once, in its own transaction,
 // recorded in hostforge_schema_migrations. It is safe to run concurrently
-// from several processes: on PostgreSQL an advisory lock serialises them,
-// on SQLite the immediate transaction does.
+// from several processes: on PostgreSQL a session advisory lock is taken
+// before any DDL — the migrations table's own CREATE TABLE IF NOT EXISTS
+// included, which PostgreSQL does not make safe against a concurrent
+// creator — and held until the last migration; on SQLite the database's
+// one connection and its immediate transactions serialise them.
 func (db *DB) Migrate(ctx context.Context, components ...string) error {
 	if len(components) == 0 {
 		components = Components()
 	}
-	if _, err := db.Exec(ctx, `CREATE TABLE IF NOT EXISTS hostforge_schema_migrations (
+	conn, release, err := db.migrationLock(ctx)
+	if err != nil {
+		return err
+	}
+	defer release()
+	if _, err := conn.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS hostforge_schema_migrations (
 		component  TEXT NOT NULL,
 		version    BIGINT NOT NULL,
 		name       TEXT NOT NULL,
@@ -105,7 +115,7 @@ func (db *DB) Migrate(ctx context.Context, components ...string) error {
 			return Unavailable.Wrap(err, "reading migrations of %s", c)
 		}
 		for _, m := range ms {
-			if err := db.apply(ctx, c, m); err != nil {
+			if err := db.apply(ctx, conn, c, m); err != nil {
 				return err
 			}
 		}
@@ -113,13 +123,43 @@ func (db *DB) Migrate(ctx context.Context, components ...string) error {
 	return nil
 }
 
-func (db *DB) apply(ctx context.Context, component string, m migration) error {
-	return Wrap(db.InTx(ctx, func(tx *Tx) error {
-		if db.Driver == Postgres {
-			if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtext('hostforge_schema_migrations'))`); err != nil {
-				return err
-			}
+// migrationLockSQL names the advisory lock every migrator takes (the key
+// earlier versions took per migration, so they exclude each other too).
+const migrationLockSQL = `hashtext('hostforge_schema_migrations')`
+
+// migrationLock returns the connection a migration runs on, holding the
+// migration lock on PostgreSQL, and its release. A lock that cannot be
+// released discards its connection, so it never returns to the pool still
+// held.
+func (db *DB) migrationLock(ctx context.Context) (*sql.Conn, func(), error) {
+	conn, err := db.Conn(ctx)
+	if err != nil {
+		return nil, nil, Wrap(err, "connecting to migrate")
+	}
+	if db.Driver != Postgres {
+		return conn, func() { _ = conn.Close() }, nil
+	}
+	if _, err := conn.ExecContext(ctx, `SELECT pg_advisory_lock(`+migrationLockSQL+`)`); err != nil {
+		_ = conn.Raw(func(any) error { return driver.ErrBadConn })
+		_ = conn.Close()
+		return nil, nil, Wrap(err, "taking the migration lock")
+	}
+	return conn, func() {
+		if _, err := conn.ExecContext(context.WithoutCancel(ctx), `SELECT pg_advisory_unlock(`+migrationLockSQL+`)`); err != nil {
+			_ = conn.Raw(func(any) error { return driver.ErrBadConn })
 		}
+		_ = conn.Close()
+	}, nil
+}
+
+// apply runs one migration on conn, in a transaction, unless it is
+// recorded already.
+func (db *DB) apply(ctx context.Context, conn *sql.Conn, component string, m migration) error {
+	stx, err := conn.BeginTx(ctx, nil)
+	if err != nil {
+		return Wrap(err, "migrating %s to version %d", component, m.version)
+	}
+	return Wrap(db.finish(stx, func(tx *Tx) error {
 		var n int
 		if err := tx.QueryRow(ctx, `SELECT COUNT(*) FROM hostforge_schema_migrations WHERE component = ? AND version = ?`, component, m.version).Scan(&n); err != nil {
 			return err

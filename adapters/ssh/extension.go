@@ -3,8 +3,10 @@ package ssh
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
+	"hash"
 	"log/slog"
 	"net"
 	"os"
@@ -137,24 +139,41 @@ func (r *ExtensionRunner) Run(ctx context.Context, req extensions.Request) (exte
 		var re *dhcp.RemoteError
 		if errors.As(err, &re) && re.Kind == dhcp.KindTimeout {
 			log.Warn("SSH task timed out", "timeout", timeout)
-			return extensions.Result{}, extensions.TaskTimeout.New("the command on %s as %s did not end within %s; it was killed%s", addr, user, limit, outputText(output, out))
+			f := extensions.TaskTimeout.New("the command on %s as %s did not end within %s; it was killed", addr, user, limit)
+			f.Detail = exchange(req, secrets, output, out)
+			return extensions.Result{}, f
 		}
 		log.Warn("SSH task's session failed")
-		return extensions.Result{}, SSHUnreachable.New("the session with %s as %s broke while the command ran: %s%s", addr, user, scrubAll(err.Error(), secrets), outputText(output, out))
+		f := SSHUnreachable.New("the session with %s as %s broke while the command ran: %s", addr, user, scrubAll(err.Error(), secrets))
+		f.Detail = exchange(req, secrets, output, out)
+		return extensions.Result{}, f
 	}
-	var msg strings.Builder
-	fmt.Fprintf(&msg, "exit %d on %s as %s", exit, addr, user)
-	if req.IncludesSecrets {
-		msg.WriteString("\ncommand: not recorded (the task includes the payload's secrets)")
-	} else {
-		msg.WriteString("\ncommand: " + capText(scrubAll(req.Body, secrets), MaxTaskOutput))
-	}
-	msg.WriteString(outputText(output, out))
+	head := fmt.Sprintf("exit %d on %s as %s", exit, addr, user)
 	log.Info("SSH task ran", "exit", exit)
 	if exit != 0 {
-		return extensions.Result{}, SSHCommandFailed.New("%s", msg.String())
+		f := SSHCommandFailed.New("%s", head)
+		f.Detail = exchange(req, secrets, output, out)
+		return extensions.Result{}, f
 	}
-	return extensions.Result{Message: msg.String()}, nil
+	return extensions.Result{Message: head + "\n" + exchange(req, secrets, output, out)}, nil
+}
+
+// exchange is what the record keeps of the command run and the output it
+// wrote: the command (scrubbed of the task's own secrets) and the tail of
+// the output, or for a task that receives secrets each only by its
+// SHA-256 and length. A failure carries it as its Detail, which log lines
+// leave out.
+func exchange(req extensions.Request, secrets []string, output string, out *tailBuffer) string {
+	cmd := "command: " + extensions.Recorded([]byte(req.Body), req.IncludesSecrets, func(b []byte) string {
+		return capText(scrubAll(string(b), secrets), MaxTaskOutput)
+	})
+	if req.IncludesSecrets {
+		if out.Total() == 0 {
+			return cmd
+		}
+		return cmd + "\noutput: " + extensions.DigestSum(out.Sum(), out.Total()) + extensions.NotRecorded
+	}
+	return cmd + outputText(output, out)
 }
 
 // auth builds the login methods: the task's password (also offered to
@@ -335,11 +354,18 @@ type tailBuffer struct {
 	max   int
 	b     []byte
 	total int64
+	// sum hashes everything written, for the record of a task whose
+	// output is kept only by its digest.
+	sum hash.Hash
 }
 
 func (t *tailBuffer) Write(p []byte) (int, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	if t.sum == nil {
+		t.sum = sha256.New()
+	}
+	t.sum.Write(p)
 	t.total += int64(len(p))
 	t.b = append(t.b, p...)
 	if over := len(t.b) - t.max; over > 0 {
@@ -352,6 +378,16 @@ func (t *tailBuffer) String() string {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return strings.ToValidUTF8(string(t.b), "�")
+}
+
+// Sum is the SHA-256 of everything written.
+func (t *tailBuffer) Sum() []byte {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.sum == nil {
+		t.sum = sha256.New()
+	}
+	return t.sum.Sum(nil)
 }
 
 func (t *tailBuffer) Total() int64 {

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hostforge/hostforge"
 	"github.com/hostforge/hostforge/adapters/ssh"
 	"github.com/hostforge/hostforge/adapters/ssh/sshtest"
 	"github.com/hostforge/hostforge/extensions"
@@ -60,7 +61,9 @@ func TestIntegrationExtensionTaskOnRealSSHD(t *testing.T) {
 	}
 
 	_, err = runner.Run(context.Background(), extensions.Request{Extension: "ops", Task: "fail", TaskType: extensions.TaskSSH, SSH: so, Body: "echo no space left >&2; exit 28"})
-	if !ssh.SSHCommandFailed.Is(err) || !strings.Contains(err.Error(), "exit 28") || !strings.Contains(err.Error(), "no space left") {
+	// The output is the failure's detail, kept for the record and left
+	// out of its text.
+	if f, ok := hostforge.AsFailure(err); !ok || !ssh.SSHCommandFailed.Is(err) || !strings.Contains(err.Error(), "exit 28") || !strings.Contains(f.Detail, "no space left") {
 		t.Errorf("non-zero exit: %v", err)
 	}
 

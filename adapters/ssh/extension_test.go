@@ -142,8 +142,12 @@ func TestExtensionRunnerTimeout(t *testing.T) {
 	f := newTaskFixture(t)
 	begin := time.Now()
 	_, err := f.runner().Run(context.Background(), f.request("echo started; sleep 30", extensions.SSHOptions{PrivateKeySecret: "ext-ssh-key", Timeout: 1}))
-	if !extensions.TaskTimeout.Is(err) || !strings.Contains(err.Error(), "did not end within its timeout of 1s") || !strings.Contains(err.Error(), "started") {
+	if !extensions.TaskTimeout.Is(err) || !strings.Contains(err.Error(), "did not end within its timeout of 1s") {
 		t.Fatalf("error %v", err)
+	}
+	// The output is the record's detail, not the error's text.
+	if f, _ := hostforge.AsFailure(err); strings.Contains(err.Error(), "started") || !strings.Contains(f.Detail, "output: started") {
+		t.Fatalf("error %v, detail %q", err, f.Detail)
 	}
 	if d := time.Since(begin); d > 5*time.Second {
 		t.Errorf("took %s: the command must be killed at its timeout", d)
@@ -170,13 +174,26 @@ func TestExtensionRunnerCapsOutputAndScrubsSecrets(t *testing.T) {
 		t.Errorf("message of %d bytes: want the capped tail, scrubbed: ...%s", len(res.Message), res.Message[max(0, len(res.Message)-120):])
 	}
 
-	req := f.request("echo sekrit-from-payload", o)
-	req.IncludesSecrets = true
-	res, err = f.runner().Run(context.Background(), req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(res.Message, "command: not recorded") {
-		t.Errorf("a task with the payload's secrets must not have its command recorded: %s", res.Message)
+	// A task that receives secrets keeps its command and its output only
+	// by SHA-256 and length, whether it succeeds or fails; the failure's
+	// text carries neither.
+	for _, exit := range []string{"0", "3"} {
+		req := f.request("echo Sekrit-From-Payload; echo SEKRIT-FROM-PAYLOAD >&2; exit "+exit, o)
+		req.IncludesSecrets = true
+		res, err = f.runner().Run(context.Background(), req)
+		text := res.Message
+		if exit != "0" {
+			fl, ok := hostforge.AsFailure(err)
+			if !ok || !ssh.SSHCommandFailed.Is(err) || strings.Contains(strings.ToLower(err.Error()), "sekrit") {
+				t.Fatalf("exit %s: %v", exit, err)
+			}
+			text = fl.Detail
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(strings.ToLower(text), "sekrit") || !strings.Contains(text, "command: "+extensions.Digest([]byte(req.Body))) ||
+			!strings.Contains(text, "output: sha256:") || !strings.Contains(text, ", 40 bytes") {
+			t.Errorf("exit %s: a task that receives secrets must keep its command and output by digest: %s", exit, text)
+		}
 	}
 }

@@ -20,8 +20,9 @@
 //
 // The key is the item's password field: after a "whsec_" prefix it is
 // base64-decoded, as Standard Webhooks writes secrets, otherwise its bytes
-// are used as they are. Each attempt is signed with its own timestamp, so a
-// receiver's replay window holds for retries too.
+// are used as they are. A key shorter than 8 characters is refused with
+// SECRET_TOO_SHORT before anything is sent. Each attempt is signed with its
+// own timestamp, so a receiver's replay window holds for retries too.
 //
 // # Time and retries
 //
@@ -48,11 +49,15 @@
 // # What is recorded
 //
 // The record of a delivery holds the method, the endpoint without its user
-// information and query (which may carry tokens), the last status, the
-// attempts made, the request body unless the task includes the payload's
-// secrets, and the response body, each capped at MaxRecorded bytes. The
-// response is scrubbed of the signing secret and of the values of the
-// task's credential headers (names containing auth, token, key, secret,
-// password, cookie, signature or credential), which a receiver may echo.
-// Header values, the signing secret and bodies are never logged.
+// information and query (which may carry tokens), the last status and the
+// attempts made — the headline, which a failure's Error() is — and then
+// its exchange: the request body and the response body, each capped at
+// MaxRecorded bytes. The response is scrubbed of the signing secret and of
+// the values of the task's credential headers (names containing auth,
+// token, key, secret, password, cookie, signature or credential), which a
+// receiver may echo. A task that receives secrets (extensions.Request's
+// IncludesSecrets) keeps of both bodies only their SHA-256 and length. A
+// failure carries the exchange in its Detail, which the record keeps and
+// log lines leave out: header values, the signing secret and bodies are
+// never logged.
 package webhook

@@ -254,13 +254,14 @@ func (d *delivery) run(ctx context.Context) (extensions.Result, error) {
 	if resp == nil {
 		return extensions.Result{}, d.transportFailure(tctx, err)
 	}
-	respBody := readCapped(resp.Body)
+	respBody, cut := readAnswer(resp.Body)
 	resp.Body.Close()
-	return d.judge(resp, respBody)
+	return d.judge(resp, respBody, cut)
 }
 
 // signingKey reads the signing secret the task names: the item's password,
 // base64-decoded after a whsec_ prefix (Standard Webhooks), else its bytes.
+// A key shorter than hostforge.MinSecretLen is refused (SECRET_TOO_SHORT).
 // The raw value joins secrets, to be scrubbed from what is recorded.
 func (r *Runner) signingKey(ctx context.Context, item string, secrets *[]string) ([]byte, error) {
 	if item == "" {
@@ -286,6 +287,11 @@ func (r *Runner) signingKey(ctx context.Context, item string, secrets *[]string)
 	key, err := SecretKey(raw)
 	if err != nil {
 		return nil, extensions.SecretUnavailable.New("signingSecret: the %q field of the vault item %s: %v", SecretField, item, err)
+	}
+	// The site chose it: at least hostforge.MinSecretLen characters (of
+	// the key, after a whsec_ prefix).
+	if err := hostforge.CheckChosenSecret(fmt.Sprintf("the signing secret in the %q field of the vault item %s", SecretField, item), string(key)); err != nil {
+		return nil, err
 	}
 	*secrets = append(*secrets, raw)
 	return key, nil
@@ -373,10 +379,12 @@ func (d *delivery) transportFailure(tctx context.Context, err error) error {
 	return Unavailable.New("%s %s failed (%s): %s", d.method, d.endpoint, d.attemptsText(), why)
 }
 
-// judge turns the last response into the delivery's outcome. The record
-// keeps the status, the request body (unless the task includes the
-// payload's secrets) and the response body, each capped.
-func (d *delivery) judge(resp *http.Response, body []byte) (extensions.Result, error) {
+// judge turns the last response into the delivery's outcome. Its
+// headline (method, endpoint, status, attempts) is the message; the
+// exchange — the request body and the response body — is the record's
+// detail (a Failure's Detail, which log lines leave out), each capped, or
+// for a task that receives secrets each only by its digest.
+func (d *delivery) judge(resp *http.Response, body []byte, cut bool) (extensions.Result, error) {
 	status := resp.Status
 	if status == "" {
 		status = strconv.Itoa(resp.StatusCode)
@@ -397,26 +405,45 @@ func (d *delivery) judge(resp *http.Response, body []byte) (extensions.Result, e
 		fmt.Fprintf(&msg, ", expected %s; no retries left (retries: %d)", d.expectedText(), d.o.Retries)
 	}
 	fmt.Fprintf(&msg, " (%s)", attempts)
-	if d.req.IncludesSecrets {
-		msg.WriteString("\nrequest: not recorded (the task includes the payload's secrets)")
-	} else if d.req.Body != "" {
-		msg.WriteString("\nrequest: " + capped([]byte(d.req.Body)))
-	}
-	if len(body) > 0 {
-		msg.WriteString("\nresponse: " + scrub(capped(body), d.secrets))
-	}
-	text := msg.String()
+	head, detail := msg.String(), d.exchange(body, cut)
 	log := d.r.cfg.Log.With("extension", d.req.Extension, "task", d.req.Task, "delivery", d.req.DeliveryID, "endpoint", d.endpoint, "status", resp.StatusCode, "attempts", attempts)
 	switch {
 	case ok:
 		log.Info("webhook delivered")
-		return extensions.Result{Message: text}, nil
+		if detail != "" {
+			head += "\n" + detail
+		}
+		return extensions.Result{Message: head}, nil
 	case !retryable(resp.StatusCode):
 		log.Warn("webhook rejected")
-		return extensions.Result{}, Rejected.New("%s", text)
+		f := Rejected.New("%s", head)
+		f.Detail = detail
+		return extensions.Result{}, f
 	}
 	log.Warn("webhook receiver unavailable")
-	return extensions.Result{}, Unavailable.New("%s", text)
+	f := Unavailable.New("%s", head)
+	f.Detail = detail
+	return extensions.Result{}, f
+}
+
+// exchange is what the record keeps of the request sent and the response
+// body got back: each capped (the response scrubbed of the task's header
+// and signing secrets), or for a task that receives secrets each only by
+// its digest. cut says the response was longer than what was read.
+func (d *delivery) exchange(body []byte, cut bool) string {
+	secret := d.req.IncludesSecrets
+	var parts []string
+	if d.req.Body != "" || secret {
+		parts = append(parts, "request: "+extensions.Recorded([]byte(d.req.Body), secret, capped))
+	}
+	if len(body) > 0 {
+		resp := "response: " + extensions.Recorded(body, secret, func(b []byte) string { return scrub(capped(b), d.secrets) })
+		if cut && secret {
+			resp += fmt.Sprintf(" (the first %d bytes of a longer answer)", len(body))
+		}
+		parts = append(parts, resp)
+	}
+	return strings.Join(parts, "\n")
 }
 
 func (d *delivery) expectedText() string {
@@ -452,12 +479,16 @@ func (s *signer) RoundTrip(req *http.Request) (*http.Response, error) {
 	return s.base.RoundTrip(req)
 }
 
-// readCapped reads up to MaxRecorded bytes of a body (and one more, to
-// know it was cut), then drains some more so the connection can be reused.
-func readCapped(rc io.Reader) []byte {
-	b, _ := io.ReadAll(io.LimitReader(rc, MaxRecorded+1))
-	_, _ = io.Copy(io.Discard, io.LimitReader(rc, drainLimit))
-	return b
+// readAnswer reads a response body, up to MaxRecorded+drainLimit bytes
+// (the record keeps the first MaxRecorded; a task that receives secrets
+// keeps the digest of what was read), so the connection can be reused.
+// cut says there was more.
+func readAnswer(rc io.Reader) (body []byte, cut bool) {
+	b, _ := io.ReadAll(io.LimitReader(rc, MaxRecorded+drainLimit+1))
+	if len(b) > MaxRecorded+drainLimit {
+		return b[:MaxRecorded+drainLimit], true
+	}
+	return b, false
 }
 
 func capped(b []byte) string {
@@ -467,24 +498,13 @@ func capped(b []byte) string {
 	return strings.ToValidUTF8(string(b), "�")
 }
 
-// credentialHeader matches header names whose values are credentials.
-func credentialHeader(name string) bool {
-	n := strings.ToLower(name)
-	for _, w := range []string{"auth", "token", "key", "secret", "password", "cookie", "signature", "credential"} {
-		if strings.Contains(n, w) {
-			return true
-		}
-	}
-	return false
-}
-
 // headerSecrets lists the task's credential header values (and their
 // token part after a scheme such as "Bearer "), to scrub from what a
 // receiver echoes.
 func headerSecrets(h map[string]string) []string {
 	var out []string
 	for k, v := range h {
-		if !credentialHeader(k) || len(v) < 4 {
+		if !extensions.CredentialHeader(k) || len(v) < 4 {
 			continue
 		}
 		out = append(out, v)

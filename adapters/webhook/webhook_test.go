@@ -393,12 +393,16 @@ type writerFunc func([]byte) (int, error)
 
 func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
 
+// A task that receives secrets keeps of its request and of the answer
+// only their SHA-256 and length; the task's header and signing secrets are
+// never recorded either way.
 func TestSecretsStayOutOfRecords(t *testing.T) {
 	echo := func(w http.ResponseWriter, r *http.Request) {
 		b, _ := io.ReadAll(r.Body)
 		fmt.Fprintf(w, "auth=%s body=%s", r.Header.Get("Authorization"), b)
 	}
-	_, srv := start(t, echo)
+	srv := httptest.NewServer(http.HandlerFunc(echo))
+	t.Cleanup(srv.Close)
 	r := newRunner(t, webhook.Config{Vault: memVault{"hook-signing": {"password": "raw-signing-secret"}}})
 	req := request(srv.URL, extensions.WebhookOptions{SigningSecret: "hook-signing", Headers: map[string]string{"Authorization": "Bearer tok-123456"}})
 	req.Body = `{"secret": "raw-signing-secret"}`
@@ -407,13 +411,72 @@ func TestSecretsStayOutOfRecords(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, leak := range []string{"tok-123456", "raw-signing-secret"} {
+	for _, leak := range []string{"tok-123456", "raw-signing-secret", "auth=", "body="} {
 		if strings.Contains(res.Message, leak) {
 			t.Errorf("the record holds %q: %s", leak, res.Message)
 		}
 	}
-	if !strings.Contains(res.Message, "request: not recorded") {
-		t.Errorf("a task that includes secrets must not have its request body recorded: %s", res.Message)
+	answer := "auth=Bearer tok-123456 body=" + req.Body
+	for _, want := range []string{"request: " + extensions.Digest([]byte(req.Body)), "response: " + extensions.Digest([]byte(answer))} {
+		if !strings.Contains(res.Message, want) {
+			t.Errorf("the record of a task that receives secrets must name its bodies by digest (%q): %s", want, res.Message)
+		}
+	}
+}
+
+// A receiver that refuses a delivery and echoes the request in its error:
+// the failure's Error() — what log lines and the workflow's error carry —
+// holds the headline only; the record's detail holds the request and the
+// answer (for a task without secrets), or their digests (with secrets).
+func TestRefusedDeliveryKeepsBodiesOutOfItsError(t *testing.T) {
+	echo := func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		w.WriteHeader(http.StatusBadRequest)
+		fmt.Fprintf(w, `{"error": "cannot parse %s"}`, b)
+	}
+	srv := httptest.NewServer(http.HandlerFunc(echo))
+	t.Cleanup(srv.Close)
+	var logs bytes.Buffer
+	r := newRunner(t, webhook.Config{Log: slog.New(slog.NewTextHandler(&logs, nil))})
+	for _, secrets := range []bool{false, true} {
+		req := request(srv.URL, extensions.WebhookOptions{})
+		req.Body = `{"serial": "RENDERED-6SBT0R3"}`
+		req.IncludesSecrets = secrets
+		_, err := r.Run(context.Background(), req)
+		f, ok := hostforge.AsFailure(err)
+		if !ok || !webhook.Rejected.Is(err) {
+			t.Fatalf("error %v, want %s", err, webhook.Rejected.Code)
+		}
+		if strings.Contains(err.Error(), "RENDERED") || !strings.Contains(err.Error(), "answered 400") {
+			t.Errorf("the error carries a body: %v", err)
+		}
+		keeps := strings.Contains(f.Detail, "request: "+req.Body) && strings.Contains(f.Detail, "cannot parse "+req.Body)
+		if secrets {
+			keeps = !strings.Contains(f.Detail, "RENDERED") && strings.Contains(f.Detail, "request: "+extensions.Digest([]byte(req.Body)))
+		}
+		if !keeps {
+			t.Errorf("secrets %v: detail %q", secrets, f.Detail)
+		}
+	}
+	if strings.Contains(logs.String(), "RENDERED") {
+		t.Errorf("a log line carries a body:\n%s", logs.String())
+	}
+}
+
+// A signing secret the site chose shorter than 8 characters (of its key,
+// after a whsec_ prefix) is refused before anything is sent, naming the
+// vault item and never the secret.
+func TestShortSigningSecretIsRefused(t *testing.T) {
+	rc, srv := start(t, status(200))
+	for _, secret := range []string{"short7!", "whsec_" + base64.StdEncoding.EncodeToString([]byte("seven77"))} {
+		r := newRunner(t, webhook.Config{Vault: memVault{"hook-signing": {"password": secret}}})
+		_, err := r.Run(context.Background(), request(srv.URL, extensions.WebhookOptions{SigningSecret: "hook-signing"}))
+		if !hostforge.SecretTooShort.Is(err) || !strings.Contains(err.Error(), "hook-signing") || strings.Contains(err.Error(), "seven77") || strings.Contains(err.Error(), "short7") {
+			t.Fatalf("signing secret %q: %v, want %s naming the item", secret, err, hostforge.SecretTooShort.Code)
+		}
+	}
+	if n := len(rc.got()); n != 0 {
+		t.Fatalf("%d deliveries were sent with a short signing secret", n)
 	}
 }
 
