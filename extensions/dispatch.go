@@ -382,7 +382,14 @@ func runPolicy(budget time.Duration) flow.Policy {
 // skipped. Fire returns the report; its error is set only when dispatch
 // itself could not proceed (the store is unavailable), never because a
 // task failed — see Report.Failed.
+//
+// The run and every delivery (DeliveryEnded) are reported to the runtime's
+// observer (flow.ObserverOf).
 func Fire(ctx context.Context, rt flow.Runtime, ev Event) (Report, error) {
+	return observed(ctx, rt, func() (Report, error) { return fire(ctx, rt, ev) })
+}
+
+func fire(ctx context.Context, rt flow.Runtime, ev Event) (Report, error) {
 	rep := Report{EventID: ev.ID, Stage: ev.Stage, Deliveries: []Delivery{}}
 	if ev.ID == "" {
 		return rep, EventInvalid.New("event without an ID (stage %s)", ev.Stage)
@@ -390,7 +397,8 @@ func Fire(ctx context.Context, rt flow.Runtime, ev Event) (Report, error) {
 	if !ev.Stage.Known() {
 		return rep, EventInvalid.New("event %s: %s", ev.ID, stageProblem(string(ev.Stage)))
 	}
-	deadline := rt.Now(ctx).Add(ev.deadline())
+	fired := rt.Now(ctx)
+	deadline := fired.Add(ev.deadline())
 	store := flow.Runner{RT: rt, Policy: storePolicy}
 	var plan PlanOut
 	if err := store.Run(ctx, StepPlan, PlanIn{EventID: ev.ID, Stage: ev.Stage}, &plan); err != nil {
@@ -415,6 +423,7 @@ func Fire(ctx context.Context, rt flow.Runtime, ev Event) (Report, error) {
 			if err := store.Run(ctx, StepRecord, RecordIn{Execution: exec}, nil); err != nil {
 				return rep, err
 			}
+			observeDelivery(rt, ev.Stage, del, 0)
 			rep.Deliveries = append(rep.Deliveries, del)
 			continue
 		}
@@ -443,6 +452,7 @@ func Fire(ctx context.Context, rt flow.Runtime, ev Event) (Report, error) {
 		if err := store.Run(ctx, StepRecord, RecordIn{Execution: exec}, nil); err != nil {
 			return rep, err
 		}
+		observeDelivery(rt, ev.Stage, del, exec.FinishedAt.Sub(fired))
 		rep.Deliveries = append(rep.Deliveries, del)
 	}
 	return rep, nil
