@@ -396,6 +396,7 @@ code of the most urgent failed task (4 for most extension failures).
 	_ = cmd.MarkFlagRequired("payload")
 	logLevelFlag(cmd)
 	out := outputFlag(cmd)
+	metricsListen := metricsListenFlag(cmd)
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		if err := checkOutput(*out); err != nil {
 			return err
@@ -477,7 +478,14 @@ code of the most urgent failed task (4 for most extension failures).
 		}
 		d := extensions.NewDispatcher(reg, runners, store)
 		d.Secrets, d.Strict, d.Log = secrets, strict, log
-		rep, err := extensions.Fire(ctx, d.Local(clock.Real{}), ev)
+		obs, stopMetrics, err := a.serveLocalMetrics(*metricsListen)
+		if err != nil {
+			return err
+		}
+		defer stopMetrics()
+		rt := d.Local(clock.Real{})
+		rt.Observer = obs
+		rep, err := extensions.Fire(ctx, rt, ev)
 		if err != nil {
 			return err
 		}
