@@ -12,13 +12,13 @@
 // Runs, phases and steps of every workflow (workflow is enrollment,
 // firmware or extensions):
 //
-//	hostforge_workflow_runs_started_total{workflow}                   counter    runs begun
-//	hostforge_workflow_runs_finished_total{workflow,outcome,code,owner} counter  runs ended: outcome succeeded (code, owner empty)
-//	                                                                             or failed, with the failure's code and owner
-//	hostforge_workflow_run_duration_seconds{workflow,outcome}         histogram  start to end, on the runtime's clock
-//	hostforge_phase_duration_seconds{workflow,phase,status}           histogram  a phase that ran: status done or failed
-//	hostforge_step_duration_seconds{step,outcome}                     histogram  one attempt: outcome done, wait or failed
-//	hostforge_step_failures_total{step,code,owner}                    counter    failed attempts (a retryable one may be rerun)
+//	hostforge_workflow_runs_started_total{workflow}                      counter    runs begun
+//	hostforge_workflow_runs_finished_total{workflow,outcome,code,owner}  counter    runs ended: outcome succeeded (code, owner empty)
+//	                                                                                or failed, with the failure's code and owner
+//	hostforge_workflow_run_duration_seconds{workflow,outcome}            histogram  start to end, on the runtime's clock
+//	hostforge_phase_duration_seconds{workflow,phase,status}              histogram  a phase that ran: status done or failed
+//	hostforge_step_duration_seconds{step,outcome}                        histogram  one attempt: outcome done, wait or failed
+//	hostforge_step_failures_total{step,code,owner}                       counter    failed attempts (a retryable one may be rerun)
 //
 // Enrollments are the enrollment workflow's runs: enrollments started are
 // hostforge_workflow_runs_started_total{workflow="enrollment"}, and
@@ -62,15 +62,15 @@
 // Firmware (NICo's names; set by the update manager's pass and counted by
 // the update workflow's steps, see [Firmware]):
 //
-//	hostforge_pending_host_firmware_update_count     gauge    drifted hosts without a request
-//	hostforge_active_host_firmware_update_count      gauge    updates started and not ended
-//	hostforge_exhausted_reprovision_retry_count      gauge    updates that spent their retry budget
-//	hostforge_machines_in_maintenance_count          gauge    hosts consuming the update budget
-//	hostforge_machine_updates_started_count          gauge    requests the last pass created
-//	hostforge_concurrent_machine_updates_available   gauge    the site-wide ceiling
-//	hostforge_firmware_updates_total{target,phase}   counter  updates started and completed
+//	hostforge_pending_host_firmware_update_count            gauge    drifted hosts without a request
+//	hostforge_active_host_firmware_update_count             gauge    updates started and not ended
+//	hostforge_exhausted_reprovision_retry_count             gauge    updates that spent their retry budget
+//	hostforge_machines_in_maintenance_count                 gauge    hosts consuming the update budget
+//	hostforge_machine_updates_started_count                 gauge    requests the last pass created
+//	hostforge_concurrent_machine_updates_available          gauge    the site-wide ceiling
+//	hostforge_firmware_updates_total{target,phase}          counter  updates started and completed
 //	hostforge_firmware_update_failures_total{target,cause}  counter  failed attempts by failure code
-//	hostforge_host_reprovision_retries_total         counter  automatic retries
+//	hostforge_host_reprovision_retries_total                counter  automatic retries
 //
 // # Bounded labels
 //
