@@ -61,6 +61,20 @@ var WaitBudgetExhausted = flow.WaitBudgetExhausted
 // DefaultWaitBudget bounds waits whose reason has no budget of its own.
 const DefaultWaitBudget = flow.DefaultWaitBudget
 
+// Workflow names the enrollment in observations (flow.RunStarted and the
+// others): the workflow label of its metrics.
+const Workflow = "enrollment"
+
+// Parts of the Ironic phase, observed on their own (flow.PhaseEnded) so
+// that inspection and cleaning times are told apart; the Result records
+// the Ironic phase as one.
+const (
+	PhaseIronicInspection = "ironic.inspection"
+	PhaseIronicIPMISwitch = "ironic.ipmi_switch"
+	// PhaseIronicCleaning is cleaning, finalize and the NetBox ironic tag.
+	PhaseIronicCleaning = "ironic.cleaning"
+)
+
 // execution is one execution of the workflow body.
 type execution struct {
 	rt       flow.Runtime
@@ -70,29 +84,74 @@ type execution struct {
 	plan     Plan
 	dhcpIn   dhcp.Entry
 	res      Result
+	// phaseStart is when the phase under way started: where the last one
+	// ended (phases run one after the other), on the runtime's clock.
+	phaseStart time.Time
 }
 
 // Enroll is the enrollment workflow body, written once against Runtime. It
 // returns the Result in every case, and the Failure as the error when the
 // enrollment failed. Every error it returns is a *hostforge.Failure.
+//
+// The run, each phase that completed or failed and the parts of the Ironic
+// phase are reported to the runtime's observer (flow.ObserverOf), with
+// their durations on the runtime's clock.
 func Enroll(ctx context.Context, rt flow.Runtime, req Request) (Result, error) {
-	f := &execution{rt: rt, steps: flow.Runner{RT: rt, Policy: req.Policy()}, req: req, res: Result{Device: req.Device}}
+	start := rt.Now(ctx)
+	if o := flow.ObserverOf(rt); o != nil {
+		o.Observe(flow.RunStarted{Workflow: Workflow})
+	}
+	f := &execution{rt: rt, steps: flow.Runner{RT: rt, Policy: req.Policy()}, req: req, res: Result{Device: req.Device}, phaseStart: start}
 	err := f.enroll(ctx)
+	var fl *hostforge.Failure
 	if err != nil {
-		_, fl, w := hostforge.Classify(err)
+		var w *hostforge.Wait
+		_, fl, w = hostforge.Classify(err)
 		if fl == nil { // a wait escaped the step loop: report it as the bug it is
 			fl = hostforge.Unclassified.New("wait escaped the workflow: %v", w)
 		}
 		f.res.Failure = fl
 		f.res.Enrolled = false
+	} else {
+		f.res.Enrolled = true
+	}
+	if o := flow.ObserverOf(rt); o != nil {
+		o.Observe(flow.RunEnded{Workflow: Workflow, Took: rt.Now(ctx).Sub(start), Failure: fl})
+	}
+	if fl != nil {
 		return f.res, fl
 	}
-	f.res.Enrolled = true
 	return f.res, nil
 }
 
-func (f *execution) record(phase, status, note string) {
+// record appends the phase's fate to the result and reports a phase that
+// ran (done or failed) to the observer; the next phase starts now.
+func (f *execution) record(ctx context.Context, phase, status, note string) {
 	f.res.Phases = append(f.res.Phases, PhaseRecord{Phase: phase, Status: status, Note: note})
+	start := f.phaseStart
+	f.phaseStart = f.rt.Now(ctx)
+	if status != "skipped" {
+		observePhase(f.rt, phase, status, f.phaseStart.Sub(start))
+	}
+}
+
+// observePhase reports one phase's end.
+func observePhase(rt flow.Runtime, phase, status string, took time.Duration) {
+	if o := flow.ObserverOf(rt); o != nil {
+		o.Observe(flow.PhaseEnded{Workflow: Workflow, Phase: phase, Status: status, Took: took})
+	}
+}
+
+// part reports the end of a part of the Ironic phase that started at
+// since, and returns when the next part starts.
+func (f *execution) part(ctx context.Context, phase string, err error, since time.Time) time.Time {
+	now := f.rt.Now(ctx)
+	status := "done"
+	if err != nil {
+		status = "failed"
+	}
+	observePhase(f.rt, phase, status, now.Sub(since))
+	return now
 }
 
 func (f *execution) enroll(ctx context.Context) error {
@@ -101,20 +160,20 @@ func (f *execution) enroll(ctx context.Context) error {
 	// Routing preflight: pure, before any step touches anything.
 	inst, err := Route(f.req)
 	if err != nil {
-		f.record(PhaseRouting, "failed", "")
+		f.record(ctx, PhaseRouting, "failed", "")
 		return err
 	}
 	f.instance, f.res.Instance = inst, inst
-	f.record(PhaseRouting, "done", inst)
+	f.record(ctx, PhaseRouting, "done", inst)
 
 	// 0. NetBox status gate.
 	var ri ReadIntentOut
 	if err := f.run(ctx, StepReadIntent, ReadIntentIn{Device: f.req.Device}, &ri); err != nil {
-		f.record(PhaseStatusGate, "failed", "")
+		f.record(ctx, PhaseStatusGate, "failed", "")
 		return err
 	}
 	if err := statusGate(ri.Device); err != nil {
-		f.record(PhaseStatusGate, "failed", string(ri.Device.Status))
+		f.record(ctx, PhaseStatusGate, "failed", string(ri.Device.Status))
 		return err
 	}
 	if f.plan, err = buildPlan(f.req, ri.Device); err == nil && site.ConfigureDHCP {
@@ -123,10 +182,10 @@ func (f *execution) enroll(ctx context.Context) error {
 		f.dhcpIn, err = dhcpEntry(f.plan)
 	}
 	if err != nil {
-		f.record(PhaseStatusGate, "failed", "invalid NetBox data")
+		f.record(ctx, PhaseStatusGate, "failed", "invalid NetBox data")
 		return err
 	}
-	f.record(PhaseStatusGate, "done", string(ri.Device.Status))
+	f.record(ctx, PhaseStatusGate, "done", string(ri.Device.Status))
 	dev := f.plan.Device
 
 	// 0b. Platform class.
@@ -137,25 +196,25 @@ func (f *execution) enroll(ctx context.Context) error {
 			Target: platformclass.Target{DeviceID: dev.ID, Device: dev.Name, NetBoxValue: dev.PlatformClass},
 		}
 		if err := f.run(ctx, StepRecordPlatformClass, in, &pc); err != nil {
-			f.record(PhasePlatformClass, "failed", "")
+			f.record(ctx, PhasePlatformClass, "failed", "")
 			return err
 		}
 		f.res.PlatformClass = pc.Effective
-		f.record(PhasePlatformClass, "done", pc.Effective)
+		f.record(ctx, PhasePlatformClass, "done", pc.Effective)
 	} else {
 		f.res.PlatformClass = dev.PlatformClass
-		f.record(PhasePlatformClass, "skipped", "platform_class_activity_ready is false")
+		f.record(ctx, PhasePlatformClass, "skipped", "platform_class_activity_ready is false")
 	}
 
 	// 1. DHCP.
 	if site.ConfigureDHCP {
 		if err := f.run(ctx, StepConfigureDHCP, f.dhcpIn, nil); err != nil {
-			f.record(PhaseDHCP, "failed", "")
+			f.record(ctx, PhaseDHCP, "failed", "")
 			return err
 		}
-		f.record(PhaseDHCP, "done", "")
+		f.record(ctx, PhaseDHCP, "done", "")
 	} else {
-		f.record(PhaseDHCP, "skipped", "enrollment_configure_dhcp is off")
+		f.record(ctx, PhaseDHCP, "skipped", "enrollment_configure_dhcp is off")
 	}
 
 	// 2. BMC, then the ipmi_exporter tag ("BMC configuration completed").
@@ -163,40 +222,40 @@ func (f *execution) enroll(ctx context.Context) error {
 		// The phase's start time names this run of it: a forced cold
 		// reset happens once per run, however often the step reruns.
 		if err := f.run(ctx, StepConfigureBMC, bmcTarget(f.req, f.plan, f.rt.Now(ctx)), nil); err != nil {
-			f.record(PhaseBMC, "failed", "")
+			f.record(ctx, PhaseBMC, "failed", "")
 			return err
 		}
 		if err := f.tag(ctx, intent.TagIPMIExporter); err != nil {
-			f.record(PhaseBMC, "failed", "tagging")
+			f.record(ctx, PhaseBMC, "failed", "tagging")
 			return err
 		}
-		f.record(PhaseBMC, "done", "")
+		f.record(ctx, PhaseBMC, "done", "")
 	} else {
-		f.record(PhaseBMC, "skipped", "enrollment_configure_bmc is off")
+		f.record(ctx, PhaseBMC, "skipped", "enrollment_configure_bmc is off")
 	}
 
 	// 3. NetBox activation: always runs.
 	var act ActivateOut
 	if err := f.run(ctx, StepActivateDevice, ActivateIn{Device: dev.Name}, &act); err != nil {
-		f.record(PhaseActivation, "failed", "")
+		f.record(ctx, PhaseActivation, "failed", "")
 		return err
 	}
 	if act.Changed {
-		f.record(PhaseActivation, "done", "staged → active")
+		f.record(ctx, PhaseActivation, "done", "staged → active")
 	} else {
-		f.record(PhaseActivation, "done", "left "+string(act.Before))
+		f.record(ctx, PhaseActivation, "done", "left "+string(act.Before))
 	}
 
 	// 4-7. Ironic.
 	if !site.IronicEnrol {
-		f.record(PhaseIronic, "skipped", "enrollment_ironic_enrol is off")
+		f.record(ctx, PhaseIronic, "skipped", "enrollment_ironic_enrol is off")
 		return nil
 	}
 	if err := f.ironic(ctx); err != nil {
-		f.record(PhaseIronic, "failed", "")
+		f.record(ctx, PhaseIronic, "failed", "")
 		return err
 	}
-	f.record(PhaseIronic, "done", f.res.ProvisionState)
+	f.record(ctx, PhaseIronic, "done", f.res.ProvisionState)
 	return nil
 }
 

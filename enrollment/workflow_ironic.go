@@ -19,19 +19,34 @@ const ironicAttemptLimit = 6 * time.Hour
 // ironic runs phases 4-7 from the workflow body: the inspection half with
 // whole-attempt reruns, the optional IPMI switch, the cleaning half with
 // reruns of its start, finalize and the NetBox ironic tag.
+//
+// Each part (inspection, the IPMI switch, cleaning with finalize and the
+// tag) is reported to the observer as a phase of its own.
 func (f *execution) ironic(ctx context.Context) error {
 	site := f.req.Snapshot.Site
-	if err := f.ironicInspection(ctx); err != nil {
+	since := f.phaseStart
+	err := f.ironicInspection(ctx)
+	since = f.part(ctx, PhaseIronicInspection, err, since)
+	if err != nil {
 		return err
 	}
 	spec := ironicSpec(f.req, f.plan)
 	if site.SwitchToIPMIAfterInspection {
 		var sw ironic.SwitchResult
 		lock := f.newLockMeter(ctx, time.Time{})
-		if err := f.ironicRun(ctx, StepIronicSwitchIPMI, IronicNodeIn{Instance: f.instance, Spec: spec}, &sw, lock); err != nil {
+		err := f.ironicRun(ctx, StepIronicSwitchIPMI, IronicNodeIn{Instance: f.instance, Spec: spec}, &sw, lock)
+		since = f.part(ctx, PhaseIronicIPMISwitch, err, since)
+		if err != nil {
 			return err
 		}
 	}
+	err = f.ironicCleaningToTag(ctx)
+	f.part(ctx, PhaseIronicCleaning, err, since)
+	return err
+}
+
+// ironicCleaningToTag runs the cleaning half, finalize and the tag.
+func (f *execution) ironicCleaningToTag(ctx context.Context) error {
 	if err := f.ironicCleaning(ctx); err != nil {
 		return err
 	}
@@ -41,7 +56,7 @@ func (f *execution) ironic(ctx context.Context) error {
 	}
 	f.res.ProvisionState = fin.Node.ProvisionState
 	f.res.Node = fin.Node.UUID
-	tag := site.IronicTag
+	tag := f.req.Snapshot.Site.IronicTag
 	if tag == "" {
 		tag = intent.DefaultIronicTag
 	}

@@ -437,7 +437,14 @@ func runPolicy(budget time.Duration) flow.Policy {
 // report; its error is set only when dispatch itself could not proceed
 // (the store is unavailable), never because a task failed — see
 // Report.Failed.
+//
+// The run and every delivery (DeliveryEnded) are reported to the runtime's
+// observer (flow.ObserverOf).
 func Fire(ctx context.Context, rt flow.Runtime, ev Event) (Report, error) {
+	return observed(ctx, rt, func() (Report, error) { return fire(ctx, rt, ev) })
+}
+
+func fire(ctx context.Context, rt flow.Runtime, ev Event) (Report, error) {
 	rep := Report{EventID: ev.ID, Stage: ev.Stage, Deliveries: []Delivery{}}
 	if ev.ID == "" {
 		return rep, EventInvalid.New("event without an ID (stage %s)", ev.Stage)
@@ -446,7 +453,8 @@ func Fire(ctx context.Context, rt flow.Runtime, ev Event) (Report, error) {
 		return rep, EventInvalid.New("event %s: %s", ev.ID, stageProblem(string(ev.Stage)))
 	}
 	f := firing{rt: rt, ev: ev, store: flow.Runner{RT: rt, Policy: storePolicy}, stoppedBy: map[string]string{}}
-	f.deadline = rt.Now(ctx).Add(ev.deadline())
+	fired := rt.Now(ctx)
+	f.deadline = fired.Add(ev.deadline())
 	var plan PlanOut
 	if err := f.store.Run(ctx, StepPlan, PlanIn{EventID: ev.ID, Stage: ev.Stage, Redeliver: ev.Redeliver}, &plan); err != nil {
 		return rep, err
@@ -456,6 +464,11 @@ func Fire(ctx context.Context, rt flow.Runtime, ev Event) (Report, error) {
 		if err != nil {
 			return rep, err
 		}
+		var latency time.Duration
+		if del.Status != StatusSkipped {
+			latency = rt.Now(ctx).Sub(fired)
+		}
+		observeDelivery(rt, ev.Stage, del, latency)
 		rep.Deliveries = append(rep.Deliveries, del)
 	}
 	return rep, nil

@@ -98,13 +98,15 @@ func sourceErr(err error) error {
 // Fire. Nothing is read when no active extension binds a task to the
 // stage; the report is then empty.
 func FireServerRegistered(ctx context.Context, rt flow.Runtime, in Enrolled) (Report, error) {
-	rep := Report{EventID: ServerRegisteredEventID(in.Run), Stage: ServerRegisteredStage, Deliveries: []Delivery{}}
-	var out RegisteredOut
-	if err := (flow.Runner{RT: rt, Policy: storePolicy}).Run(ctx, StepServerRegistered, in, &out); err != nil {
-		return rep, err
-	}
-	if !out.Bound {
-		return rep, nil
-	}
-	return Fire(ctx, rt, out.Event)
+	return observed(ctx, rt, func() (Report, error) {
+		rep := Report{EventID: ServerRegisteredEventID(in.Run), Stage: ServerRegisteredStage, Deliveries: []Delivery{}}
+		var out RegisteredOut
+		if err := (flow.Runner{RT: rt, Policy: storePolicy}).Run(ctx, StepServerRegistered, in, &out); err != nil {
+			return rep, err
+		}
+		if !out.Bound {
+			return rep, nil
+		}
+		return fire(ctx, rt, out.Event)
+	})
 }

@@ -49,13 +49,34 @@ var UpdatePolicy = flow.Policy{MaxAttempts: 5, Retry: hostforge.Backoff{First: 5
 // The body keeps nothing the record does not: rerun after a worker
 // restart, it resumes where the record is. Run at most one body per
 // machine at a time (under Temporal, use the machine ID as workflow ID).
+//
+// The run and the time spent in each substate (flow.PhaseEnded, phase =
+// the substate) are reported to the runtime's observer (flow.ObserverOf).
 func Update(ctx context.Context, rt flow.Runtime, in UpdateInput) (UpdateResult, error) {
+	start := rt.Now(ctx)
+	if o := flow.ObserverOf(rt); o != nil {
+		o.Observe(flow.RunStarted{Workflow: Workflow})
+	}
+	res, err := update(ctx, rt, in, &substateClock{rt: rt, since: start})
+	if o := flow.ObserverOf(rt); o != nil {
+		_, f, _ := hostforge.Classify(err)
+		o.Observe(flow.RunEnded{Workflow: Workflow, Took: rt.Now(ctx).Sub(start), Failure: f})
+	}
+	return res, err
+}
+
+// Workflow names the firmware update in observations: the workflow label
+// of its metrics.
+const Workflow = "firmware"
+
+func update(ctx context.Context, rt flow.Runtime, in UpdateInput, sc *substateClock) (UpdateResult, error) {
 	res := UpdateResult{MachineID: in.MachineID}
 	r := flow.Runner{RT: rt, Policy: UpdatePolicy}
 	var p Progress
 	if err := r.Run(ctx, StepLoad, StepInput{MachineID: in.MachineID}, &p); err != nil {
 		return res, err
 	}
+	sc.enter(ctx, p)
 	for {
 		res.Uploads = max(res.Uploads, p.Uploads)
 		switch {
@@ -68,10 +89,12 @@ func Update(ctx context.Context, rt flow.Runtime, in UpdateInput) (UpdateResult,
 			if p.Failure != nil {
 				msg = p.Failure.Code + ": " + p.Failure.Message
 			}
+			sc.end(ctx, "failed")
 			return res, RetriesExhausted.New("machine %s: %s", in.MachineID, msg)
 		}
 		if d := p.NotBefore.Sub(rt.Now(ctx)); d > 0 {
 			if err := rt.Sleep(ctx, d); err != nil {
+				sc.end(ctx, "failed")
 				return res, err
 			}
 		}
@@ -80,7 +103,45 @@ func Update(ctx context.Context, rt flow.Runtime, in UpdateInput) (UpdateResult,
 			return res, hostforge.Unclassified.New("machine %s: update record in unknown substate %q", in.MachineID, p.Substate)
 		}
 		if err := r.Run(ctx, step, StepInput{MachineID: in.MachineID, Revision: p.Revision}, &p); err != nil {
+			sc.end(ctx, "failed")
 			return res, err
 		}
+		sc.enter(ctx, p)
 	}
+}
+
+// substateClock times the substates a run goes through, as the body sees
+// them: a substate starts when a step's progress first shows it and ends
+// when one shows another, or the run ends in it.
+type substateClock struct {
+	rt    flow.Runtime
+	cur   Substate
+	since time.Time
+	known bool
+}
+
+// enter notes the progress a step returned: leaving a substate reports
+// it done.
+func (c *substateClock) enter(ctx context.Context, p Progress) {
+	if !c.known {
+		c.cur, c.known = p.Substate, true
+		return
+	}
+	if p.Substate == c.cur && !p.Done {
+		return
+	}
+	c.end(ctx, "done")
+	c.cur, c.known = p.Substate, !p.Done
+}
+
+// end reports the current substate's end with status.
+func (c *substateClock) end(ctx context.Context, status string) {
+	if !c.known {
+		return
+	}
+	now := c.rt.Now(ctx)
+	if o := flow.ObserverOf(c.rt); o != nil {
+		o.Observe(flow.PhaseEnded{Workflow: Workflow, Phase: string(c.cur), Status: status, Took: now.Sub(c.since)})
+	}
+	c.since, c.known = now, false
 }

@@ -30,4 +30,12 @@
 // of the calls it makes; a remote runtime uses it as the step's timeout, so
 // a step is never killed mid-attempt by a timeout shorter than the work the
 // step is allowed to do.
+//
+// What a run does is reported to an [Observer], for metrics: the runtime
+// reports each step attempt ([StepAttempt]), the Runner each wait it sleeps
+// for and each wait budget spent ([Waited], [WaitExhausted]), and the
+// bodies their runs, phases and scheduled runs ([RunStarted], [RunEnded],
+// [PhaseEnded], [ScheduleRun]) through [ObserverOf]. Local reports to its
+// Observer; the Temporal runtime to its own, never while a workflow
+// replays, so a run is counted once whichever runtime ran it.
 package flow

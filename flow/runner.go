@@ -184,8 +184,17 @@ func (r Runner) loop(ctx context.Context, step string, in, out any, retryFailure
 			}
 			after = r.Policy.RetryAfter(attempts)
 		case hostforge.Waiting:
+			m := meter(w.Reason)
 			var err error
-			if after, err = meter(w.Reason).spend(step, w); err != nil {
+			after, err = m.spend(step, w)
+			if o := ObserverOf(r.RT); o != nil {
+				if err != nil {
+					o.Observe(WaitExhausted{Step: step, Reason: w.Reason, Waited: m.waited, Budget: m.policy.Budget})
+				} else {
+					o.Observe(Waited{Step: step, Reason: w.Reason, Sleep: after, Waited: m.waited, Budget: m.policy.Budget})
+				}
+			}
+			if err != nil {
 				return err
 			}
 		}

@@ -65,9 +65,15 @@ type Local struct {
 	SubjectKey string
 	// Log receives a line per step outcome (nil: discarded).
 	Log *slog.Logger
+	// Observer, when set, is told every step attempt and what the bodies
+	// run on this runtime report (runs, phases, waits), for metrics.
+	Observer Observer
 }
 
-var _ Runtime = (*Local)(nil)
+var _ ObservedRuntime = (*Local)(nil)
+
+// Observing returns the Observer.
+func (l *Local) Observing() Observer { return l.Observer }
 
 // Do runs the step.
 func (l *Local) Do(ctx context.Context, step string, in, out any) error {
@@ -103,6 +109,9 @@ func (l *Local) Do(ctx context.Context, step string, in, out any) error {
 	}
 	if l.OnEvent != nil {
 		l.OnEvent(Event{Subject: l.Subject, Kind: "step", Step: step, Outcome: o, At: l.Clock.Now(), Took: took, Wait: w, Failure: f})
+	}
+	if l.Observer != nil {
+		l.Observer.Observe(StepAttempt{Step: step, Outcome: o, Took: took, Wait: w, Failure: f})
 	}
 	return err
 }

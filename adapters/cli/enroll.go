@@ -18,6 +18,7 @@ import (
 	"github.com/hostforge/hostforge/enrollment"
 	"github.com/hostforge/hostforge/extensions"
 	"github.com/hostforge/hostforge/fakes"
+	"github.com/hostforge/hostforge/flow"
 )
 
 // systems are the clients a command runs against: the demo rack's fakes or
@@ -37,8 +38,10 @@ type systems struct {
 	// wired are the real systems behind --config, nil otherwise.
 	wired *wiring.Systems
 	// ledger settles completion proof after each local run; nil without one.
-	ledger  *ledgerWiring
-	closers []func()
+	ledger *ledgerWiring
+	// observer is told what local runs do (--metrics-listen); nil: nothing.
+	observer flow.Observer
+	closers  []func()
 }
 
 func (s *systems) close() {
@@ -141,7 +144,7 @@ type enrollOpts struct {
 	demo, forceBMCRestart, noInspection, forceInspection bool
 	config                                               string
 	maxAttempts, parallel                                int
-	output                                               *string
+	output, metricsListen                                *string
 	temporal                                             temporalFlags
 }
 
@@ -173,6 +176,10 @@ password rotation; --no-inspection skips inspection and verification;
 --force-inspection runs a fresh inspection even when the existing inventory
 verifies; --max-attempts replaces the site's attempt budget (1 fails fast).
 
+--metrics-listen serves the run's Prometheus metrics (hostforge_ names, as
+a worker exports them: runs by outcome, code and owner, phase and step
+durations, waits) on /metrics while it runs, for a long local run.
+
 ` + wiring.ConfigHelp + `
 ` + exitCodeHelp,
 		Example: `  hostforge enroll --demo
@@ -195,6 +202,7 @@ verifies; --max-attempts replaces the site's attempt budget (1 fails fast).
 	_ = cmd.MarkFlagFilename("config", "yaml", "yml")
 	logLevelFlag(cmd)
 	o.output = outputFlag(cmd)
+	o.metricsListen = metricsListenFlag(cmd)
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		if err := checkOutput(*o.output); err != nil {
 			return err
@@ -220,6 +228,9 @@ verifies; --max-attempts replaces the site's attempt budget (1 fails fast).
 			}
 		}
 		if o.temporal.address != "" {
+			if *o.metricsListen != "" {
+				return inputErr("--metrics-listen is for runs in this process: with --temporal the workers run the enrollments and export their metrics")
+			}
 			return a.enrollTemporal(cmd, o, args)
 		}
 		sys, err := a.systems(cmd, o.demo, o.config)
@@ -227,6 +238,12 @@ verifies; --max-attempts replaces the site's attempt budget (1 fails fast).
 			return err
 		}
 		defer sys.close()
+		obs, stopMetrics, err := a.serveLocalMetrics(*o.metricsListen)
+		if err != nil {
+			return err
+		}
+		defer stopMetrics()
+		sys.observer = obs
 		if len(args) == 0 {
 			args = sys.demo.HostNames()
 		}
@@ -306,7 +323,7 @@ func enrollOne(ctx context.Context, sys *systems, device string, p enrollment.Pa
 	}
 	if err == nil {
 		rt := sys.exec.Local(sys.clock)
-		rt.Subject = device
+		rt.Subject, rt.Observer = device, sys.observer
 		if prog != nil {
 			rt.OnEvent = prog.event
 		}
@@ -349,7 +366,7 @@ func fireServerRegistered(ctx context.Context, sys *systems, res enrollment.Resu
 		return nil
 	}
 	rt := sys.wired.Extensions.Local(sys.clock)
-	rt.Subject = res.Device
+	rt.Subject, rt.Observer = res.Device, sys.observer
 	rep, err := extensions.FireServerRegistered(ctx, rt, extensions.Enrolled{Device: res.Device, Instance: res.Instance, Node: res.Node, Run: run})
 	rows, _ := fireRows(rep)
 	if err != nil {

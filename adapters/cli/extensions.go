@@ -461,6 +461,7 @@ extension failures).
 	_ = cmd.MarkFlagRequired("payload")
 	logLevelFlag(cmd)
 	out := outputFlag(cmd)
+	metricsListen := metricsListenFlag(cmd)
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		if err := checkOutput(*out); err != nil {
 			return err
@@ -545,7 +546,14 @@ extension failures).
 		if cfg != nil {
 			d.Limits = cfg.Extensions.RenderLimits()
 		}
-		rep, err := extensions.Fire(ctx, d.Local(clock.Real{}), ev)
+		obs, stopMetrics, err := a.serveLocalMetrics(*metricsListen)
+		if err != nil {
+			return err
+		}
+		defer stopMetrics()
+		rt := d.Local(clock.Real{})
+		rt.Observer = obs
+		rep, err := extensions.Fire(ctx, rt, ev)
 		if err != nil {
 			return err
 		}

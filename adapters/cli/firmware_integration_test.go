@@ -443,7 +443,8 @@ ledger: {driver: postgres, dsn_file: %s}
 		t.Error("the worker's or the agent's output carries the agent server's site secret")
 	}
 
-	// /metrics: three started, three completed (the gauges follow the pass).
+	// /metrics: three started, three completed (the gauges follow the pass),
+	// and the three update workflows' runs, observed once under Temporal.
 	deadline = time.Now().Add(30 * time.Second)
 	var body string
 	for {
@@ -454,7 +455,8 @@ ledger: {driver: postgres, dsn_file: %s}
 			body = string(b)
 		}
 		if strings.Contains(body, `hostforge_firmware_updates_total{phase="completed",target="host"} 3`) &&
-			strings.Contains(body, "hostforge_active_host_firmware_update_count 0") {
+			strings.Contains(body, "hostforge_active_host_firmware_update_count 0") &&
+			strings.Contains(body, `hostforge_workflow_runs_finished_total{code="",outcome="succeeded",owner="",workflow="firmware"} 3`) {
 			break
 		}
 		if time.Now().After(deadline) {
@@ -463,7 +465,9 @@ ledger: {driver: postgres, dsn_file: %s}
 		time.Sleep(500 * time.Millisecond)
 	}
 	for _, want := range []string{`hostforge_firmware_updates_total{phase="started",target="host"} 3`, "hostforge_pending_host_firmware_update_count 0",
-		"hostforge_concurrent_machine_updates_available 20", "hostforge_exhausted_reprovision_retry_count 0"} {
+		"hostforge_concurrent_machine_updates_available 20", "hostforge_exhausted_reprovision_retry_count 0",
+		`hostforge_workflow_runs_started_total{workflow="firmware"} 3`,
+		`hostforge_phase_duration_seconds_count{phase="Restore",status="done",workflow="firmware"} 3`} {
 		if !strings.Contains(body, want) {
 			t.Errorf("metrics lack %q:\n%s", want, grepLines(body, "hostforge_"))
 		}

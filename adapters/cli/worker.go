@@ -171,7 +171,7 @@ worker.
 		}
 		defer c.Close()
 		w := worker.New(c, tf.queue, worker.Options{WorkerStopTimeout: stopTimeout, MaxConcurrentActivityExecutionSize: maxSteps})
-		if err := temporal.RegisterWorkflows(w, temporal.Activities{Secrets: sys.Secrets}, temporal.ActivityOptions{}, wfs...); err != nil {
+		if err := temporal.RegisterWorkflows(w, temporal.Activities{Secrets: sys.Secrets}, temporal.ActivityOptions{Observer: reg.workflows}, wfs...); err != nil {
 			return err
 		}
 		if err := w.Start(); err != nil {

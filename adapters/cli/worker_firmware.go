@@ -32,24 +32,28 @@ func firmwareWorkflow(s *wiring.Systems) (temporal.Workflow, error) {
 	return temporal.Workflow{Name: "firmware", Steps: s.Firmware.Executor.Steps(), Definitions: []temporal.Definition{temporal.FirmwareUpdate}}, nil
 }
 
-// metricsSetup is the worker's registry and, with the firmware: section,
-// the firmware metrics the update workflow's steps report to.
+// metricsSetup is the worker's registry, the workflows' observer and,
+// with the firmware: section, the firmware metrics the update workflow's
+// steps report to.
 type metricsSetup struct {
-	registry *prometheus.Registry
-	firmware *metrics.Firmware
+	registry  *prometheus.Registry
+	firmware  *metrics.Firmware
+	workflows *metrics.Workflows
 }
 
-// prepareMetrics makes the registry and wires the firmware metrics into
-// the update executor (before its steps are built).
+// prepareMetrics makes the registry with every hostforge metric and wires
+// the firmware metrics into the update executor (before its steps are
+// built).
 func prepareMetrics(sys *wiring.Systems) (*metricsSetup, error) {
 	m := &metricsSetup{registry: metrics.NewRegistry()}
+	ex, err := metrics.NewExporters(m.registry)
+	if err != nil {
+		return nil, err
+	}
+	m.workflows = ex.Workflows
 	if sys.Firmware != nil {
-		f, err := metrics.NewFirmware(m.registry)
-		if err != nil {
-			return nil, err
-		}
-		m.firmware = f
-		sys.Firmware.Executor.Metrics = f
+		m.firmware = ex.Firmware
+		sys.Firmware.Executor.Metrics = ex.Firmware
 	}
 	return m, nil
 }

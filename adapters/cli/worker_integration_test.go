@@ -9,6 +9,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -226,9 +227,43 @@ func (p *process) wait(t *testing.T, within time.Duration) int {
 // worker starts 'hostforge worker' on the lab as its own process.
 func (r *realLab) worker(t *testing.T) *process {
 	t.Helper()
-	w := startProcess(t, "worker", "--config", r.Config, "--temporal", r.temporal, "--task-queue", r.queue, "--log-level", "info", "--stop-timeout", "5s")
+	w := startProcess(t, "worker", "--config", r.Config, "--temporal", r.temporal, "--task-queue", r.queue, "--log-level", "info", "--stop-timeout", "5s",
+		"--metrics-listen", "127.0.0.1:0")
 	w.waitOutput(t, "worker polling task queue "+r.queue, 60*time.Second)
 	return w
+}
+
+// waitMetrics scrapes the worker's /metrics until it holds every line of
+// want, and returns the last scrape.
+func waitMetrics(t *testing.T, w *process, want ...string) string {
+	t.Helper()
+	addr := regexp.MustCompile(`metrics on (http://\S+/metrics)`).FindStringSubmatch(w.out.String())
+	if addr == nil {
+		t.Fatalf("the worker announced no metrics address:\n%s", w.out.String())
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		var body string
+		if resp, err := http.Get(addr[1]); err == nil {
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			body = string(b)
+		}
+		missing := ""
+		for _, l := range want {
+			if !strings.Contains(body, l+"\n") {
+				missing = l
+				break
+			}
+		}
+		if missing == "" {
+			return body
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the worker's metrics lack %s:\n%s", missing, grepLines(body, "hostforge_"))
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
 }
 
 // enrollJSONLines runs 'hostforge enroll' in-process and decodes its -o json.
@@ -315,6 +350,17 @@ func TestWorkerEnrolsOneHostThroughTemporal(t *testing.T) {
 	}
 	if strings.Contains(w.out.String(), admin[bmc.FieldPassword]) || strings.Contains(res.out+res.err, admin[bmc.FieldPassword]) {
 		t.Error("the rotated password reached a log or the output")
+	}
+	// The worker counted the enrollment once, from the workflow under
+	// Temporal: its run, its phases, its steps; no label names the host.
+	body := waitMetrics(t, w,
+		`hostforge_workflow_runs_started_total{workflow="enrollment"} 1`,
+		`hostforge_workflow_runs_finished_total{code="",outcome="succeeded",owner="",workflow="enrollment"} 1`,
+		`hostforge_phase_duration_seconds_count{phase="configure_bmc",status="done",workflow="enrollment"} 1`,
+		`hostforge_phase_duration_seconds_count{phase="ironic.inspection",status="done",workflow="enrollment"} 1`,
+		`hostforge_step_duration_seconds_count{outcome="done",step="configure_dhcp"} 1`)
+	if strings.Contains(body, r.host.Name) {
+		t.Errorf("the worker's metrics name the host:\n%s", grepLines(body, "hostforge_"))
 	}
 
 	// SIGINT stops the worker cleanly.

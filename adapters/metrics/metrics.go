@@ -1,11 +1,3 @@
-// Package metrics exports hostforge's metrics with the Prometheus client:
-// Firmware implements firmware.Metrics under NICo's metric names with the
-// hostforge_ prefix, and Handler serves a registry on /metrics.
-//
-// Unlike NICo, the active and exhausted gauges count assigned hosts' update
-// substates too: hostforge keeps one update record per machine, with an
-// instance or without, and NICo's queries read only the top-level
-// HostReprovision state.
 package metrics
 
 import (

@@ -34,6 +34,12 @@
 //   - [Submitter.Follow] reports a run's steps, waits, failures and timers
 //     from its history as flow.Events, so a submitter shows the progress an
 //     inline run shows.
+//   - With ActivityOptions.Observer set, the runtime reports each step's
+//     attempt and hands the bodies the observer for their runs, phases and
+//     deliveries (flow.Observer) — never while a workflow replays history,
+//     so a run is counted once (adapters/metrics exports the counts).
+//     [ScheduledStart] reads the time a Temporal Schedule meant a run to
+//     start, for the run's lag.
 //   - [RegisterWorkflows] registers several workflows (enrollment, firmware,
 //     extensions) on one worker: their step sets merged, names unique.
 package temporal

@@ -20,7 +20,7 @@ type Runtime struct {
 	opts ActivityOptions
 }
 
-var _ flow.Runtime = (*Runtime)(nil)
+var _ flow.ObservedRuntime = (*Runtime)(nil)
 
 // ActivityOptions are the timeouts of step activities. Zero fields take the
 // defaults noted.
@@ -45,6 +45,11 @@ type ActivityOptions struct {
 	// WorkerLossAttempts bounds the attempts of a step whose worker died
 	// (3). Classified failures and waits are never retried by Temporal.
 	WorkerLossAttempts int
+	// Observer, when set, is told what the workflows do (flow.Observer):
+	// each step's attempt as its result reaches the workflow, and what the
+	// bodies report. It is never told while a workflow replays history, so
+	// a worker that replays a run does not report it again.
+	Observer flow.Observer
 }
 
 // Defaults of ActivityOptions.
@@ -95,11 +100,26 @@ func NewRuntime(ctx workflow.Context, opts ActivityOptions) *Runtime {
 func (r *Runtime) Do(_ context.Context, step string, in, out any) error {
 	call := r.opts.policy(step, in)
 	ctx := workflow.WithActivityOptions(r.ctx, r.opts.activity(step, call))
+	start := workflow.Now(r.ctx)
 	err := fromActivityError(step, workflow.ExecuteActivity(ctx, step, in).Get(ctx, out))
 	if call.AtMostOnce && StepTimedOut.Is(err) {
-		return flow.AttemptLost.Wrap(err, "step %s lost its worker and was not started again (it runs at most once)", step)
+		err = flow.AttemptLost.Wrap(err, "step %s lost its worker and was not started again (it runs at most once)", step)
+	}
+	if o := r.Observing(); o != nil {
+		outcome, f, w := hostforge.Classify(err)
+		o.Observe(flow.StepAttempt{Step: step, Outcome: outcome, Took: workflow.Now(r.ctx).Sub(start), Wait: w, Failure: f})
 	}
 	return err
+}
+
+// Observing returns the observer, or nil while the workflow replays
+// history: what a worker executed before was reported then (the package
+// doc of adapters/metrics says why the workflow side is where to count).
+func (r *Runtime) Observing() flow.Observer {
+	if r.opts.Observer == nil || workflow.IsReplaying(r.ctx) {
+		return nil
+	}
+	return r.opts.Observer
 }
 
 // activity is the activity options of one call of step.

@@ -76,6 +76,8 @@ type outcome struct {
 	res   enrollment.Result
 	err   error
 	trace []string
+	// observed is what the runtime and the body reported (observations).
+	observed *observations
 }
 
 // runTemporal runs the workflow under the SDK's test environment. The fake
@@ -86,7 +88,7 @@ func runTemporal(t testing.TB, site *fakes.Site, exec temporal.Dispatcher, req e
 	env := s.NewTestWorkflowEnvironment()
 	env.SetStartTime(site.Clock.Now())
 	env.SetTestTimeout(time.Minute)
-	var o outcome
+	o := outcome{observed: &observations{}}
 	env.SetOnActivityStartedListener(func(info *activity.Info, _ context.Context, _ converter.EncodedValues) {
 		o.trace = append(o.trace, "step "+info.ActivityType.Name)
 	})
@@ -94,7 +96,7 @@ func runTemporal(t testing.TB, site *fakes.Site, exec temporal.Dispatcher, req e
 		o.trace = append(o.trace, "sleep "+d.String())
 		site.Clock.Advance(d)
 	})
-	temporal.Register(env, &temporal.Activities{Exec: exec}, temporal.ActivityOptions{}, temporal.Enrollment)
+	temporal.Register(env, &temporal.Activities{Exec: exec}, temporal.ActivityOptions{Observer: o.observed}, temporal.Enrollment)
 	env.ExecuteWorkflow(temporal.WorkflowName, temporal.Input{Request: req, Identity: "id-" + req.Device})
 	if !env.IsWorkflowCompleted() {
 		t.Fatal("workflow did not complete")
@@ -110,8 +112,8 @@ func runTemporal(t testing.TB, site *fakes.Site, exec temporal.Dispatcher, req e
 
 // runLocal runs the same body inline on the site's clock.
 func runLocal(site *fakes.Site, exec *enrollment.Executor, req enrollment.Request) outcome {
-	var o outcome
-	rt := &flow.Local{Steps: exec, Log: exec.Log, Clock: site.Clock, RoundTrip: true, OnEvent: func(e flow.Event) {
+	o := outcome{observed: &observations{}}
+	rt := &flow.Local{Steps: exec, Log: exec.Log, Clock: site.Clock, RoundTrip: true, Observer: o.observed, OnEvent: func(e flow.Event) {
 		switch e.Kind {
 		case "step":
 			o.trace = append(o.trace, "step "+e.Step)
@@ -203,6 +205,9 @@ func TestSameStepsAsLocal(t *testing.T) {
 			local, tmp := run(false), run(true)
 			if !slices.Equal(local.trace, tmp.trace) {
 				t.Fatalf("step sequences differ\nlocal:    %v\ntemporal: %v", local.trace, tmp.trace)
+			}
+			if l, tm := local.observed.keys(), tmp.observed.keys(); !slices.Equal(l, tm) || len(l) == 0 {
+				t.Fatalf("observations differ\nlocal:    %q\ntemporal: %q", l, tm)
 			}
 			if len(local.trace) == 0 && tt.device != "bad-switch" {
 				t.Fatal("no steps ran")
