@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"encoding/pem"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -12,9 +13,12 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
+
+	"go.uber.org/goleak"
 )
 
 // buildOnce builds the hostforge binary once for the tests of this file.
@@ -31,16 +35,31 @@ var buildOnce = sync.OnceValues(func() (string, error) {
 	return bin, nil
 })
 
+// TestMain removes the binary the tests built, and fails the package when
+// a goroutine outlives its tests (the receivers and the processes' output
+// readers are theirs to stop).
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if bin, err := buildOnce(); err == nil {
-		_ = os.RemoveAll(filepath.Dir(bin))
+	if built.Load() {
+		if bin, err := buildOnce(); err == nil {
+			_ = os.RemoveAll(filepath.Dir(bin))
+		}
+	}
+	if code == 0 {
+		if err := goleak.Find(); err != nil {
+			fmt.Fprintf(os.Stderr, "goleak: %v\n", err)
+			code = 1
+		}
 	}
 	os.Exit(code)
 }
 
+// built is set once a test asked for the binary.
+var built atomic.Bool
+
 func binary(t *testing.T) string {
 	t.Helper()
+	built.Store(true)
 	bin, err := buildOnce()
 	if err != nil {
 		t.Fatalf("go build: %v", err)
