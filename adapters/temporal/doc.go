@@ -36,4 +36,33 @@
 //     inline run shows.
 //   - [RegisterWorkflows] registers several workflows (enrollment, firmware,
 //     extensions) on one worker: their step sets merged, names unique.
+//
+// # Bounded histories
+//
+// No run of a hostforge workflow records more than [HistoryLimit] (2,000)
+// events: a long inspection polling for half an hour, a firmware update
+// waiting hours on a task, a settlement probing its enrollment for a day
+// continue as new before that. The bodies stay written once against
+// flow.Runtime, with their place in local variables, so the adapter does
+// not ask them for a state to carry. Instead each run journals every answer
+// the runtime gave its body — each step's output, wait or failure, each
+// sleep, each clock reading — and once its history reaches
+// [DefaultContinueAsNewAt] events the runtime stops the body before its
+// next command (the body runs in a coroutine of its own and is parked
+// there, never unwound) and the run continues as new with its input and
+// the journal ([Resume], gzipped). The new run starts the body from the top
+// and answers it from the journal — scheduling no activity, starting no
+// timer — until the journal is spent, and from there runs it live, at the
+// very command the last run stopped before. Because the body is
+// deterministic in the runtime's answers (Temporal's replay demands it
+// already), the replay rebuilds its whole local state: attempt counts,
+// every wait reason's spent budget (flow.Meter), deadlines it read from the
+// clock, a poll loop's progress. So budgets carry across runs, nothing is
+// sent twice (a replayed step is its recorded outcome, not a call), and
+// the steps and sleeps of a workflow are those of one uninterrupted run.
+// The prelude (the settlement child) runs in the first run only; a call
+// that does not match its journal entry (a changed body deployed mid-run)
+// fails with TEMPORAL_RESUME_DIVERGED. The settlement, [Submitter.Settle]
+// and [Submitter.Follow] follow a run along its continue-as-new chain. See
+// resume.go.
 package temporal

@@ -18,6 +18,9 @@ import (
 type Runtime struct {
 	ctx  workflow.Context
 	opts ActivityOptions
+	// j journals the run so it can continue as new (resume.go); nil for a
+	// runtime made with NewRuntime, which never continues.
+	j *journal
 }
 
 var _ flow.Runtime = (*Runtime)(nil)
@@ -39,6 +42,9 @@ type ActivityOptions struct {
 	// WorkerLossAttempts bounds the attempts of a step whose worker died
 	// (3). Classified failures and waits are never retried by Temporal.
 	WorkerLossAttempts int
+	// ContinueAsNewAt is the history length at which a run continues as
+	// new (DefaultContinueAsNewAt; see resume.go). Tests lower it.
+	ContinueAsNewAt int
 }
 
 // Defaults of ActivityOptions.
@@ -79,6 +85,14 @@ func NewRuntime(ctx workflow.Context, opts ActivityOptions) *Runtime {
 // Do runs the step as the activity of the same name and decodes its output
 // into out. The error is nil, a *hostforge.Wait or a *hostforge.Failure.
 func (r *Runtime) Do(_ context.Context, step string, in, out any) error {
+	if r.j != nil {
+		return r.j.do(r, step, in, out)
+	}
+	return r.execute(step, in, out)
+}
+
+// execute runs the step's activity and decodes its result into out.
+func (r *Runtime) execute(step string, in, out any) error {
 	ctx := workflow.WithActivityOptions(r.ctx, workflow.ActivityOptions{
 		StartToCloseTimeout: r.opts.timeout(step),
 		HeartbeatTimeout:    r.opts.Heartbeat,
@@ -98,6 +112,13 @@ func (r *Runtime) Do(_ context.Context, step string, in, out any) error {
 
 // Sleep is a durable workflow timer.
 func (r *Runtime) Sleep(_ context.Context, d time.Duration) error {
+	if r.j != nil {
+		return r.j.sleep(r, d)
+	}
+	return r.timer(d)
+}
+
+func (r *Runtime) timer(d time.Duration) error {
 	if err := workflow.Sleep(r.ctx, d); err != nil {
 		return hostforge.Cancelled.Wrap(err, "the workflow was cancelled while waiting %s", d)
 	}
@@ -105,7 +126,12 @@ func (r *Runtime) Sleep(_ context.Context, d time.Duration) error {
 }
 
 // Now is the workflow's deterministic clock.
-func (r *Runtime) Now(context.Context) time.Time { return workflow.Now(r.ctx) }
+func (r *Runtime) Now(context.Context) time.Time {
+	if r.j != nil {
+		return r.j.now(r)
+	}
+	return workflow.Now(r.ctx)
+}
 
 // classifiedTypes lists the ApplicationError types activities return for
 // classified outcomes: every declared failure code and the wait.
