@@ -29,6 +29,7 @@ func (a *app) workerCmd() *cobra.Command {
 	var stopTimeout time.Duration
 	var maxSteps int
 	var metricsListen string
+	var heartbeat time.Duration
 	cmd := &cobra.Command{
 		Use:   "worker --config FILE --temporal ADDRESS",
 		Short: "Run a Temporal worker that enrols devices on the real systems a config file names",
@@ -86,6 +87,7 @@ worker.
 	f.DurationVar(&stopTimeout, "stop-timeout", 30*time.Second, "on Ctrl-C, how long running steps may finish before they are cancelled")
 	f.IntVar(&maxSteps, "max-concurrent-steps", 0, "steps run at once by this worker (0: the Temporal SDK's default)")
 	f.StringVar(&metricsListen, "metrics-listen", "", "serve Prometheus metrics on http://ADDRESS/metrics (host:port; empty: none)")
+	f.DurationVar(&heartbeat, "heartbeat-timeout", temporal.DefaultHeartbeat, "how long a running step may go without a heartbeat before Temporal gives it to another worker (the wait a dead worker's steps cost)")
 	_ = cmd.MarkFlagFilename("config", "yaml", "yml")
 	logLevelFlag(cmd)
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
@@ -98,6 +100,8 @@ worker.
 			return inputErr("--stop-timeout %s: want 0 or more", stopTimeout)
 		case maxSteps < 0:
 			return inputErr("--max-concurrent-steps %d: want 0 or more", maxSteps)
+		case heartbeat < 3*time.Second:
+			return inputErr("--heartbeat-timeout %s: want 3s or more (steps heartbeat every third of it, at most every 10s)", heartbeat)
 		}
 		log, err := a.logger(cmd)
 		if err != nil {
@@ -120,7 +124,7 @@ worker.
 		defer c.Close()
 		out := cmd.OutOrStdout()
 		w, err := worker.New(sys, c, worker.Options{TaskQueue: tf.queue, MetricsListen: metricsListen, StopTimeout: stopTimeout,
-			MaxConcurrentSteps: maxSteps, Status: out, Log: log})
+			MaxConcurrentSteps: maxSteps, Activity: temporal.ActivityOptions{Heartbeat: heartbeat}, Status: out, Log: log})
 		if err != nil {
 			return err
 		}

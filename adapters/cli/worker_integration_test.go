@@ -142,7 +142,7 @@ func uniqueMACs(t *testing.T, site *fakes.Site, h *fakes.Host, rnd [3]byte) {
 }
 
 // deleteNode removes the test's Ironic node, aborting an inspection left
-// waiting.
+// waiting, in maintenance when its state refuses a delete.
 func (r *realLab) deleteNode(t *testing.T) {
 	ctx := context.Background()
 	n, err := r.ironic.GetNode(ctx, r.host.Name)
@@ -152,9 +152,14 @@ func (r *realLab) deleteNode(t *testing.T) {
 	if n.ProvisionState == ironic.StateInspectWait {
 		_ = r.ironic.ChangeProvisionState(ctx, n.UUID, ironic.ActionAbort)
 	}
-	for range 40 {
+	for i := range 40 {
 		if err = r.ironic.DeleteNode(ctx, n.UUID); err == nil {
 			return
+		}
+		if i == 4 {
+			// A node left in a state Ironic refuses to delete from
+			// (inspect failed) is deleted in maintenance.
+			_ = r.ironic.SetMaintenance(ctx, n.UUID, true, "hostforge test cleanup")
 		}
 		time.Sleep(250 * time.Millisecond) // a lock or a transition in flight
 	}

@@ -25,6 +25,7 @@ func TestWorkerAndTemporalFlags(t *testing.T) {
 		{"worker without config", []string{"worker", "--temporal", "127.0.0.1:7233"}, "--config is required"},
 		{"worker without temporal", []string{"worker", "--config", cfg}, "--temporal is required"},
 		{"worker negative stop timeout", []string{"worker", "--config", cfg, "--temporal", "x:1", "--stop-timeout", "-1s"}, "--stop-timeout"},
+		{"worker heartbeat timeout too short", []string{"worker", "--config", cfg, "--temporal", "x:1", "--heartbeat-timeout", "1s"}, "--heartbeat-timeout"},
 		{"worker takes no arguments", []string{"worker", "--config", cfg, "--temporal", "x:1", "cpu-r1-u10"}, "unknown command"},
 		{"enroll temporal with demo", []string{"enroll", "--demo", "--temporal", "127.0.0.1:7233", "cpu-r1-u10"}, "--temporal needs --config"},
 		{"enroll temporal without config", []string{"enroll", "--temporal", "127.0.0.1:7233", "cpu-r1-u10"}, "--temporal needs --config"},

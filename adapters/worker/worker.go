@@ -129,7 +129,12 @@ func (w *Worker) Registry() *prometheus.Registry { return w.registry }
 // Register registers every workflow and step of the worker on r (a
 // Temporal worker, a test environment, a replayer).
 func (w *Worker) Register(r sdkworker.Registry) error {
-	return temporal.RegisterWorkflows(r, temporal.Activities{Secrets: w.sys.Secrets}, w.o.Activity, w.workflows...)
+	a := temporal.Activities{Secrets: w.sys.Secrets}
+	if hb := w.o.Activity.Heartbeat; hb > 0 {
+		// Three heartbeats fit in the timeout, so one late one is no loss.
+		a.HeartbeatEvery = min(hb/3, 10*time.Second)
+	}
+	return temporal.RegisterWorkflows(r, a, w.o.Activity, w.workflows...)
 }
 
 // Run registers the workflows on a Temporal worker, starts the services,
