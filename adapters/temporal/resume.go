@@ -55,6 +55,16 @@ import (
 // every long-running workflow continues as new before it gets there.
 const HistoryLimit = 2000
 
+// EnrollmentHistoryBudget is the most events the history of an enrollment
+// that reaches available without faults may record, on a lab's timing
+// (Ironic's fake-hardware transitions polled every second, BMC resets and
+// iDRAC jobs of seconds): about a hundred steps and timers. Each poll of a
+// step costs 11 events (the activity's three, a timer's two, the two
+// workflow tasks they wake), so the budget is mostly polls; a body that
+// polls more, or a runtime that records more per step, fails
+// TestEnrollmentHistoryBudget.
+const EnrollmentHistoryBudget = 300
+
 // historyHeadroom is what a run keeps below HistoryLimit when it decides to
 // continue. Between two decisions the body issues one command (an activity
 // adds 6 events with the workflow task that follows it, a timer 5), and the

@@ -24,7 +24,7 @@ import (
 	"github.com/hostforge/hostforge/enrollment"
 	"github.com/hostforge/hostforge/enrolltest"
 	"github.com/hostforge/hostforge/fakes"
-	"github.com/hostforge/hostforge/ironic"
+	"github.com/hostforge/hostforge/internal/benchtemporal"
 )
 
 // devServer returns the address of the dev server scripts/integration
@@ -60,16 +60,7 @@ func dial(t *testing.T, addr string) client.Client {
 func liveWorld(t *testing.T) (*fakes.Site, *enrollment.Executor) {
 	t.Helper()
 	site, exec, _ := world(t, "cpu-u10")
-	for _, ir := range site.Ironic {
-		ir.Timing = fakes.IronicTiming{Verify: 200 * time.Millisecond, Inspecting: 300 * time.Millisecond, InspectWait: 2 * time.Second,
-			Cleaning: 300 * time.Millisecond, CleanWait: 2 * time.Second, Power: 200 * time.Millisecond, Deploy: time.Second}
-	}
-	for _, p := range exec.Ironic {
-		if ph, ok := p.(*ironic.Phases); ok {
-			ph.Timing = ironic.Timing{StatePoll: time.Second, LockRetry: time.Second, InspectionPoll: time.Second,
-				CleanPollMin: time.Second, CleanPollMax: 2 * time.Second}
-		}
-	}
+	benchtemporal.FastTiming(site, exec)
 	// The BMC phase waits iDRAC jobs and cold resets out as workflow
 	// timers: the fake BMCs take seconds, not minutes, on the wall clock.
 	t.Cleanup(site.OnWallClock())
