@@ -45,9 +45,12 @@ commands, Ansible playbooks — run as activities on the workers. Submit work to
 'hostforge enroll --config FILE --temporal ADDRESS DEVICE...'.
 
 Workflows survive the worker: waits are durable timers, and a step a dead
-worker left is rerun (every step is idempotent) when a worker polls again.
-Several workers may poll one queue; the file vault is safe to share between
-processes on one host.
+worker left is rerun (every step is idempotent) when a worker polls again
+(after --heartbeat-timeout). Several workers may poll one queue; the file
+vault is safe to share between processes on one host. Long workflows (a
+slow inspection, a firmware update waiting hours, a settlement) continue as
+new before 2,000 history events, resuming where they were. The command is a
+thin shell over adapters/worker, which a Go service embeds the same way.
 
 With the ledger: section the worker also settles each enrollment's
 completion proof (a settlement workflow the enrollment starts, which
