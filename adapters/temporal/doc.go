@@ -10,11 +10,13 @@
 //     a step runs (the frontend-link watch can take minutes), and have one
 //     attempt: the workflow body owns retries and waits.
 //   - A *hostforge.Failure leaving an activity or the workflow is a Temporal
-//     ApplicationError whose type is the failure code, NonRetryable is
-//     !Retryable and details hold the Failure; a *hostforge.Wait leaves an
-//     activity as an ApplicationError of type [WaitErrorType] and becomes a
-//     workflow timer through the body's own loop, never a sleep in an
-//     activity.
+//     ApplicationError whose type is the failure code and whose details hold
+//     the Failure; leaving the workflow, NonRetryable is !Retryable; leaving
+//     an activity it is always non-retryable, since the body owns retries
+//     (so no activity lists the codes as non-retryable types). A
+//     *hostforge.Wait leaves an activity as an ApplicationError of type
+//     [WaitErrorType] and becomes a workflow timer through the body's own
+//     loop, never a sleep in an activity.
 //   - Routing (IRONIC_ROUTING_UNRESOLVED) is classified by the body before
 //     any activity runs, so a bad device class fails the workflow with a code
 //     instead of failing workflow tasks forever.

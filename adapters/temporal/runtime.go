@@ -97,13 +97,13 @@ func (r *Runtime) execute(step string, in, out any) error {
 		StartToCloseTimeout: r.opts.timeout(step),
 		HeartbeatTimeout:    r.opts.Heartbeat,
 		// The workflow body owns retries, waits and their budgets: every
-		// classified outcome is non-retryable here. Temporal retries only
-		// what never reached hostforge's classification — a worker that
-		// died or stopped heartbeating mid-step — as every step is idempotent.
+		// classified outcome leaves the activity non-retryable
+		// (activityError). Temporal retries only what never reached
+		// hostforge's classification — a worker that died or stopped
+		// heartbeating mid-step — as every step is idempotent.
 		RetryPolicy: &temporal.RetryPolicy{
-			MaximumAttempts:        int32(r.opts.WorkerLossAttempts),
-			InitialInterval:        time.Second,
-			NonRetryableErrorTypes: classifiedTypes(),
+			MaximumAttempts: int32(r.opts.WorkerLossAttempts),
+			InitialInterval: time.Second,
 		},
 	})
 	err := workflow.ExecuteActivity(ctx, step, in).Get(ctx, out)
@@ -131,15 +131,4 @@ func (r *Runtime) Now(context.Context) time.Time {
 		return r.j.now(r)
 	}
 	return workflow.Now(r.ctx)
-}
-
-// classifiedTypes lists the ApplicationError types activities return for
-// classified outcomes: every declared failure code and the wait.
-func classifiedTypes() []string {
-	codes := hostforge.Codes()
-	out := make([]string, 0, len(codes)+1)
-	for _, c := range codes {
-		out = append(out, c.Code)
-	}
-	return append(out, WaitErrorType)
 }
