@@ -14,6 +14,7 @@ import (
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
 	sdkworker "go.temporal.io/sdk/worker"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/hostforge/hostforge"
 	"github.com/hostforge/hostforge/adapters/temporal"
@@ -40,8 +41,10 @@ type Result struct {
 	ActivitiesP50 int `json:"activities_p50,omitempty"`
 	ActivitiesMax int `json:"activities_max,omitempty"`
 	TimersP50     int `json:"timers_p50,omitempty"`
-	MaxRun        int `json:"max_run,omitempty"`
-	Continued     int `json:"continued,omitempty"`
+	// BytesP50 is an enrollment history's encoded size, p50.
+	BytesP50  int `json:"bytes_p50,omitempty"`
+	MaxRun    int `json:"max_run,omitempty"`
+	Continued int `json:"continued,omitempty"`
 	// CPU is this process's user and system time during the run (the
 	// workers, the fakes behind their activities and the submitter).
 	CPU time.Duration `json:"cpu"`
@@ -137,7 +140,7 @@ func RunTemporal(ctx context.Context, addr string, n, workers int, seed uint64) 
 			res.Failed["not available: "+outs[i].ProvisionState]++
 		}
 	}
-	var events, acts, timers []int
+	var events, acts, timers, sizes []int
 	for i := range f.Names {
 		if errs[i] != nil {
 			continue
@@ -146,19 +149,20 @@ func RunTemporal(ctx context.Context, addr string, n, workers int, seed uint64) 
 		if err != nil {
 			return res, err
 		}
-		events, acts, timers = append(events, h.events), append(acts, h.activities), append(timers, h.timers)
+		events, acts, timers, sizes = append(events, h.events), append(acts, h.activities), append(timers, h.timers), append(sizes, h.bytes)
 		res.MaxRun = max(res.MaxRun, h.longestRun)
 		res.Continued += h.runs - 1
 	}
 	res.EventsP50, res.EventsMax = pct(events)
 	res.ActivitiesP50, res.ActivitiesMax = pct(acts)
 	res.TimersP50, _ = pct(timers)
+	res.BytesP50, _ = pct(sizes)
 	return res, nil
 }
 
 // chainHistory is an enrollment's history over its runs.
 type chainHistory struct {
-	events, activities, timers, runs, longestRun int
+	events, activities, timers, runs, longestRun, bytes int
 }
 
 // history counts the events of a workflow's runs, following its
@@ -175,6 +179,7 @@ func history(ctx context.Context, c client.Client, id, run string) (chainHistory
 				return h, err
 			}
 			n++
+			h.bytes += proto.Size(ev)
 			switch ev.GetEventType() {
 			case enumspb.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED:
 				h.activities++

@@ -86,8 +86,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		maxN = max(maxN, x)
 	}
 	fmt.Fprintf(stdout, "load before: %s\n\n", loadavg())
-	fmt.Fprintln(stdout, "| run | hosts | workers | wall | hosts/min | available | events p50 / max | longest run | activities p50 | timers p50 | worker CPU | CPU / 100 hosts | peak RSS | RSS / 100 hosts | server CPU | server CPU / 100 hosts |")
-	fmt.Fprintln(stdout, "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+	fmt.Fprintln(stdout, "| run | hosts | workers | wall | hosts/min | available | events p50 / max | history p50 | longest run | activities p50 | timers p50 | worker CPU | CPU / 100 hosts | peak RSS | RSS / 100 hosts | server CPU | server CPU / 100 hosts |")
+	fmt.Fprintln(stdout, "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
 	for _, n := range ns {
 		modes := []struct {
 			mode string
@@ -206,7 +206,7 @@ func row(r benchtemporal.Result) string {
 		avail += fmt.Sprintf(" (%v)", r.Failed)
 	}
 	if r.Mode == "local" {
-		return fmt.Sprintf("| flow.Local (the limit) | %d | — | %.1f s | %.0f | %s | — | — | — | — | %.1f s | %s | %s | %s | — | — |",
+		return fmt.Sprintf("| flow.Local (the limit) | %d | — | %.1f s | %.0f | %s | — | — | — | — | — | %.1f s | %s | %s | %s | — | — |",
 			r.Hosts, r.Wall.Seconds(), r.HostsPerMinute(), avail, r.CPU.Seconds(), per(r.CPU), mib(r.PeakRSS), mib(r.PeakRSS*100/int64(r.Hosts)))
 	}
 	server := "—"
@@ -214,8 +214,8 @@ func row(r benchtemporal.Result) string {
 	if r.ServerCPU > 0 {
 		server, serverPer = fmt.Sprintf("%.1f s", r.ServerCPU.Seconds()), per(r.ServerCPU)
 	}
-	return fmt.Sprintf("| Temporal | %d | %d | %.1f s | %.0f | %s | %d / %d | %d | %d | %d | %.1f s | %s | %s | %s | %s | %s |",
-		r.Hosts, r.Workers, r.Wall.Seconds(), r.HostsPerMinute(), avail, r.EventsP50, r.EventsMax, r.MaxRun, r.ActivitiesP50, r.TimersP50,
+	return fmt.Sprintf("| Temporal | %d | %d | %.1f s | %.0f | %s | %d / %d | %.0f KiB | %d | %d | %d | %.1f s | %s | %s | %s | %s | %s |",
+		r.Hosts, r.Workers, r.Wall.Seconds(), r.HostsPerMinute(), avail, r.EventsP50, r.EventsMax, float64(r.BytesP50)/1024, r.MaxRun, r.ActivitiesP50, r.TimersP50,
 		r.CPU.Seconds(), per(r.CPU), mib(r.PeakRSS), mib(r.PeakRSS*100/int64(r.Hosts)), server, serverPer)
 }
 
