@@ -11,6 +11,7 @@ import (
 
 	"github.com/hostforge/hostforge"
 	"github.com/hostforge/hostforge/clock"
+	"github.com/hostforge/hostforge/flow"
 	"github.com/hostforge/hostforge/ironic"
 )
 
@@ -237,9 +238,11 @@ func ledgerErr(err error, format string, args ...any) error {
 const DefaultProjectionInterval = time.Minute
 
 // RunEvery runs a pass, then one every interval on clk
-// (DefaultProjectionInterval when zero), until ctx ends. A failed pass is
-// logged and the next one runs on schedule: the projection only ever
-// converges. It returns ctx's error.
+// (DefaultProjectionInterval when zero), until ctx ends: the projection of
+// a process that runs it alone (flow.Every). A failed pass is logged and
+// the next one runs on schedule: the projection only ever converges. It
+// returns ctx's error. Under Temporal a site's projection is a schedule
+// instead, run once per interval however many workers there are.
 func (p *Projector) RunEvery(ctx context.Context, clk clock.Clock, interval time.Duration) error {
 	if interval <= 0 {
 		interval = DefaultProjectionInterval
@@ -248,17 +251,11 @@ func (p *Projector) RunEvery(ctx context.Context, clk clock.Clock, interval time
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	for {
+	return flow.Every(ctx, clk, interval, func(ctx context.Context) {
 		rep, err := p.Project(ctx)
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-		if err != nil {
+		if err != nil && ctx.Err() == nil {
 			_, f, _ := hostforge.Classify(err)
 			log.Warn("ironic projection pass failed; the next one runs on schedule", "phase", PhaseProjection, "code", f.Code, "error", f.Error(), "changes", len(rep.Changes))
 		}
-		if err := clk.Sleep(ctx, interval); err != nil {
-			return err
-		}
-	}
+	})
 }

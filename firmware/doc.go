@@ -67,12 +67,16 @@
 //
 // # The update manager's pass
 //
-// Manager.Pass, under the store's pass lock (an advisory lock on
-// PostgreSQL), clears leftover update reports of hosts without a request,
+// Manager.Pass clears leftover update reports of hosts without a request,
 // counts the hosts in maintenance or with a request against the budget,
 // computes the ceiling and creates requests (initiator "automated") for as
 // many eligible drifted hosts as the ceiling leaves room for, unassigned
 // hosts first, then by machine ID.
+// One pass runs at a time per site: its ceiling is computed from what it
+// read, so two passes at once could both fill it. The orchestrator keeps
+// it single — a Temporal schedule per site with overlap policy skip
+// (adapters/temporal), or one process's ticker (flow.Every) — not a lock
+// in the store.
 //
 // Ceiling (Ceiling): absolute when only it is set; with a percent,
 // ceil(percent × total / 100) − unhealthy, floored at 0 and capped by the

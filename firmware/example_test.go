@@ -87,7 +87,7 @@ func ExampleUpdate() {
 	// The pass selects the drifted host.
 	ceiling := 10
 	settings := firmware.Settings{AutoUpdate: true, MaxConcurrentAbsolute: &ceiling}
-	mgr := &firmware.Manager{Store: store, Hosts: hosts, Catalog: cat, Settings: settings, Clock: clk, Holder: "worker-1"}
+	mgr := &firmware.Manager{Store: store, Hosts: hosts, Catalog: cat, Settings: settings, Clock: clk}
 	rep, _ := mgr.Pass(ctx)
 	fmt.Println("started:", rep.Started)
 

@@ -10,8 +10,8 @@ import (
 
 // Manager is the update manager: its Pass decides which drifted hosts may
 // start an update now and creates their reprovisioning requests. Run Pass
-// every Settings.RunInterval; any number of workers may run it, the pass
-// lock lets one at a time through.
+// every Settings.RunInterval, one pass at a time per site (see doc.go): a
+// Temporal schedule with overlap policy skip, or one process's ticker.
 type Manager struct {
 	Store   Store
 	Hosts   Hosts
@@ -19,8 +19,6 @@ type Manager struct {
 	// Settings are the site's; a zero duration takes its default.
 	Settings Settings
 	Clock    clock.Clock
-	// Holder names this worker in the pass lock.
-	Holder string
 }
 
 // Skip reasons of a pass: why a host that is not compliant was not
@@ -43,8 +41,6 @@ const (
 // export.
 type PassReport struct {
 	At time.Time `json:"at"`
-	// Locked: another worker held the pass lock; nothing was done.
-	Locked bool `json:"locked,omitempty"`
 	// Total managed hosts, and how many are unhealthy.
 	Total     int `json:"total"`
 	Unhealthy int `json:"unhealthy"`
@@ -75,31 +71,20 @@ type candidate struct {
 
 // Pass runs one pass of the update manager:
 //
-//  1. take the pass lock (another holder: return Locked);
-//  2. clear completed requests: remove the update health report of hosts
+//  1. clear completed requests: remove the update health report of hosts
 //     that carry it without a request (an update that ended without its
 //     restore, or a report left by hand);
-//  3. count the hosts in maintenance or in an update (a request) against
+//  2. count the hosts in maintenance or in an update (a request) against
 //     the budget;
-//  4. compute the ceiling (see Ceiling) from every managed host and the
+//  3. compute the ceiling (see Ceiling) from every managed host and the
 //     unhealthy ones;
-//  5. select drifted hosts through the gates (see doc.go), unassigned
+//  4. select drifted hosts through the gates (see doc.go), unassigned
 //     first, and create a request (initiator "automated") for as many as
 //     the ceiling leaves room for.
 func (m *Manager) Pass(ctx context.Context) (PassReport, error) {
 	s := m.Settings.WithDefaults()
 	now := m.Clock.Now()
 	rep := PassReport{At: now, Skipped: map[string]int{}}
-	release, ok, err := m.Store.LockPass(ctx, m.Holder, now, s.PassLease)
-	if err != nil {
-		return rep, err
-	}
-	if !ok {
-		rep.Locked = true
-		return rep, nil
-	}
-	defer release()
-
 	hosts, err := m.Hosts.List(ctx)
 	if err != nil {
 		return rep, err
@@ -145,7 +130,7 @@ func (m *Manager) Pass(ctx context.Context) (PassReport, error) {
 		legacy[id] = true
 	}
 
-	// 2. Clear completed requests.
+	// 1. Clear completed requests.
 	for _, h := range hosts {
 		if h.UpdateReport && !hasReq[h.MachineID] {
 			if err := m.Hosts.ClearUpdateReport(ctx, h.MachineID); err != nil {
@@ -155,7 +140,7 @@ func (m *Manager) Pass(ctx context.Context) (PassReport, error) {
 		}
 	}
 
-	// 3. and 4. The budget and the ceiling.
+	// 2. and 3. The budget and the ceiling.
 	rep.Total = len(hosts)
 	for _, h := range hosts {
 		if h.Unhealthy {
@@ -168,7 +153,7 @@ func (m *Manager) Pass(ctx context.Context) (PassReport, error) {
 	rep.Ceiling = Ceiling(s.MaxConcurrentAbsolute, s.MaxConcurrentPercent, Fleet{Total: rep.Total, Unhealthy: rep.Unhealthy})
 	available := max(rep.Ceiling-rep.InMaintenance, 0)
 
-	// 5. Selection. A fleet has few distinct models: their lookups and
+	// 4. Selection. A fleet has few distinct models: their lookups and
 	// desired versions are computed once per pass.
 	models := map[Identity]*Model{}
 	desired := map[*Model][]wanted{}

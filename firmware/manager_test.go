@@ -47,7 +47,7 @@ type passWorld struct {
 
 func newPassWorld(t *testing.T, s firmware.Settings) *passWorld {
 	w := newWorld(t, s)
-	return &passWorld{world: w, mgr: &firmware.Manager{Store: w.store, Hosts: w.hosts, Catalog: w.cat, Settings: s, Clock: w.clk, Holder: "worker-1"}}
+	return &passWorld{world: w, mgr: &firmware.Manager{Store: w.store, Hosts: w.hosts, Catalog: w.cat, Settings: s, Clock: w.clk}}
 }
 
 // observe records the machine's inventory as the workflow would.
@@ -299,39 +299,6 @@ func TestPassBookkeeping(t *testing.T) {
 	// A second pass starts nothing: the ceiling is full.
 	if r2 := p.pass(); len(r2.Started) != 0 || r2.InMaintenance != 3 {
 		t.Fatalf("second pass %+v", r2)
-	}
-	// Another worker holding the lock: the pass does nothing.
-	release, ok, _ := p.store.LockPass(context.Background(), "worker-2", p.clk.Now(), time.Minute)
-	if !ok {
-		t.Fatal("lock")
-	}
-	defer release()
-	if r3 := p.pass(); !r3.Locked || len(r3.Started) != 0 {
-		t.Fatalf("pass under another's lock: %+v", r3)
-	}
-}
-
-// Two managers on one store never start more than the ceiling.
-func TestPassConcurrentWorkers(t *testing.T) {
-	p := newPassWorld(t, firmware.Settings{AutoUpdate: true, MaxConcurrentAbsolute: ip(3)})
-	for i := range 20 {
-		m := fmt.Sprintf("m%02d", i)
-		p.dell(m, firmware.HostReady)
-		p.observe(m)
-	}
-	errs := make(chan error, 8)
-	for i := range 8 {
-		mgr := *p.mgr
-		mgr.Holder = fmt.Sprintf("worker-%d", i)
-		go func() { _, err := mgr.Pass(context.Background()); errs <- err }()
-	}
-	for range 8 {
-		if err := <-errs; err != nil {
-			t.Fatal(err)
-		}
-	}
-	if reqs, _ := p.store.Requests(context.Background()); len(reqs) != 3 {
-		t.Fatalf("%d requests, ceiling 3", len(reqs))
 	}
 }
 

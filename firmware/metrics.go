@@ -58,8 +58,7 @@ type Gauges struct {
 }
 
 // GaugesOf computes the gauges from a pass report and the store's update
-// records. A report of a pass that did not run (Locked: another worker
-// ran it) still counts Active and Exhausted; its other figures are zero.
+// records.
 func GaugesOf(ctx context.Context, s UpdateStore, settings Settings, rep PassReport) (Gauges, error) {
 	ups, err := s.Updates(ctx)
 	if err != nil {

@@ -405,7 +405,7 @@ func TestExplorerObservesHostsWithoutRequests(t *testing.T) {
 	}
 	// The manager now sees the drift and selects the observed hosts.
 	max := 10
-	m := &firmware.Manager{Store: w.store, Hosts: w.hosts, Catalog: w.cat, Clock: w.clk, Holder: "t",
+	m := &firmware.Manager{Store: w.store, Hosts: w.hosts, Catalog: w.cat, Clock: w.clk,
 		Settings: firmware.Settings{AutoUpdate: true, MaxConcurrentAbsolute: &max}}
 	pass, err := m.Pass(ctx)
 	if err != nil || !reflect.DeepEqual(pass.Started, []string{"d1", "d2"}) {

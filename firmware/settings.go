@@ -72,9 +72,6 @@ type Settings struct {
 	// UploadLease bounds how long a crashed worker's upload slot stays
 	// taken (default 2 h).
 	UploadLease time.Duration `json:"upload_lease,omitempty"`
-	// PassLease bounds how long a crashed worker's pass lock stays taken
-	// where the store uses a lease (default 5 min).
-	PassLease time.Duration `json:"pass_lease,omitempty"`
 	// RunInterval is how often the update manager's pass runs
 	// (machine_update_run_interval, default 300 s).
 	RunInterval time.Duration `json:"machine_update_run_interval,omitempty"`
@@ -118,7 +115,6 @@ func (s Settings) WithDefaults() Settings {
 	n(&s.MaxTransientErrors, 10)
 	n(&s.MaxUploadRetries, 5)
 	d(&s.UploadLease, 2*time.Hour)
-	d(&s.PassLease, 5*time.Minute)
 	d(&s.RunInterval, 300*time.Second)
 	return s
 }

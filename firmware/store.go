@@ -24,11 +24,6 @@ type Store interface {
 	PushStore
 	ScoutTaskStore
 	SlotStore
-	// LockPass takes the update manager's pass lock for holder: at most
-	// one pass runs at a time across every worker sharing the store (an
-	// advisory lock on PostgreSQL, an expiring lease elsewhere). ok is
-	// false when another holder has it.
-	LockPass(ctx context.Context, holder string, now time.Time, lease time.Duration) (release func(), ok bool, err error)
 }
 
 // RequestStore holds host reprovisioning requests, one per machine.

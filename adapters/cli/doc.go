@@ -9,6 +9,7 @@
 //	                                 live progress, a summary table, -o json per host;
 //	                                 with --temporal, submitted to workers and followed
 //	worker --config --temporal       a Temporal worker on the systems of --config
+//	                                 (adapters/worker), the site's periodic work as schedules
 //	lab                              the demo rack on loopback (adapters/lab), lab.yaml
 //	platform-class resolve           a key from explicit inputs (platformclass.Resolve)
 //	platform-class backfill          the resolver and write policy over NetBox and the
@@ -20,8 +21,8 @@
 //	version, completion
 //
 // Every command that reaches real systems gets them from adapters/wiring,
-// from the one config file; the worker runs the workflows workerWorkflows
-// lists.
+// from the one config file; 'worker' is a thin command over adapters/worker,
+// which runs every workflow, the site's schedules and the worker's services.
 //
 // Exit codes say who acts: 0 success, 2 bad usage or input, 3 on site
 // (DC_OPS), 4 infrastructure (INFRA_ENG, NETWORK), 5 fleet manager, 6 a

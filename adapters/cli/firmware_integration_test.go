@@ -298,7 +298,8 @@ echo "pushed, task $task completed, restarted"
 	writeFW(t, dsnFile, dsn)
 	scoutCert, scoutKey := selfSigned(t, dir, "scout")
 	config := filepath.Join(dir, "site.yaml")
-	writeFW(t, config, fmt.Sprintf(`site: it-fw
+	t.Cleanup(func() { deleteSchedules(t, temporalAddr, "it-fw-"+suffix) })
+	writeFW(t, config, fmt.Sprintf(`site: it-fw-%s
 netbox: {url: 'https://netbox.invalid'}
 ironic:
   - {name: ironic-it, url: '%s', device_classes: [CPU_BAREMETAL]}
@@ -323,7 +324,7 @@ firmware:
     max_retries: 2
   scout: {listen: '127.0.0.1:0', cert_file: %s, key_file: %s, site_secret_item: scout-site}
 ledger: {driver: postgres, dsn_file: %s}
-`, ironicURL, caFile, vaultFile, catFile, filepath.Join(dir, "scout"), filepath.Join(dir, "cache"), scoutCert, scoutKey, dsnFile))
+`, suffix, ironicURL, caFile, vaultFile, catFile, filepath.Join(dir, "scout"), filepath.Join(dir, "cache"), scoutCert, scoutKey, dsnFile))
 	t.Setenv("HOSTFORGE_NETBOX_TOKEN", "unused-by-firmware")
 
 	// The drift is there before the worker starts.

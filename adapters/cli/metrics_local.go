@@ -1,12 +1,10 @@
 package cli
 
 import (
-	"fmt"
-	"net/http"
-
 	"github.com/spf13/cobra"
 
 	"github.com/hostforge/hostforge/adapters/metrics"
+	"github.com/hostforge/hostforge/adapters/worker"
 	"github.com/hostforge/hostforge/flow"
 )
 
@@ -29,13 +27,10 @@ func (a *app) serveLocalMetrics(addr string) (flow.Observer, func(), error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	ws := &workerServices{errs: make(chan error, 1)}
-	mux := http.NewServeMux()
-	mux.Handle("/metrics", metrics.Handler(reg))
-	if err := ws.serve(mux, addr, nil, "metrics"); err != nil {
+	// The address goes to the error stream: standard output may be -o json.
+	stop, err := worker.ServeMetrics(reg, addr, a.streams.Err, nil)
+	if err != nil {
 		return nil, nil, err
 	}
-	// The address goes to the error stream: standard output may be -o json.
-	fmt.Fprintf(a.streams.Err, "metrics on http://%s/metrics\n", ws.servers[0].Addr)
-	return ex.Workflows, ws.stop, nil
+	return ex.Workflows, stop, nil
 }

@@ -1,52 +1,15 @@
 package cli
 
 import (
-	"context"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
-	"go.temporal.io/sdk/worker"
 
 	"github.com/hostforge/hostforge/adapters/temporal"
 	"github.com/hostforge/hostforge/adapters/wiring"
-	"github.com/hostforge/hostforge/extensions"
-	"github.com/hostforge/hostforge/extensions/extensionsfake"
+	"github.com/hostforge/hostforge/adapters/worker"
 )
-
-// workerWorkflow binds one workflow to the wired systems for the worker.
-type workerWorkflow func(*wiring.Systems) (temporal.Workflow, error)
-
-// workerWorkflows are the workflows 'hostforge worker' runs, each bound to
-// the systems the config names. A new workflow adds one entry.
-var workerWorkflows = []workerWorkflow{
-	enrollmentWorkflow,
-	settlementWorkflow,
-	extensionsWorkflow,
-	firmwareWorkflow,
-}
-
-// enrollmentWorkflow is the enrollment on the wired systems.
-func enrollmentWorkflow(s *wiring.Systems) (temporal.Workflow, error) {
-	return temporal.Workflow{Name: "enrollment", Steps: s.Enrollment, Definitions: []temporal.Definition{temporal.Enrollment}}, nil
-}
-
-// extensionsWorkflow is extension dispatch on the wired systems: the
-// serverRegistered events successful enrollments fire, and events
-// dispatched with temporal.Extensions. Without an extensions: section the
-// dispatcher has no definitions, so such events run no task.
-func extensionsWorkflow(s *wiring.Systems) (temporal.Workflow, error) {
-	d := s.Extensions
-	if d == nil {
-		empty, err := extensions.NewRegistry()
-		if err != nil {
-			return temporal.Workflow{}, err
-		}
-		d = extensions.NewDispatcher(empty, nil, extensionsfake.NewStore())
-	}
-	return temporal.Workflow{Name: "extensions", Steps: d, Definitions: []temporal.Definition{temporal.Extensions, temporal.ServerRegistered}}, nil
-}
 
 // temporalFlags are the flags that reach a Temporal frontend.
 type temporalFlags struct {
@@ -66,6 +29,7 @@ func (a *app) workerCmd() *cobra.Command {
 	var stopTimeout time.Duration
 	var maxSteps int
 	var metricsListen string
+	var heartbeat time.Duration
 	cmd := &cobra.Command{
 		Use:   "worker --config FILE --temporal ADDRESS",
 		Short: "Run a Temporal worker that enrols devices on the real systems a config file names",
@@ -81,25 +45,36 @@ commands, Ansible playbooks — run as activities on the workers. Submit work to
 'hostforge enroll --config FILE --temporal ADDRESS DEVICE...'.
 
 Workflows survive the worker: waits are durable timers, and a step a dead
-worker left is rerun (every step is idempotent) when a worker polls again —
-except an extension's SSH command or playbook, which is never run twice: it
-ends EXTENSION_TASK_INTERRUPTED, for the operator to check and redeliver.
-Several workers may poll one queue; the file vault is safe to share between
-processes on one host.
+worker left is rerun (every step is idempotent) when a worker polls again
+(after --heartbeat-timeout) — except an extension's SSH command or playbook,
+which is never run twice: it ends EXTENSION_TASK_INTERRUPTED, for the
+operator to check and redeliver. Several workers may poll one queue; the
+file vault is safe to share between processes on one host. Long workflows
+(a slow inspection, a firmware update waiting hours, a settlement) continue
+as new before 2,000 history events, resuming where they were. The command
+is a thin shell over adapters/worker, which a Go service embeds the same
+way.
 
 With the ledger: section the worker also settles each enrollment's
 completion proof (a settlement workflow the enrollment starts, which
-outlives it and its submitter) and projects every Ironic instance's nodes
-into the ledger every ledger.projection_interval (1m by default). Workers
-sharing a queue should share the ledger (driver: postgres).
+outlives it and its submitter). Workers sharing a queue share the ledger
+(driver: postgres).
 
-With the firmware: section the worker also keeps managed hosts at their
-firmware catalog: every firmware.settings.machine_update_run_interval it
-reads the inventories that got older than firmware.explore_interval, runs
-the update manager's pass (one worker at a time on a shared database) and
-starts the update workflow of each reprovisioning request, and it serves
-the on-host agent ('hostforge scout') on firmware.scout.listen.
---metrics-listen serves Prometheus metrics on /metrics (hostforge_ names).
+Periodic work runs as Temporal schedules of the config's site, one per
+purpose, each starting a short workflow with overlap policy skip, so it runs
+once per interval however many workers there are: with a ledger, the
+projection of every Ironic instance's nodes into the ledger
+(hostforge/SITE/ironic-projection, every ledger.projection_interval, 1m by
+default); with the firmware: section, the reading of the managed hosts'
+firmware inventories that got older than firmware.explore_interval
+(hostforge/SITE/firmware-explore) and the update manager's pass, which also
+starts the update workflow of each reprovisioning request
+(hostforge/SITE/firmware-pass), both every
+firmware.settings.machine_update_run_interval. Every worker creates or
+updates them at start; 'temporal schedule list' shows them. With firmware:
+the worker also serves the on-host agent ('hostforge scout') on
+firmware.scout.listen. --metrics-listen serves Prometheus metrics on
+/metrics (hostforge_ names).
 
 Ctrl-C (or SIGTERM) stops polling and lets running steps finish for up to
 --stop-timeout, then cancels them; their workflows carry on with the next
@@ -118,6 +93,7 @@ worker.
 	f.DurationVar(&stopTimeout, "stop-timeout", 30*time.Second, "on Ctrl-C, how long running steps may finish before they are cancelled")
 	f.IntVar(&maxSteps, "max-concurrent-steps", 0, "steps run at once by this worker (0: the Temporal SDK's default)")
 	f.StringVar(&metricsListen, "metrics-listen", "", "serve Prometheus metrics on http://ADDRESS/metrics (host:port; empty: none)")
+	f.DurationVar(&heartbeat, "heartbeat-timeout", temporal.DefaultHeartbeat, "how long a running step may go without a heartbeat before Temporal gives it to another worker (the wait a dead worker's steps cost)")
 	_ = cmd.MarkFlagFilename("config", "yaml", "yml")
 	logLevelFlag(cmd)
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
@@ -130,6 +106,8 @@ worker.
 			return inputErr("--stop-timeout %s: want 0 or more", stopTimeout)
 		case maxSteps < 0:
 			return inputErr("--max-concurrent-steps %d: want 0 or more", maxSteps)
+		case heartbeat < 3*time.Second:
+			return inputErr("--heartbeat-timeout %s: want 3s or more (steps heartbeat every third of it, at most every 10s)", heartbeat)
 		}
 		// Interrupted, running steps get --stop-timeout to finish (the
 		// worker's promise), and the worker a second more to stop.
@@ -148,62 +126,19 @@ worker.
 			return err
 		}
 		defer sys.Close()
-		reg, err := prepareMetrics(sys)
-		if err != nil {
-			return err
-		}
-		var wfs []temporal.Workflow
-		var names []string
-		for _, bind := range workerWorkflows {
-			wf, err := bind(sys)
-			if err != nil {
-				return err
-			}
-			if len(wf.Definitions) == 0 {
-				continue // not configured on these systems
-			}
-			wfs = append(wfs, wf)
-			names = append(names, wf.Name)
-		}
 		c, err := temporal.Dial(ctx, tf.address, tf.namespace, log)
 		if err != nil {
 			return err
 		}
 		defer c.Close()
-		w := worker.New(c, tf.queue, worker.Options{WorkerStopTimeout: stopTimeout, MaxConcurrentActivityExecutionSize: maxSteps})
-		if err := temporal.RegisterWorkflows(w, temporal.Activities{Secrets: sys.Secrets}, temporal.ActivityOptions{Observer: reg.workflows}, wfs...); err != nil {
-			return err
-		}
-		if err := w.Start(); err != nil {
-			return temporal.TemporalUnavailable.At("worker").Wrap(err, "starting the worker on task queue %s at %s", tf.queue, tf.address)
-		}
 		out := cmd.OutOrStdout()
-		svcCtx, stopSvc := context.WithCancel(ctx)
-		svc, err := startWorkerServices(svcCtx, sys, reg, c, tf.queue, metricsListen, out, log)
+		w, err := worker.New(sys, c, worker.Options{TaskQueue: tf.queue, MetricsListen: metricsListen, StopTimeout: stopTimeout,
+			MaxConcurrentSteps: maxSteps, Activity: temporal.ActivityOptions{Heartbeat: heartbeat}, Status: out, Log: log})
 		if err != nil {
-			stopSvc()
-			w.Stop()
 			return err
 		}
-		defer func() { stopSvc(); svc.stop() }()
-		fmt.Fprintf(out, "worker polling task queue %s at %s (namespace %s) for %s on site %s; interrupt to stop\n",
-			tf.queue, tf.address, tf.namespace, strings.Join(names, ", "), sys.Site)
-		projCtx, stopProj := context.WithCancel(ctx)
-		defer stopProj()
-		projecting := runProjection(projCtx, sys)
-		select {
-		case <-ctx.Done():
-		case err := <-svc.errs:
-			stopProj()
-			w.Stop()
-			projecting()
-			return err
-		}
-		fmt.Fprintf(out, "stopping: running steps have %s to finish\n", stopTimeout)
-		w.Stop()
-		projecting()
-		fmt.Fprintln(out, "worker stopped")
-		return nil
+		fmt.Fprintf(out, "connected to Temporal at %s (namespace %s); interrupt to stop\n", tf.address, tf.namespace)
+		return w.Run(ctx)
 	}
 	return cmd
 }

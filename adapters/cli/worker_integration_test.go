@@ -20,11 +20,13 @@ import (
 	"testing"
 	"time"
 
+	"go.temporal.io/sdk/client"
 	"go.uber.org/goleak"
 
 	ironicapi "github.com/hostforge/hostforge/adapters/ironic"
 	"github.com/hostforge/hostforge/adapters/lab"
 	"github.com/hostforge/hostforge/adapters/sqlstore"
+	"github.com/hostforge/hostforge/adapters/temporal"
 	"github.com/hostforge/hostforge/adapters/vault"
 	"github.com/hostforge/hostforge/bmc"
 	"github.com/hostforge/hostforge/enrollment"
@@ -94,7 +96,7 @@ func newRealLab(t *testing.T, vendor string, linksDown bool, timing func(*lab.Op
 		}
 	}
 	o := lab.Options{
-		Dir: filepath.Join(t.TempDir(), "lab"), Site: site, IronicURL: ironicURL, InspectorURL: inspectorURL,
+		Dir: filepath.Join(t.TempDir(), "lab"), Site: site, SiteName: "it-" + suffix, IronicURL: ironicURL, InspectorURL: inspectorURL,
 		SSH: &lab.SSHTarget{Addr: itEnv(t, "HOSTFORGE_SSHD_ADDR"), User: itEnv(t, "HOSTFORGE_SSHD_USER"), PrivateKey: string(key), KnownHosts: string(known)},
 	}
 	if timing != nil {
@@ -111,6 +113,7 @@ func newRealLab(t *testing.T, vendor string, linksDown bool, timing func(*lab.Op
 	}
 	r := &realLab{Lab: l, host: h, temporal: temporalAddr, queue: "it-" + suffix, ironic: c}
 	t.Cleanup(func() { r.deleteNode(t) })
+	t.Cleanup(func() { deleteSchedules(t, temporalAddr, "it-"+suffix) })
 	return r
 }
 
@@ -139,7 +142,7 @@ func uniqueMACs(t *testing.T, site *fakes.Site, h *fakes.Host, rnd [3]byte) {
 }
 
 // deleteNode removes the test's Ironic node, aborting an inspection left
-// waiting.
+// waiting, in maintenance when its state refuses a delete.
 func (r *realLab) deleteNode(t *testing.T) {
 	ctx := context.Background()
 	n, err := r.ironic.GetNode(ctx, r.host.Name)
@@ -149,13 +152,32 @@ func (r *realLab) deleteNode(t *testing.T) {
 	if n.ProvisionState == ironic.StateInspectWait {
 		_ = r.ironic.ChangeProvisionState(ctx, n.UUID, ironic.ActionAbort)
 	}
-	for range 40 {
+	for i := range 40 {
 		if err = r.ironic.DeleteNode(ctx, n.UUID); err == nil {
 			return
+		}
+		if i == 4 {
+			// A node left in a state Ironic refuses to delete from
+			// (inspect failed) is deleted in maintenance.
+			_ = r.ironic.SetMaintenance(ctx, n.UUID, true, "hostforge test cleanup")
 		}
 		time.Sleep(250 * time.Millisecond) // a lock or a transition in flight
 	}
 	t.Logf("cleanup: node %s not deleted: %v", r.host.Name, err)
+}
+
+// deleteSchedules removes the schedules workers made for site on the
+// shared dev server (default namespace).
+func deleteSchedules(t *testing.T, addr, site string) {
+	c, err := client.Dial(client.Options{HostPort: addr})
+	if err != nil {
+		t.Logf("deleting the schedules of %s: %v", site, err)
+		return
+	}
+	defer c.Close()
+	for _, p := range []string{temporal.PurposeProjection, temporal.PurposeExplore, temporal.PurposePass} {
+		_ = c.ScheduleClient().GetHandle(context.Background(), temporal.ScheduleID(site, p)).Delete(context.Background())
+	}
 }
 
 // process is the hostforge command line running as its own process (the

@@ -12,10 +12,6 @@ import (
 	"time"
 
 	"github.com/hostforge/hostforge/adapters/lab"
-	"github.com/hostforge/hostforge/adapters/temporal"
-	"github.com/hostforge/hostforge/adapters/wiring"
-	"github.com/hostforge/hostforge/enrollment"
-	"go.temporal.io/sdk/testsuite"
 )
 
 func TestWorkerAndTemporalFlags(t *testing.T) {
@@ -29,6 +25,7 @@ func TestWorkerAndTemporalFlags(t *testing.T) {
 		{"worker without config", []string{"worker", "--temporal", "127.0.0.1:7233"}, "--config is required"},
 		{"worker without temporal", []string{"worker", "--config", cfg}, "--temporal is required"},
 		{"worker negative stop timeout", []string{"worker", "--config", cfg, "--temporal", "x:1", "--stop-timeout", "-1s"}, "--stop-timeout"},
+		{"worker heartbeat timeout too short", []string{"worker", "--config", cfg, "--temporal", "x:1", "--heartbeat-timeout", "1s"}, "--heartbeat-timeout"},
 		{"worker takes no arguments", []string{"worker", "--config", cfg, "--temporal", "x:1", "cpu-r1-u10"}, "unknown command"},
 		{"enroll temporal with demo", []string{"enroll", "--demo", "--temporal", "127.0.0.1:7233", "cpu-r1-u10"}, "--temporal needs --config"},
 		{"enroll temporal without config", []string{"enroll", "--temporal", "127.0.0.1:7233", "cpu-r1-u10"}, "--temporal needs --config"},
@@ -141,64 +138,4 @@ func TestLabCommandEnrolsThroughItsConfig(t *testing.T) {
 	if !strings.Contains(out.String(), "lab stopped") {
 		t.Errorf("no 'lab stopped':\n%s", out.String())
 	}
-}
-
-// With the ledger: section the worker registers the durable settlement
-// beside the enrollment (one step set: their step names do not clash), and
-// runs the projection; without it, neither.
-func TestWorkerWorkflowsWithTheLedger(t *testing.T) {
-	ctx := context.Background()
-	l, err := lab.Start(ctx, lab.Options{Dir: filepath.Join(t.TempDir(), "lab")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	cfg, err := loadConfigFile(l.Config)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sys, err := wiring.Open(ctx, cfg, wiring.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sys.Close()
-	var wfs []temporal.Workflow
-	for _, bind := range workerWorkflows {
-		wf, err := bind(sys)
-		if err != nil {
-			t.Fatal(err)
-		}
-		wfs = append(wfs, wf)
-	}
-	settle, err := settlementWorkflow(sys)
-	if err != nil || len(settle.Definitions) != 1 || settle.Definitions[0].Name != temporal.SettleWorkflowName {
-		t.Fatalf("settlement workflow %+v, %v", settle, err)
-	}
-	names := strings.Join(settle.Steps.StepNames(), ",")
-	for _, want := range []string{temporal.StepAwaitClose, enrollment.StepProve, enrollment.StepFailWrite} {
-		if !strings.Contains(names, want) {
-			t.Errorf("settlement steps %s lack %s", names, want)
-		}
-	}
-	var s testsuite.WorkflowTestSuite
-	if err := temporal.RegisterWorkflows(s.NewTestWorkflowEnvironment(), temporal.Activities{}, temporal.ActivityOptions{}, wfs...); err != nil {
-		t.Fatalf("registering %d workflows: %v", len(wfs), err)
-	}
-
-	// The projection runs until its context ends.
-	if sys.Projector == nil {
-		t.Fatal("no projector on the lab's Ironic")
-	}
-	pctx, cancel := context.WithCancel(ctx)
-	wait := runProjection(pctx, sys)
-	cancel()
-	wait()
-
-	// Without the section: nothing to settle in, nothing to project.
-	bare := *sys
-	bare.Proofs, bare.Projector = nil, nil
-	if wf, err := settlementWorkflow(&bare); err != nil || len(wf.Definitions) != 0 || wf.Steps != nil {
-		t.Fatalf("settlement without a ledger: %+v, %v", wf, err)
-	}
-	runProjection(ctx, &bare)()
 }

@@ -76,6 +76,10 @@ type Options struct {
 	// Site is the rack (default enrolltest.DemoRack()). Every host with an
 	// out-of-band address gets a BMC emulator of its vendor.
 	Site *fakes.Site
+	// SiteName is lab.yaml's site slug (default enrolltest.DemoSite). The
+	// worker names its schedules after it: labs sharing a Temporal
+	// namespace give each its own.
+	SiteName string
 	// IronicURL is a running Ironic's API ("" runs without Ironic: the
 	// enrol gate is off in lab.yaml). InspectorURL is its
 	// ironic-inspector's; with it the lab plays the ramdisk (see Ramdisk).
@@ -370,7 +374,11 @@ func (l *Lab) configYAML(o Options, t *SSHTarget, timing wiring.IronicTiming) (s
 	w := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
 	w("# hostforge lab: the rack served on loopback by 'hostforge lab' (%s).\n", time.Now().UTC().Format(time.RFC3339))
 	w("# Valid while that lab runs; every run writes a new one.\n")
-	w("site: %s\n", enrolltest.DemoSite)
+	site := o.SiteName
+	if site == "" {
+		site = enrolltest.DemoSite
+	}
+	w("site: %s\n", site)
 	w("netbox:\n  url: %s\n  token_file: %s\n  ca_file: %s\n", l.NetBoxURL, q(filepath.Join(l.Dir, TokenFile)), q(filepath.Join(l.Dir, CAFile)))
 	cfg := enrolltest.DemoSiteConfig()
 	// One Ironic is one instance: every device class routes to it. (Two

@@ -585,9 +585,3 @@ func (s *FirmwareStore) UploadSlots(ctx context.Context, now time.Time) (int, er
 	err := s.db.QueryRow(ctx, `SELECT COUNT(*) FROM firmware_upload_slots WHERE expires_at > ?`, Nanos(now)).Scan(&n)
 	return n, Wrap(err, "firmware store: counting upload slots")
 }
-
-// LockPass takes the update manager's pass lock: a PostgreSQL advisory
-// lock, or a SQLite lease (see DB.TryLock).
-func (s *FirmwareStore) LockPass(ctx context.Context, holder string, now time.Time, lease time.Duration) (func(), bool, error) {
-	return s.db.TryLock(ctx, "firmware_update_manager_pass", holder, now, lease)
-}

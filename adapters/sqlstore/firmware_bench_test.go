@@ -59,7 +59,7 @@ func passFleet(b *testing.B, n int, put func([]firmware.Observed)) (*firmwarefak
 func benchPass(b *testing.B, store firmware.Store, hosts *firmwarefake.Hosts, cat *firmware.Catalog, clear func()) {
 	ctx := context.Background()
 	abs := *passHosts / 20
-	mgr := &firmware.Manager{Store: store, Hosts: hosts, Catalog: cat, Clock: clock.NewFake(clock.Epoch), Holder: "bench",
+	mgr := &firmware.Manager{Store: store, Hosts: hosts, Catalog: cat, Clock: clock.NewFake(clock.Epoch),
 		Settings: firmware.Settings{AutoUpdate: true, MaxConcurrentAbsolute: &abs}}
 	b.Run("starting", func(b *testing.B) {
 		started := 0

@@ -38,48 +38,6 @@ func TestMigrateIsIdempotentAndConcurrent(t *testing.T) {
 	}
 }
 
-func TestTryLockExcludesOtherHolders(t *testing.T) {
-	for _, e := range sqlstoretest.Engines(t) {
-		t.Run(e.Name(), func(t *testing.T) {
-			db := e.Open(t)
-			ctx := context.Background()
-			now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-			release, ok, err := db.TryLock(ctx, "pass", "worker-a", now, time.Minute)
-			if err != nil || !ok {
-				t.Fatalf("first TryLock = %v, %v", ok, err)
-			}
-			if _, ok, err := db.TryLock(ctx, "pass", "worker-b", now.Add(time.Second), time.Minute); err != nil || ok {
-				t.Fatalf("second holder got the lock: %v, %v", ok, err)
-			}
-			if _, ok, err := db.TryLock(ctx, "other", "worker-b", now, time.Minute); err != nil || !ok {
-				t.Fatalf("another name is a separate lock: %v, %v", ok, err)
-			}
-			release()
-			r2, ok, err := db.TryLock(ctx, "pass", "worker-b", now.Add(2*time.Second), time.Minute)
-			if err != nil || !ok {
-				t.Fatalf("after release: %v, %v", ok, err)
-			}
-			r2()
-		})
-	}
-}
-
-// A SQLite lease lapses, so a crashed holder does not block the pass forever.
-func TestSQLiteLeaseExpires(t *testing.T) {
-	db := sqlstoretest.SQLite(t)
-	ctx := context.Background()
-	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	if _, ok, _ := db.TryLock(ctx, "pass", "crashed", now, time.Minute); !ok {
-		t.Fatal("first holder")
-	}
-	if _, ok, _ := db.TryLock(ctx, "pass", "next", now.Add(59*time.Second), time.Minute); ok {
-		t.Fatal("lease taken before it lapsed")
-	}
-	if _, ok, _ := db.TryLock(ctx, "pass", "next", now.Add(61*time.Second), time.Minute); !ok {
-		t.Fatal("lapsed lease not taken over")
-	}
-}
-
 func TestRebind(t *testing.T) {
 	pg := &sqlstore.DB{Driver: sqlstore.Postgres}
 	if got := pg.Rebind(`UPDATE t SET a = ? WHERE b = ? AND c = ?`); got != `UPDATE t SET a = $1 WHERE b = $2 AND c = $3` {

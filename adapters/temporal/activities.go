@@ -48,7 +48,7 @@ func (a *Activities) Step(ctx context.Context, in json.RawMessage) (json.RawMess
 	out, err := a.Exec.Dispatch(ctx, name, in)
 	stop()
 	if err != nil {
-		return nil, toApplicationError(a.Secrets.Err(err))
+		return nil, activityError(a.Secrets.Err(err))
 	}
 	return a.scrubResult(name, out)
 }
@@ -65,7 +65,7 @@ func (a *Activities) scrubResult(step string, out json.RawMessage) (json.RawMess
 		return out, nil
 	}
 	if !json.Valid([]byte(clean)) {
-		return nil, toApplicationError(hostforge.Unclassified.New("step %s: its result carries a secret that cannot be scrubbed from its JSON", step))
+		return nil, activityError(hostforge.Unclassified.New("step %s: its result carries a secret that cannot be scrubbed from its JSON", step))
 	}
 	return json.RawMessage(clean), nil
 }

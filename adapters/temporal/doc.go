@@ -10,11 +10,13 @@
 //     a step runs (the frontend-link watch can take minutes), and have one
 //     attempt: the workflow body owns retries and waits.
 //   - A *hostforge.Failure leaving an activity or the workflow is a Temporal
-//     ApplicationError whose type is the failure code, NonRetryable is
-//     !Retryable and details hold the Failure; a *hostforge.Wait leaves an
-//     activity as an ApplicationError of type [WaitErrorType] and becomes a
-//     workflow timer through the body's own loop, never a sleep in an
-//     activity.
+//     ApplicationError whose type is the failure code and whose details hold
+//     the Failure; leaving the workflow, NonRetryable is !Retryable; leaving
+//     an activity it is always non-retryable, since the body owns retries
+//     (so no activity lists the codes as non-retryable types). A
+//     *hostforge.Wait leaves an activity as an ApplicationError of type
+//     [WaitErrorType] and becomes a workflow timer through the body's own
+//     loop, never a sleep in an activity.
 //   - Routing (IRONIC_ROUTING_UNRESOLVED) is classified by the body before
 //     any activity runs, so a bad device class fails the workflow with a code
 //     instead of failing workflow tasks forever.
@@ -42,4 +44,46 @@
 //     start, for the run's lag.
 //   - [RegisterWorkflows] registers several workflows (enrollment, firmware,
 //     extensions) on one worker: their step sets merged, names unique.
+//   - A site's periodic work — the Ironic projection ([Projection]), the
+//     exploration of the firmware inventories ([Explore]) and the update
+//     manager's pass ([Pass], which also starts the update workflows) — is
+//     a short workflow each, started by a Temporal schedule of the site
+//     (ID hostforge/<site>/<purpose>, overlap policy skip) that
+//     [EnsureSchedules] creates or converges; adapters/worker calls it at
+//     every worker's start, so the work runs once per interval however
+//     many workers poll the site.
+//
+// # Bounded histories
+//
+// No run of a hostforge workflow records more than [HistoryLimit] (2,000)
+// events: a long inspection polling for half an hour, a firmware update
+// waiting hours on a task, a settlement probing its enrollment for a day
+// continue as new before that. The bodies stay written once against
+// flow.Runtime, with their place in local variables, so the adapter does
+// not ask them for a state to carry. Instead each run journals every answer
+// the runtime gave its body — each step's output, wait or failure, each
+// sleep, each clock reading — and once its history reaches
+// [DefaultContinueAsNewAt] events the runtime stops the body before its
+// next command (the body runs in a coroutine of its own and is parked
+// there, never unwound) and the run continues as new with its input and
+// the journal ([Resume], gzipped). The new run starts the body from the top
+// and answers it from the journal — scheduling no activity, starting no
+// timer — until the journal is spent, and from there runs it live, at the
+// very command the last run stopped before. Because the body is
+// deterministic in the runtime's answers (Temporal's replay demands it
+// already), the replay rebuilds its whole local state: attempt counts,
+// every wait reason's spent budget (flow.Meter), deadlines it read from the
+// clock, a poll loop's progress. So budgets carry across runs, nothing is
+// sent twice (a replayed step is its recorded outcome, not a call), and
+// the steps and sleeps of a workflow are those of one uninterrupted run.
+// The prelude (the settlement child) runs in the first run only; a call
+// that does not match its journal entry (a changed body deployed mid-run)
+// fails with TEMPORAL_RESUME_DIVERGED. The settlement, [Submitter.Settle]
+// and [Submitter.Follow] follow a run along its continue-as-new chain. See
+// resume.go.
+//
+// A fault-free enrollment records about 150–200 events on a lab's timing
+// ([EnrollmentHistoryBudget] is 300, held by a test): the engine's share is
+// 6 events per step and 5 per timer, so its history is the number of polls
+// its phases make. See BENCHMARKS.md for the real server's figures.
 package temporal

@@ -62,6 +62,26 @@ func toApplicationError(err error, details ...any) error {
 	})
 }
 
+// activityError is what a step's classified outcome leaves its activity as:
+// toApplicationError's error, non-retryable whatever the Failure's
+// Retryable (the details carry that to the body, which owns the retries).
+// Temporal so retries only what never reached the classification, without
+// each scheduled activity listing every failure code as a non-retryable
+// type: that list (128 codes) was two fifths of an enrollment's history.
+func activityError(err error) error {
+	if err == nil {
+		return nil
+	}
+	o, f, w := hostforge.Classify(err)
+	if o == hostforge.Waiting {
+		return toApplicationError(w)
+	}
+	return temporal.NewApplicationErrorWithOptions(f.Error(), f.Code, temporal.ApplicationErrorOptions{
+		NonRetryable: true,
+		Details:      []any{*f},
+	})
+}
+
 // fromActivityError turns an activity's error, as the workflow sees it, back
 // into a *hostforge.Wait or a *hostforge.Failure. Every error maps to one of
 // the two: nothing unclassified reaches the workflow body.

@@ -19,22 +19,37 @@ import (
 // with long polls and returns when the run closes (nil) or ctx ends (its
 // error). Events a worker replays are in the history once, so each is
 // reported once, whichever worker ran it.
+//
+// A run that continues as new is followed into the run it continued as:
+// that run replays its journal without scheduling anything, so each step
+// and sleep is still reported once.
 func (s *Submitter) Follow(ctx context.Context, run Run, onEvent func(flow.Event)) error {
-	it := s.Client.GetWorkflowHistory(ctx, run.WorkflowID, run.RunID, true, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
-	f := follower{subject: run.Device, on: onEvent, steps: map[int64]scheduled{}}
-	for it.HasNext() {
-		ev, err := it.Next()
-		if err != nil {
-			if ctx.Err() != nil {
-				return ctx.Err()
+	runID := run.RunID
+	for hops := 0; hops < maxChain; hops++ {
+		it := s.Client.GetWorkflowHistory(ctx, run.WorkflowID, runID, true, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+		f := follower{subject: run.Device, on: onEvent, steps: map[int64]scheduled{}}
+		next, closed := "", false
+		for !closed && it.HasNext() {
+			ev, err := it.Next()
+			if err != nil {
+				if ctx.Err() != nil {
+					return ctx.Err()
+				}
+				return TemporalUnavailable.At("follow").Wrap(err, "reading the history of %s", run.WorkflowID)
 			}
-			return TemporalUnavailable.At("follow").Wrap(err, "reading the history of %s", run.WorkflowID)
+			if closed = f.event(ev); closed {
+				next = ev.GetWorkflowExecutionContinuedAsNewEventAttributes().GetNewExecutionRunId()
+			}
 		}
-		if f.event(ev) {
+		if !closed {
+			return ctx.Err()
+		}
+		if next == "" {
 			return nil
 		}
+		runID = next
 	}
-	return ctx.Err()
+	return TemporalUnavailable.At("follow").New("%s continued as new more than %d times", run.WorkflowID, maxChain)
 }
 
 type scheduled struct {

@@ -3,9 +3,13 @@ package temporal_test
 import (
 	"context"
 	"log/slog"
+	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
+	historypb "go.temporal.io/api/history/v1"
+	"go.temporal.io/sdk/client"
 	sdklog "go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
@@ -30,12 +34,44 @@ func TestReplayRecordedHistories(t *testing.T) {
 	for _, f := range files {
 		t.Run(filepath.Base(f), func(t *testing.T) {
 			r := worker.NewWorkflowReplayer()
-			r.RegisterWorkflowWithOptions(temporal.Enrollment.Func(temporal.ActivityOptions{}), temporal.WorkflowRegisterOptions())
-			if err := r.ReplayWorkflowHistoryFromJSONFile(sdklog.NewStructuredLogger(slog.New(slog.DiscardHandler)), f); err != nil {
+			opts := temporal.ActivityOptions{}
+			if strings.HasPrefix(filepath.Base(f), "continued-") {
+				// Recorded with a low threshold, so that the runs of one
+				// enrollment continue as new (TestContinueAsNewOnDevServer).
+				opts.ContinueAsNewAt = 40
+			}
+			r.RegisterWorkflowWithOptions(temporal.Enrollment.Func(opts), temporal.WorkflowRegisterOptions())
+			h, exec := loadHistory(t, f)
+			if err := r.ReplayWorkflowHistoryWithOptions(sdklog.NewStructuredLogger(slog.New(slog.DiscardHandler)), h, worker.ReplayWorkflowHistoryOptions{OriginalExecution: exec}); err != nil {
 				t.Fatalf("replaying %s: %v", f, err)
 			}
 		})
 	}
+}
+
+// loadHistory reads a recorded history and the execution it ran as: a run
+// that started its settlement named itself in the child's workflow ID
+// (settle/<workflow ID>/<run ID>), which the replay must reproduce.
+func loadHistory(t *testing.T, file string) (*historypb.History, workflow.Execution) {
+	t.Helper()
+	f, err := os.Open(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	h, err := client.HistoryFromJSON(f, client.HistoryJSONOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var exec workflow.Execution
+	for _, ev := range h.GetEvents() {
+		if a := ev.GetStartChildWorkflowExecutionInitiatedEventAttributes(); a != nil && strings.HasPrefix(a.GetWorkflowId(), "settle/") {
+			id := strings.TrimPrefix(a.GetWorkflowId(), "settle/")
+			i := strings.LastIndexByte(id, '/')
+			exec = workflow.Execution{ID: id[:i], RunID: id[i+1:]}
+		}
+	}
+	return h, exec
 }
 
 // TestReplayDetectsNondeterminism: the replayer does fail on a workflow

@@ -18,6 +18,9 @@ import (
 type Runtime struct {
 	ctx  workflow.Context
 	opts ActivityOptions
+	// j journals the run so it can continue as new (resume.go); nil for a
+	// runtime made with NewRuntime, which never continues.
+	j *journal
 }
 
 var _ flow.ObservedRuntime = (*Runtime)(nil)
@@ -50,6 +53,9 @@ type ActivityOptions struct {
 	// bodies report. It is never told while a workflow replays history, so
 	// a worker that replays a run does not report it again.
 	Observer flow.Observer
+	// ContinueAsNewAt is the history length at which a run continues as
+	// new (DefaultContinueAsNewAt; see resume.go). Tests lower it.
+	ContinueAsNewAt int
 }
 
 // Defaults of ActivityOptions.
@@ -98,6 +104,14 @@ func NewRuntime(ctx workflow.Context, opts ActivityOptions) *Runtime {
 // Do runs the step as the activity of the same name and decodes its output
 // into out. The error is nil, a *hostforge.Wait or a *hostforge.Failure.
 func (r *Runtime) Do(_ context.Context, step string, in, out any) error {
+	if r.j != nil {
+		return r.j.do(r, step, in, out)
+	}
+	return r.execute(step, in, out)
+}
+
+// execute runs the step's activity and decodes its result into out.
+func (r *Runtime) execute(step string, in, out any) error {
 	call := r.opts.policy(step, in)
 	ctx := workflow.WithActivityOptions(r.ctx, r.opts.activity(step, call))
 	start := workflow.Now(r.ctx)
@@ -113,10 +127,11 @@ func (r *Runtime) Do(_ context.Context, step string, in, out any) error {
 }
 
 // Observing returns the observer, or nil while the workflow replays
-// history: what a worker executed before was reported then (the package
-// doc of adapters/metrics says why the workflow side is where to count).
+// history or a continued run replays its journal: what a worker executed
+// before was reported then (the package doc of adapters/metrics says why
+// the workflow side is where to count).
 func (r *Runtime) Observing() flow.Observer {
-	if r.opts.Observer == nil || workflow.IsReplaying(r.ctx) {
+	if r.opts.Observer == nil || workflow.IsReplaying(r.ctx) || (r.j != nil && r.j.replaying()) {
 		return nil
 	}
 	return r.opts.Observer
@@ -128,14 +143,14 @@ func (o ActivityOptions) activity(step string, call flow.CallPolicy) workflow.Ac
 		StartToCloseTimeout: o.timeout(step),
 		HeartbeatTimeout:    o.Heartbeat,
 		// The workflow body owns retries, waits and their budgets: every
-		// classified outcome is non-retryable here. Temporal retries only
-		// what never reached hostforge's classification — a worker that
-		// died or stopped heartbeating mid-step — as every step is
-		// idempotent, unless the call says it runs at most once.
+		// classified outcome leaves the activity non-retryable
+		// (activityError). Temporal retries only what never reached
+		// hostforge's classification — a worker that died or stopped
+		// heartbeating mid-step — as every step is idempotent, unless the
+		// call says it runs at most once.
 		RetryPolicy: &temporal.RetryPolicy{
-			MaximumAttempts:        int32(o.WorkerLossAttempts),
-			InitialInterval:        time.Second,
-			NonRetryableErrorTypes: classifiedTypes(),
+			MaximumAttempts: int32(o.WorkerLossAttempts),
+			InitialInterval: time.Second,
 		},
 	}
 	if call.Timeout > 0 {
@@ -152,6 +167,13 @@ func (o ActivityOptions) activity(step string, call flow.CallPolicy) workflow.Ac
 
 // Sleep is a durable workflow timer.
 func (r *Runtime) Sleep(_ context.Context, d time.Duration) error {
+	if r.j != nil {
+		return r.j.sleep(r, d)
+	}
+	return r.timer(d)
+}
+
+func (r *Runtime) timer(d time.Duration) error {
 	if err := workflow.Sleep(r.ctx, d); err != nil {
 		return hostforge.Cancelled.Wrap(err, "the workflow was cancelled while waiting %s", d)
 	}
@@ -159,15 +181,9 @@ func (r *Runtime) Sleep(_ context.Context, d time.Duration) error {
 }
 
 // Now is the workflow's deterministic clock.
-func (r *Runtime) Now(context.Context) time.Time { return workflow.Now(r.ctx) }
-
-// classifiedTypes lists the ApplicationError types activities return for
-// classified outcomes: every declared failure code and the wait.
-func classifiedTypes() []string {
-	codes := hostforge.Codes()
-	out := make([]string, 0, len(codes)+1)
-	for _, c := range codes {
-		out = append(out, c.Code)
+func (r *Runtime) Now(context.Context) time.Time {
+	if r.j != nil {
+		return r.j.now(r)
 	}
-	return append(out, WaitErrorType)
+	return workflow.Now(r.ctx)
 }

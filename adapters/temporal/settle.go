@@ -93,7 +93,11 @@ type AwaitCloseOut struct {
 
 // Settlement is the settlement workflow. A worker registers it beside
 // Enrollment, with SettleSteps among its activities.
-var Settlement = Define(SettleWorkflowName, func(ctx context.Context, rt flow.Runtime, in SettleInput) (enrollment.ProofOutcome, error) {
+var Settlement = Define(SettleWorkflowName, Settle)
+
+// Settle is the settlement's body on any runtime: wait for the run's close
+// (StepAwaitClose), then settle its completion proof.
+func Settle(ctx context.Context, rt flow.Runtime, in SettleInput) (enrollment.ProofOutcome, error) {
 	maxWait := in.MaxWait
 	if maxWait <= 0 {
 		maxWait = DefaultSettleMaxWait
@@ -110,7 +114,7 @@ var Settlement = Define(SettleWorkflowName, func(ctx context.Context, rt flow.Ru
 		Status: closed.Status, ClosedAt: closed.ClosedAt, Diagnostic: in.Diagnostic, Output: closed.Output,
 	}
 	return enrollment.SettleProof(ctx, rt, enrollment.SettleRequest{Completion: c, Window: in.Window, Interval: in.Interval})
-})
+}
 
 // startSettlement is the enrollment's prelude: with Input.Settle it starts
 // the settlement child and waits until Temporal has recorded it, so the
@@ -161,7 +165,8 @@ func (c Closes) AwaitClose(ctx context.Context, in AwaitCloseIn) (AwaitCloseOut,
 	if cl == nil {
 		return AwaitCloseOut{}, TemporalUnavailable.At(enrollment.PhaseProof).New("reading how %s closed: no Temporal client (Closes.Client is nil and this is not a worker's activity)", in.WorkflowID)
 	}
-	desc, err := cl.DescribeWorkflowExecution(ctx, in.WorkflowID, in.RunID)
+	// A run that continued as new closes with the last run of its chain.
+	info, err := describeChain(ctx, cl, in.WorkflowID, in.RunID)
 	if err != nil {
 		var nf *serviceerror.NotFound
 		if errors.As(err, &nf) {
@@ -172,7 +177,6 @@ func (c Closes) AwaitClose(ctx context.Context, in AwaitCloseIn) (AwaitCloseOut,
 		}
 		return AwaitCloseOut{}, hostforge.RetryAfter(poll, WaitEnrollmentRunning, "reading how %s closed: %v", in.WorkflowID, err)
 	}
-	info := desc.GetWorkflowExecutionInfo()
 	st := info.GetStatus()
 	if st == enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING || st == enumspb.WORKFLOW_EXECUTION_STATUS_UNSPECIFIED {
 		return AwaitCloseOut{}, hostforge.RetryAfter(poll, WaitEnrollmentRunning, "enrollment %s/%s is running", in.WorkflowID, in.RunID)
@@ -180,7 +184,7 @@ func (c Closes) AwaitClose(ctx context.Context, in AwaitCloseIn) (AwaitCloseOut,
 	out := AwaitCloseOut{Status: completionStatus(st), ClosedAt: info.GetCloseTime().AsTime()}
 	if st == enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED {
 		var raw json.RawMessage
-		if err := cl.GetWorkflow(ctx, in.WorkflowID, in.RunID).Get(ctx, &raw); err != nil {
+		if err := cl.GetWorkflow(ctx, in.WorkflowID, info.GetExecution().GetRunId()).Get(ctx, &raw); err != nil {
 			return AwaitCloseOut{}, hostforge.RetryAfter(poll, WaitEnrollmentRunning, "reading the result of %s: %v", in.WorkflowID, err)
 		}
 		out.Output = raw

@@ -148,11 +148,10 @@ func (s *Submitter) Settle(ctx context.Context, run Run) (enrollment.ProofOutcom
 	if ctx.Err() != nil {
 		return enrollment.ProofOutcome{}, hostforge.Cancelled.Wrap(ctx.Err(), "waiting for %s to close", run.WorkflowID)
 	}
-	desc, err := s.Client.DescribeWorkflowExecution(ctx, run.WorkflowID, run.RunID)
+	info, err := describeChain(ctx, s.Client, run.WorkflowID, run.RunID)
 	if err != nil {
 		return enrollment.ProofOutcome{}, TemporalUnavailable.Wrap(err, "reading how %s closed", run.WorkflowID)
 	}
-	info := desc.GetWorkflowExecutionInfo()
 	c := enrollment.Completion{
 		Device:     run.Device,
 		Identity:   run.Identity,

@@ -4,10 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"slices"
 	"testing"
 	"time"
 
+	commonpb "go.temporal.io/api/common/v1"
 	enumspb "go.temporal.io/api/enums/v1"
+	historypb "go.temporal.io/api/history/v1"
 	"go.temporal.io/api/serviceerror"
 	workflowpb "go.temporal.io/api/workflow/v1"
 	"go.temporal.io/api/workflowservice/v1"
@@ -32,6 +35,11 @@ type fakeClient struct {
 	runErr   error
 	status   enumspb.WorkflowExecutionStatus
 	closed   time.Time
+	// chain lists the runs of a continue-as-new chain (each but the last
+	// continued as the next); reused makes the workflow ID's latest run
+	// another chain's.
+	chain  []string
+	reused bool
 }
 
 func (c *fakeClient) ExecuteWorkflow(_ context.Context, opts client.StartWorkflowOptions, wf any, args ...any) (client.WorkflowRun, error) {
@@ -46,9 +54,43 @@ func (c *fakeClient) GetWorkflow(context.Context, string, string) client.Workflo
 	return &fakeRun{c: c}
 }
 
-func (c *fakeClient) DescribeWorkflowExecution(context.Context, string, string) (*workflowservice.DescribeWorkflowExecutionResponse, error) {
-	return &workflowservice.DescribeWorkflowExecutionResponse{WorkflowExecutionInfo: &workflowpb.WorkflowExecutionInfo{
-		Status: c.status, CloseTime: timestamppb.New(c.closed)}}, nil
+func (c *fakeClient) DescribeWorkflowExecution(_ context.Context, id, run string) (*workflowservice.DescribeWorkflowExecutionResponse, error) {
+	info := &workflowpb.WorkflowExecutionInfo{Status: c.status, CloseTime: timestamppb.New(c.closed)}
+	if n := len(c.chain); n > 0 {
+		info.FirstRunId = c.chain[0]
+		info.Execution = &commonpb.WorkflowExecution{WorkflowId: id, RunId: run}
+		switch i := slices.Index(c.chain, run); {
+		case run == "" && c.reused:
+			info = &workflowpb.WorkflowExecutionInfo{Status: enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING, FirstRunId: "another-chain"}
+		case run == "":
+			info.Execution.RunId = c.chain[n-1]
+		case i < 0:
+			return nil, serviceerror.NewNotFound("no such run")
+		case i < n-1:
+			info.Status = enumspb.WORKFLOW_EXECUTION_STATUS_CONTINUED_AS_NEW
+		}
+	}
+	return &workflowservice.DescribeWorkflowExecutionResponse{WorkflowExecutionInfo: info}, nil
+}
+
+// GetWorkflowHistory answers the close event of a run of the chain.
+func (c *fakeClient) GetWorkflowHistory(_ context.Context, _, run string, _ bool, _ enumspb.HistoryEventFilterType) client.HistoryEventIterator {
+	it := &events{}
+	if i := slices.Index(c.chain, run); i >= 0 && i < len(c.chain)-1 {
+		it.evs = append(it.evs, &historypb.HistoryEvent{EventType: enumspb.EVENT_TYPE_WORKFLOW_EXECUTION_CONTINUED_AS_NEW,
+			Attributes: &historypb.HistoryEvent_WorkflowExecutionContinuedAsNewEventAttributes{
+				WorkflowExecutionContinuedAsNewEventAttributes: &historypb.WorkflowExecutionContinuedAsNewEventAttributes{NewExecutionRunId: c.chain[i+1]}}})
+	}
+	return it
+}
+
+type events struct{ evs []*historypb.HistoryEvent }
+
+func (e *events) HasNext() bool { return len(e.evs) > 0 }
+func (e *events) Next() (*historypb.HistoryEvent, error) {
+	ev := e.evs[0]
+	e.evs = e.evs[1:]
+	return ev, nil
 }
 
 type fakeRun struct{ c *fakeClient }
@@ -148,7 +190,6 @@ func TestSettleUsesTheRecordedClose(t *testing.T) {
 		{"failed", enumspb.WORKFLOW_EXECUTION_STATUS_FAILED, now, errors.New("workflow failed"), enrollment.KindUnsuccessful, enrollment.ProofFailureWrite, ""},
 		{"terminated", enumspb.WORKFLOW_EXECUTION_STATUS_TERMINATED, now, errors.New("terminated"), enrollment.KindUnsuccessful, enrollment.ProofFailureWrite, ""},
 		{"timed out", enumspb.WORKFLOW_EXECUTION_STATUS_TIMED_OUT, now, errors.New("timed out"), enrollment.KindUnsuccessful, enrollment.ProofFailureWrite, ""},
-		{"continued as new", enumspb.WORKFLOW_EXECUTION_STATUS_CONTINUED_AS_NEW, now, nil, enrollment.KindUnclassifiable, enrollment.ProofNoAction, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -166,6 +207,48 @@ func TestSettleUsesTheRecordedClose(t *testing.T) {
 			rec, _ = site.Proofs.Record("cpu-u10")
 			if rec.Valid() != (tt.wantAction == enrollment.ProofEstablished) {
 				t.Fatalf("proof valid=%v after %s", rec.Valid(), tt.wantAction)
+			}
+		})
+	}
+}
+
+// TestSettleFollowsContinuedRuns: a run that continued as new is settled
+// with how the last run of its chain closed — found as the workflow ID's
+// latest run, or by walking the chain when the ID has been reused since.
+func TestSettleFollowsContinuedRuns(t *testing.T) {
+	ctx := context.Background()
+	site, _, _ := world(t, "cpu-u10")
+	site.Proofs.Register("cpu-u10", "fm-7")
+	res := enrollment.Result{Device: "cpu-u10", Instance: "ironic-cpu", Node: "node-1", Enrolled: true, ProvisionState: "available",
+		Phases: []enrollment.PhaseRecord{{Phase: enrollment.PhaseIronic, Status: "done"}}}
+	now := clock.Epoch.Add(time.Hour)
+	for _, tt := range []struct {
+		name   string
+		reused bool
+		status enumspb.WorkflowExecutionStatus
+		runErr error
+		want   string
+	}{
+		{"the latest run ends the chain", false, enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED, nil, enrollment.ProofEstablished},
+		{"the ID was reused: the chain is walked", true, enumspb.WORKFLOW_EXECUTION_STATUS_COMPLETED, nil, enrollment.ProofEstablished},
+		{"the chain's last run failed", true, enumspb.WORKFLOW_EXECUTION_STATUS_FAILED, errors.New("failed"), enrollment.ProofFailureWrite},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			site.Proofs.SetReference("cpu-u10", "")
+			site.Proofs.SetReference("cpu-u10", "ironic-cpu/node-1")
+			rec, _ := site.Proofs.Record("cpu-u10")
+			run := temporal.Run{Device: "cpu-u10", WorkflowID: "enroll/cpu-u10", RunID: "run-1", Identity: "fm-7", Revision: rec.Revision}
+			fc := &fakeClient{output: res, runErr: tt.runErr, status: tt.status, closed: now.Add(-time.Second),
+				chain: []string{"run-1", "run-2", "run-3"}, reused: tt.reused}
+			sub := &temporal.Submitter{Client: fc, Proofs: site.Proofs, Clock: clock.NewFake(now), ProofWindow: 10 * time.Minute}
+			out, err := sub.Settle(ctx, run)
+			if err != nil || out.Action != tt.want {
+				t.Fatalf("outcome %+v err %v, want %s", out, err, tt.want)
+			}
+			closes := temporal.Closes{Client: fc}
+			got, err := closes.AwaitClose(ctx, temporal.AwaitCloseIn{WorkflowID: run.WorkflowID, RunID: run.RunID})
+			if err != nil || got.Status != map[bool]enrollment.CompletionStatus{true: enrollment.CompletionCompleted, false: enrollment.CompletionFailed}[tt.runErr == nil] {
+				t.Fatalf("AwaitClose = %+v, %v", got, err)
 			}
 		})
 	}

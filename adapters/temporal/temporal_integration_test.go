@@ -24,7 +24,7 @@ import (
 	"github.com/hostforge/hostforge/enrollment"
 	"github.com/hostforge/hostforge/enrolltest"
 	"github.com/hostforge/hostforge/fakes"
-	"github.com/hostforge/hostforge/ironic"
+	"github.com/hostforge/hostforge/internal/benchtemporal"
 )
 
 // devServer returns the address of the dev server scripts/integration
@@ -60,16 +60,7 @@ func dial(t *testing.T, addr string) client.Client {
 func liveWorld(t *testing.T) (*fakes.Site, *enrollment.Executor) {
 	t.Helper()
 	site, exec, _ := world(t, "cpu-u10")
-	for _, ir := range site.Ironic {
-		ir.Timing = fakes.IronicTiming{Verify: 200 * time.Millisecond, Inspecting: 300 * time.Millisecond, InspectWait: 2 * time.Second,
-			Cleaning: 300 * time.Millisecond, CleanWait: 2 * time.Second, Power: 200 * time.Millisecond, Deploy: time.Second}
-	}
-	for _, p := range exec.Ironic {
-		if ph, ok := p.(*ironic.Phases); ok {
-			ph.Timing = ironic.Timing{StatePoll: time.Second, LockRetry: time.Second, InspectionPoll: time.Second,
-				CleanPollMin: time.Second, CleanPollMax: 2 * time.Second}
-		}
-	}
+	benchtemporal.FastTiming(site, exec)
 	// The BMC phase waits iDRAC jobs and cold resets out as workflow
 	// timers: the fake BMCs take seconds, not minutes, on the wall clock.
 	t.Cleanup(site.OnWallClock())
@@ -81,13 +72,17 @@ func liveWorld(t *testing.T) (*fakes.Site, *enrollment.Executor) {
 // proofs.
 func startWorker(t *testing.T, c client.Client, queue string, exec temporal.Dispatcher, proofs enrollment.ProofStore) worker.Worker {
 	t.Helper()
+	return startWorkerOpts(t, c, queue, exec, proofs, temporal.ActivityOptions{Heartbeat: 3 * time.Second, StartToClose: 2 * time.Minute})
+}
+
+func startWorkerOpts(t *testing.T, c client.Client, queue string, exec temporal.Dispatcher, proofs enrollment.ProofStore, opts temporal.ActivityOptions) worker.Worker {
+	t.Helper()
 	settle, err := temporal.SettleSteps(c, proofs)
 	if err != nil {
 		t.Fatal(err)
 	}
 	w := worker.New(c, queue, worker.Options{WorkerStopTimeout: time.Second})
-	temporal.Register(w, &temporal.Activities{Exec: both{exec, settle}, HeartbeatEvery: 500 * time.Millisecond},
-		temporal.ActivityOptions{Heartbeat: 3 * time.Second, StartToClose: 2 * time.Minute}, temporal.Enrollment, temporal.Settlement)
+	temporal.Register(w, &temporal.Activities{Exec: both{exec, settle}, HeartbeatEvery: 500 * time.Millisecond}, opts, temporal.Enrollment, temporal.Settlement)
 	if err := w.Start(); err != nil {
 		t.Fatalf("worker start: %v", err)
 	}
@@ -291,6 +286,78 @@ func TestFailuresAndProofOnDevServer(t *testing.T) {
 		t.Fatalf("proof lost: %+v", rec)
 	}
 	record(t, c, run.WorkflowID, run.RunID, "diagnostic-cpu-u11")
+}
+
+// continuedAt is the threshold of TestContinueAsNewOnDevServer; the replay
+// test replays the histories it records (continued-*) with it.
+const continuedAt = 40
+
+// TestContinueAsNewOnDevServer runs an enrollment whose runs continue as
+// new every few steps on a real server: the resume crosses the wire as
+// the workflow's second argument, the submitter's Wait follows the chain
+// to the last run's result, and the settlement, started by the first run,
+// settles proof against the chain's close.
+func TestContinueAsNewOnDevServer(t *testing.T) {
+	addr := devServer(t)
+	site, exec := liveWorld(t)
+	queue := "it-continue-" + time.Now().Format("150405.000")
+	c := dial(t, addr)
+	defer c.Close()
+	w := startWorkerOpts(t, c, queue, exec, site.Proofs, temporal.ActivityOptions{Heartbeat: 3 * time.Second, StartToClose: 2 * time.Minute, ContinueAsNewAt: continuedAt})
+	defer w.Stop()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	site.Proofs.Register("cpu-u10", "fm-id-cpu-u10")
+	sub := &temporal.Submitter{Client: c, TaskQueue: queue, NetBox: site.NetBox, Proofs: site.Proofs}
+	cfg := siteConfig()
+	cfg.ConfigureDHCP = exec.DHCP != nil
+	run, err := sub.Submit(ctx, temporal.Submission{Device: "cpu-u10", Site: "lab1", Config: cfg, PlatformClassReady: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, f := sub.Wait(ctx, run)
+	if f != nil || !res.Enrolled || res.ProvisionState != "available" {
+		t.Fatalf("result %+v, %v; want enrolled and available", res, f)
+	}
+	// Walk the chain: every run under the threshold and one command past
+	// it, all but the last continued.
+	var runs []string
+	lengths := []int{}
+	for id := run.RunID; id != ""; {
+		runs = append(runs, id)
+		it := c.GetWorkflowHistory(ctx, run.WorkflowID, id, false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+		n, next := 0, ""
+		for it.HasNext() {
+			ev, err := it.Next()
+			if err != nil {
+				t.Fatal(err)
+			}
+			n++
+			if a := ev.GetWorkflowExecutionContinuedAsNewEventAttributes(); a != nil {
+				next = a.GetNewExecutionRunId()
+			}
+		}
+		lengths = append(lengths, n)
+		id = next
+	}
+	if len(runs) < 3 {
+		t.Fatalf("%d runs (%v events)", len(runs), lengths)
+	}
+	for i, n := range lengths {
+		if n > continuedAt+12 {
+			t.Errorf("run %d recorded %d events, past %d and one command", i, n, continuedAt)
+		}
+	}
+	t.Logf("%d runs of %v events", len(runs), lengths)
+	if _, err := enrolltest.Projector(site).Project(ctx); err != nil {
+		t.Fatal(err)
+	}
+	out, err := sub.Settle(ctx, run)
+	if err != nil || out.Action != enrollment.ProofEstablished {
+		t.Fatalf("settle = %+v, %v; want proof established across the chain", out, err)
+	}
+	record(t, c, run.WorkflowID, runs[0], "continued-first-cpu-u10")
+	record(t, c, run.WorkflowID, runs[len(runs)-1], "continued-last-cpu-u10")
 }
 
 // record writes the run's history into testdata for the replay test when

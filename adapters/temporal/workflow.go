@@ -2,6 +2,7 @@ package temporal
 
 import (
 	"context"
+	"encoding/json"
 	"time"
 
 	"go.temporal.io/sdk/workflow"
@@ -66,15 +67,40 @@ func Define[I, O any](name string, body func(ctx context.Context, rt flow.Runtim
 // define is Define with a prelude that runs in the workflow context before
 // the body (the enrollment starts its settlement there), and then, which
 // runs there after the body succeeded (the enrollment starts its event
-// dispatch).
+// dispatch). The prelude runs in a workflow's first run only: a continued
+// run resumes the body where the last one stopped (see resume.go).
 func define[I, O any](name string, body func(ctx context.Context, rt flow.Runtime, in I) (O, error), prelude func(ctx workflow.Context, in I), then func(ctx workflow.Context, in I, out O)) Definition {
 	return Definition{Name: name, build: func(opts ActivityOptions) any {
-		return func(ctx workflow.Context, in I) (O, error) {
-			if prelude != nil {
+		return func(ctx workflow.Context, in I, resume *Resume) (O, error) {
+			var out O
+			j, err := newJournal(resume, opts.continueAt())
+			if err != nil {
+				return out, toApplicationError(err, out)
+			}
+			// The input as it arrived, for the next run: the body may
+			// change what in shares (maps, slices) as it goes.
+			input, err := json.Marshal(in)
+			if err != nil {
+				return out, toApplicationError(hostforge.Unclassified.Wrap(err, "encoding the input of %s", name), out)
+			}
+			if resume == nil && prelude != nil {
 				prelude(ctx, in)
 			}
-			out, err := body(context.Background(), NewRuntime(ctx, opts), in)
-			if err != nil {
+			out, err = runBody(ctx, NewRuntime(ctx, opts), j, func(rt flow.Runtime) (O, error) {
+				return body(context.Background(), rt, in)
+			})
+			switch {
+			case j.diverged != nil:
+				workflow.GetLogger(ctx).Error("workflow diverged from its journal", "workflow", name, "journal", j.String())
+				return out, toApplicationError(j.diverged, out)
+			case j.continuing:
+				next, err := j.resume()
+				if err != nil {
+					return out, toApplicationError(err, out)
+				}
+				workflow.GetLogger(ctx).Info("continuing as new", "workflow", name, "history", workflow.GetInfo(ctx).GetCurrentHistoryLength(), "journal", j.String())
+				return out, workflow.NewContinueAsNewError(ctx, name, json.RawMessage(input), next)
+			case err != nil:
 				workflow.GetLogger(ctx).Warn("workflow failed", "workflow", name, "code", hostforge.CodeOf(err))
 				return out, toApplicationError(err, out)
 			}
@@ -84,6 +110,28 @@ func define[I, O any](name string, body func(ctx context.Context, rt flow.Runtim
 			return out, nil
 		}
 	}}
+}
+
+// runBody runs the body in a coroutine of its own, on rt journaled by j,
+// until it returns or the journal stops it (to continue as new, or on a
+// divergence): a stopped body is parked, never unwound, and ends with the
+// run.
+func runBody[O any](ctx workflow.Context, rt *Runtime, j *journal, body func(flow.Runtime) (O, error)) (O, error) {
+	var out O
+	var err error
+	done := false
+	rt.j = j
+	workflow.Go(ctx, func(bctx workflow.Context) {
+		rt.ctx = bctx
+		out, err = body(rt)
+		done = true
+	})
+	// Cancellation reaches the body through its own context (its timer or
+	// activity returns CANCELLED); this wait lasts until the body has
+	// returned or stopped.
+	wait, _ := workflow.NewDisconnectedContext(ctx)
+	_ = workflow.Await(wait, func() bool { return done || j.stopped() })
+	return out, err
 }
 
 // Func is the workflow function to register by hand (a replayer, a test

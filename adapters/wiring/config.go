@@ -28,7 +28,9 @@ import (
 const ConfigHelp = `Config file (--config, YAML). Secrets never appear in it nor in flags: each
 is read from the environment variable or the file the config names.
 
-  site: lab1
+  site: lab1                            # the site slug: requests are submitted for it, and
+                                        # hostforge worker names its schedules after it
+                                        # (hostforge/lab1/ironic-projection, ...)
   netbox:
     url: https://netbox.example.net
     token_env: HOSTFORGE_NETBOX_TOKEN   # or token_file: /etc/hostforge/netbox-token (mode 0600)

@@ -79,10 +79,11 @@ refused.
 The firmware store (requests, update records, results, policies, windows,
 upload slots) lives in the state database the ledger: section names, beside
 the ledger: the section is required with firmware:. On PostgreSQL, every
-worker shares it: one update manager pass at a time (an advisory lock), the
-upload slots counted across workers.
+worker shares it, the upload slots counted across workers.
 
-Run 'hostforge worker' to run the update manager's pass, the update
+Run 'hostforge worker' to run the update manager's pass and the reading of
+the inventories (each a schedule of the site, run once per
+machine_update_run_interval however many workers there are), the update
 workflows, the agent server and (with --metrics-listen) /metrics; the
 'hostforge firmware' commands read and change the same store.`
 

@@ -31,7 +31,7 @@ that reference), its platform_class and its completion proof:
   ledger:
     driver: sqlite                       # embedded: a file, nothing to start
     path: /var/lib/hostforge/ledger.db
-    projection_interval: 1m              # optional: hostforge worker's Ironic projection
+    projection_interval: 1m              # optional: the site's Ironic projection schedule
   # or
   ledger:
     driver: postgres                     # shared by several workers

@@ -25,8 +25,6 @@ type MemStore struct {
 	pushes    map[string][]firmware.Push // machine → in recorded order
 	scout     map[string]firmware.ScoutTask
 	slots     map[string]time.Time // holder → lease expiry
-	passBy    string
-	passUntil time.Time
 	fail      func(op string) error
 }
 
@@ -572,23 +570,4 @@ func (s *MemStore) UploadSlots(_ context.Context, now time.Time) (int, error) {
 		}
 	}
 	return n, nil
-}
-
-// LockPass takes the pass lock (a lease).
-func (s *MemStore) LockPass(_ context.Context, holder string, now time.Time, lease time.Duration) (func(), bool, error) {
-	if err := s.lock("LockPass"); err != nil {
-		return nil, false, err
-	}
-	defer s.mu.Unlock()
-	if s.passBy != "" && s.passBy != holder && s.passUntil.After(now) {
-		return nil, false, nil
-	}
-	s.passBy, s.passUntil = holder, now.Add(lease)
-	return func() {
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		if s.passBy == holder {
-			s.passBy = ""
-		}
-	}, true, nil
 }

@@ -36,7 +36,6 @@ func Run(t *testing.T, newStore func(t *testing.T) firmware.Store) {
 	t.Run("ScoutTasks", func(t *testing.T) { testScoutTasks(t, newStore(t)) })
 	t.Run("UploadSlots", func(t *testing.T) { testSlots(t, newStore(t)) })
 	t.Run("ConcurrentUploadSlots", func(t *testing.T) { testConcurrentSlots(t, newStore(t)) })
-	t.Run("PassLock", func(t *testing.T) { testPassLock(t, newStore(t)) })
 }
 
 func must(t *testing.T, err error) {
@@ -539,21 +538,4 @@ func testConcurrentSlots(t *testing.T, s firmware.Store) {
 	if p := peak.Load(); p > 2 || p < 1 {
 		t.Fatalf("peak slots held %d, want 1..2", p)
 	}
-}
-
-func testPassLock(t *testing.T, s firmware.Store) {
-	ctx := context.Background()
-	release, ok, err := s.LockPass(ctx, "worker-a", t0, time.Minute)
-	if err != nil || !ok {
-		t.Fatalf("first LockPass = %v, %v", ok, err)
-	}
-	if _, ok, err := s.LockPass(ctx, "worker-b", t0.Add(time.Second), time.Minute); err != nil || ok {
-		t.Fatalf("a second holder got the pass lock: %v, %v", ok, err)
-	}
-	release()
-	r2, ok, err := s.LockPass(ctx, "worker-b", t0.Add(2*time.Second), time.Minute)
-	if err != nil || !ok {
-		t.Fatalf("after release: %v, %v", ok, err)
-	}
-	r2()
 }

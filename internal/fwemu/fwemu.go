@@ -155,7 +155,7 @@ func Run(ctx context.Context, cfg Config) (Report, error) {
 		return rep, fmt.Errorf("explore: %v %v", err, xr.Failed)
 	}
 	start := time.Now()
-	mgr := &firmware.Manager{Store: store, Hosts: hosts, Catalog: cat, Settings: s, Clock: clock.Real{}, Holder: "fwemu"}
+	mgr := &firmware.Manager{Store: store, Hosts: hosts, Catalog: cat, Settings: s, Clock: clock.Real{}}
 	pass, err := mgr.Pass(ctx)
 	if err != nil {
 		return rep, err

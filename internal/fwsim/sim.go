@@ -223,7 +223,7 @@ func (s *Sim) wire() {
 	s.exec = &firmware.Executor{Store: s.store, Hosts: hosts, BMC: bmcs, Scout: s.scout, ScoutScripts: scripts, Scripts: s.scripts,
 		Catalog: cat, Settings: s.settings, Clock: s.clk}
 	s.steps = s.exec.Steps()
-	s.mgr = &firmware.Manager{Store: s.store, Hosts: hosts, Catalog: cat, Settings: s.settings, Clock: s.clk, Holder: fmt.Sprintf("worker-%d", s.seq)}
+	s.mgr = &firmware.Manager{Store: s.store, Hosts: hosts, Catalog: cat, Settings: s.settings, Clock: s.clk}
 }
 
 func (s *Sim) schedule(d time.Duration, kind eventKind, machine string) {
