@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -81,8 +82,13 @@ func TestReplayReportsNothing(t *testing.T) {
 	for _, f := range files {
 		obs := &observations{}
 		r := worker.NewWorkflowReplayer()
-		r.RegisterWorkflowWithOptions(temporal.Enrollment.Func(temporal.ActivityOptions{Observer: obs}), temporal.WorkflowRegisterOptions())
-		if err := r.ReplayWorkflowHistoryFromJSONFile(sdklog.NewStructuredLogger(slog.New(slog.DiscardHandler)), f); err != nil {
+		opts := temporal.ActivityOptions{Observer: obs}
+		if strings.HasPrefix(filepath.Base(f), "continued-") {
+			opts.ContinueAsNewAt = 40 // as TestReplayRecordedHistories
+		}
+		r.RegisterWorkflowWithOptions(temporal.Enrollment.Func(opts), temporal.WorkflowRegisterOptions())
+		h, exec := loadHistory(t, f)
+		if err := r.ReplayWorkflowHistoryWithOptions(sdklog.NewStructuredLogger(slog.New(slog.DiscardHandler)), h, worker.ReplayWorkflowHistoryOptions{OriginalExecution: exec}); err != nil {
 			t.Fatalf("replaying %s: %v", f, err)
 		}
 		if k := obs.keys(); len(k) > 0 {
