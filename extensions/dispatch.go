@@ -159,6 +159,9 @@ type PlannedTask struct {
 	// Abandoned is a delivery left started that a redelivery replaces:
 	// it is recorded interrupted first.
 	Abandoned *Execution `json:"abandoned,omitempty"`
+	// Attempts are the runs earlier firings made of DeliveryID (a webhook
+	// delivered again under its webhook-id): this firing's runs add to them.
+	Attempts int `json:"attempts,omitempty"`
 }
 
 // PlanOut lists the tasks in dispatch order.
@@ -390,6 +393,10 @@ type Report struct {
 
 // Delivery is what became of one task.
 type Delivery struct {
+	// EventID and Stage are the event the delivery belongs to (a body that
+	// fires several events reports all their deliveries in one Report).
+	EventID    string     `json:"eventId,omitempty"`
+	Stage      Stage      `json:"stage,omitempty"`
 	Extension  string     `json:"extension"`
 	Task       string     `json:"task"`
 	TaskType   TaskType   `json:"taskType"`
@@ -488,8 +495,8 @@ func (f *firing) deliver(ctx context.Context, p PlannedTask) (Delivery, error) {
 		// history from an earlier release).
 		p.DeliveryID = DeliveryID(f.ev.ID, p.Extension, p.Task)
 	}
-	exec := Execution{DeliveryID: p.DeliveryID, EventID: f.ev.ID, Stage: f.ev.Stage, Extension: p.Extension, Task: p.Task, TaskType: p.TaskType, StartedAt: now}
-	del := Delivery{Extension: p.Extension, Task: p.Task, TaskType: p.TaskType, DeliveryID: p.DeliveryID}
+	exec := Execution{DeliveryID: p.DeliveryID, EventID: f.ev.ID, Stage: f.ev.Stage, Extension: p.Extension, Task: p.Task, TaskType: p.TaskType, StartedAt: now, Attempts: p.Attempts}
+	del := Delivery{EventID: f.ev.ID, Stage: f.ev.Stage, Extension: p.Extension, Task: p.Task, TaskType: p.TaskType, DeliveryID: p.DeliveryID}
 	var skip *hostforge.Failure
 	if by, ok := f.stoppedBy[p.Extension]; ok {
 		skip = TaskFailed.New("not run: task %s of extension %s failed and its failurePolicy is fail", by, p.Extension)
@@ -501,12 +508,12 @@ func (f *firing) deliver(ctx context.Context, p PlannedTask) (Delivery, error) {
 		del.Status, del.Code, del.Message = StatusSkipped, skip.Code, skip.Message
 		return del, f.store.Run(ctx, StepRecord, RecordIn{Execution: exec}, nil)
 	}
-	exec.Status = StatusRunning
+	exec.Status, exec.Attempts = StatusRunning, p.Attempts+1
 	if err := f.store.Run(ctx, StepBegin, RecordIn{Execution: exec}, nil); err != nil {
 		return del, err
 	}
-	out, err := runTask(ctx, f.rt, RunIn{Event: f.ev, Task: p, DeliveryID: p.DeliveryID, Deadline: f.deadline, StartedAt: now}, f.deadline.Sub(now))
-	exec.FinishedAt = f.rt.Now(ctx)
+	out, calls, err := runTask(ctx, f.rt, RunIn{Event: f.ev, Task: p, DeliveryID: p.DeliveryID, Deadline: f.deadline, StartedAt: now}, f.deadline.Sub(now))
+	exec.FinishedAt, exec.Attempts = f.rt.Now(ctx), p.Attempts+calls
 	if err != nil {
 		_, fl, _ := hostforge.Classify(err)
 		if fl.Code == hostforge.Cancelled.Code {

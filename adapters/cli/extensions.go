@@ -277,6 +277,8 @@ payload; 4 when a template fails on the payload.
 }
 
 type fireJSON struct {
+	Extension  string `json:"extension"`
+	Stage      string `json:"stage"`
 	Task       string `json:"task"`
 	Status     string `json:"status"`
 	DeliveryID string `json:"deliveryId"`
@@ -382,7 +384,8 @@ needs --container-runtime. --config takes these settings, the vault and the
 definitions directory from a config file's extensions: and vault: sections.
 
 With -o json the output is a JSON array, one object per task in order:
-{"task", "status", "deliveryId", "message", "eventId"}, where status is
+{"extension", "stage", "task", "status", "deliveryId", "message",
+"eventId"}, where status is
 succeeded, failed or skipped. skipped is a task that succeeded in an
 earlier firing of the event (its message starts "succeeded earlier:").
 A task that was not run, because an earlier task of its extension failed
@@ -518,7 +521,11 @@ func fireRows(rep extensions.Report) ([]fireJSON, []*hostforge.Failure) {
 	rows := make([]fireJSON, 0, len(rep.Deliveries))
 	for _, d := range rep.Deliveries {
 		status := fireStatus(d)
-		rows = append(rows, fireJSON{Task: d.Task, Status: status, DeliveryID: d.DeliveryID, Message: d.Message, EventID: rep.EventID})
+		ev, stage := d.EventID, d.Stage
+		if ev == "" {
+			ev, stage = rep.EventID, rep.Stage
+		}
+		rows = append(rows, fireJSON{Extension: d.Extension, Stage: string(stage), Task: d.Task, Status: status, DeliveryID: d.DeliveryID, Message: d.Message, EventID: ev})
 		if status == string(extensions.StatusFailed) {
 			spec, ok := hostforge.Lookup(d.Code)
 			if !ok {

@@ -398,7 +398,8 @@ func definition(x ExtSpec) []byte {
 	}
 	return []byte(fmt.Sprintf(`{"kind": "ExtensionDefinition", "schemaVersion": "1.1", "name": %q, "label": %q, "extensionType": "workflow",
  "vendor": "hostforge", "extensionVersion": "1", "icon": "i", "dependencies": {}, "inputs": [], "outputs": [],
- "assets": [{"label": "bundle", "name": "bundle", "assetType": "AnsibleBundle", "url": "https://example.com/bundle.zip"}],
+ "assets": [{"label": "bundle", "name": "bundle", "assetType": "AnsibleBundle", "url": "https://example.com/bundle.zip",
+  "sha256": "0b0b0b0b0b0b0b0b0b0b0b0b0b0b0b0b0b0b0b0b0b0b0b0b0b0b0b0b0b0b0b0b"}],
  "onAssetChange": [{"stage": "serverRegistered", "tasks": [%s]}]}`, x.Name, x.Name, strings.Join(ts, ", ")))
 }
 
