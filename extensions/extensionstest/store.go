@@ -194,11 +194,11 @@ func testOutputs(t *testing.T, s extensions.Store) {
 func testInvalid(t *testing.T, s extensions.Store) {
 	ctx := context.Background()
 	bad := map[string]extensions.Execution{
-		"no delivery ID": func() extensions.Execution { r := record("", t0); return r }(),
-		"no extension":   func() extensions.Execution { r := record("x1", t0); r.Extension = ""; return r }(),
-		"no task":        func() extensions.Execution { r := record("x2", t0); r.Task = ""; return r }(),
-		"unknown status": func() extensions.Execution { r := record("x3", t0); r.Status = "done"; return r }(),
-		"no start time":  func() extensions.Execution { r := record("x4", time.Time{}); return r }(),
+		"no delivery ID":    func() extensions.Execution { r := record("", t0); return r }(),
+		"no extension":      func() extensions.Execution { r := record("x1", t0); r.Extension = ""; return r }(),
+		"no task":           func() extensions.Execution { r := record("x2", t0); r.Task = ""; return r }(),
+		"unknown status":    func() extensions.Execution { r := record("x3", t0); r.Status = "done"; return r }(),
+		"no start time":     func() extensions.Execution { r := record("x4", time.Time{}); return r }(),
 		"negative attempts": func() extensions.Execution { r := record("x6", t0); r.Attempts = -1; return r }(),
 		"outputs not JSON": func() extensions.Execution {
 			r := record("x5", t0)
