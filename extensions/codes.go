@@ -40,6 +40,16 @@ var (
 		Retryable: false,
 		Action:    "The task's template failed on this payload (the message gives the line, column and expression): fix the template or the payload, check it with 'hostforge extensions render', then fire the event again.",
 	})
+	// TemplateInvalidJSON: a webhook whose body is JSON (its Content-Type
+	// says so, or, unset, the body starts with { or [) rendered to text
+	// that is not JSON — a value left undefined, an unquoted string.
+	TemplateInvalidJSON = hostforge.Declare(hostforge.Spec{
+		Code:      "EXTENSION_TEMPLATE_INVALID_JSON",
+		Phase:     "extensions",
+		Owner:     hostforge.OwnerInfraEng,
+		Retryable: false,
+		Action:    "The webhook's requestTemplate rendered a body that is not valid JSON (the message names the task and the offset where it breaks, often a value the payload lacks or a string not passed through dump): fix the template, check it with 'hostforge extensions render', then fire the event again. Nothing was sent.",
+	})
 	// RunnerMissing: no runner is configured for a task type.
 	RunnerMissing = hostforge.Declare(hostforge.Spec{
 		Code:      "EXTENSION_RUNNER_MISSING",

@@ -55,6 +55,15 @@ type Dispatcher struct {
 	Secrets SecretSource
 	// Strict renders templates in strict mode.
 	Strict bool
+	// Instances are the site's values of the extensions' inputs and
+	// configVars (the config's extensions.instances), by extension name;
+	// Vault reads the ones that are vault references, when a task runs.
+	Instances Instances
+	Vault     ItemReader
+	// StageDeadline is the stage deadline of the events hostforge's own
+	// sources fire (enrollment, NetBox, the Ironic projection);
+	// DefaultStageDeadline when 0.
+	StageDeadline time.Duration
 	// Servers reads what a serverRegistered event maps, for
 	// FireServerRegistered (nil: that body fails with
 	// EXTENSION_RUNNER_CONFIG_INVALID when a task is bound to the stage).
@@ -257,7 +266,12 @@ func (d *Dispatcher) Run(ctx context.Context, in RunIn) (RunOut, error) {
 	if err != nil {
 		return RunOut{}, err
 	}
-	body, vars, err := x.render(t, data, RenderOptions{Strict: d.Strict})
+	sv, err := x.values(ctx, d.Instances[x.Name], d.Vault, false)
+	if err != nil {
+		return RunOut{}, err
+	}
+	secrets = append(sv.secrets, secrets...)
+	body, vars, err := x.render(t, data, sv, RenderOptions{Strict: d.Strict})
 	if err != nil {
 		return RunOut{}, scrubFailure(err, secrets)
 	}
@@ -267,7 +281,8 @@ func (d *Dispatcher) Run(ctx context.Context, in RunIn) (RunOut, error) {
 	}
 	req := Request{DeliveryID: in.DeliveryID, EventID: in.Event.ID, Stage: in.Event.Stage, Extension: x.Name,
 		Task: t.Label, TaskType: t.TaskType, Deadline: in.Deadline, Webhook: t.webhook, SSH: t.ssh, Ansible: t.ansible,
-		Assets: x.Definition.Assets, Source: x.Source, Body: body, Variables: vars, IncludesSecrets: t.IncludeSecrets && data.full != nil}
+		Assets: x.Definition.Assets, Source: x.Source, Body: body, Variables: vars,
+		IncludesSecrets: t.IncludeSecrets && data.full != nil || len(sv.secrets) > 0}
 	if t.TaskType.AtMostOnce() {
 		if err := d.startEffect(ctx, in); err != nil {
 			return RunOut{}, err

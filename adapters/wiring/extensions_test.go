@@ -126,6 +126,16 @@ func TestOpenWiresExtensionsAndFiresServerRegistered(t *testing.T) {
 func TestOpenRefusesBadExtensionsSection(t *testing.T) {
 	r := newRig(t, fakeIronicRoot(t, "1.82"))
 	defs := t.TempDir()
+	dnsDefs := t.TempDir()
+	dns := `{"kind": "ExtensionDefinition", "schemaVersion": "1.1", "name": "dns", "label": "dns", "extensionType": "workflow",
+ "vendor": "v", "extensionVersion": "1", "icon": "i", "dependencies": {}, "inputs": [], "outputs": [], "assets": [],
+ "configVars": [{"label": "Zone", "name": "zone", "inputType": "ExtensionInputString"},
+                {"label": "API key", "name": "apiKey", "inputType": "ExtensionInputString", "isPassword": true}],
+ "onAssetChange": [{"stage": "serverCreateDNS", "tasks": [{"label": "add", "taskType": "ExtensionTaskWebhook",
+   "options": {"endpoint": "https://dns.example.net/", "method": "POST", "requestTemplate": "{{ configVars.zone }}"}}]}]}`
+	if err := os.WriteFile(filepath.Join(dnsDefs, "dns.json"), []byte(dns), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct {
 		name, section, code, want string
 	}{
@@ -134,6 +144,17 @@ func TestOpenRefusesBadExtensionsSection(t *testing.T) {
 		{"known_hosts missing", "extensions:\n  definitions: " + defs + "\n  known_hosts: /nonexistent/known_hosts\n", wiring.ConfigInvalid.Code, "extensions.known_hosts"},
 		{"unknown container runtime", "extensions:\n  definitions: " + defs + "\n  container_runtime: lxc\n", wiring.ConfigInvalid.Code, "want podman or docker"},
 		{"unknown key", "extensions:\n  definitions: " + defs + "\n  knownhosts: x\n", wiring.ConfigInvalid.Code, "extensions.knownhosts: unknown key"},
+		{"stage deadline zero", "extensions:\n  definitions: " + defs + "\n  stage_deadline: 0s\n", wiring.ConfigInvalid.Code, "extensions.stage_deadline: 0s: want a positive duration"},
+		{"required input without a value", "extensions:\n  definitions: " + dnsDefs + "\n  instances:\n    dns:\n      apiKey: {vault: dns-api.password}\n", wiring.ConfigInvalid.Code,
+			`extensions.instances.dns.zone: missing: configVar "zone" of extension dns has no defaultValue`},
+		{"password inline", "extensions:\n  definitions: " + dnsDefs + "\n  instances:\n    dns:\n      zone: z\n      apiKey: hunter22\n", wiring.ConfigInvalid.Code,
+			"extensions.instances.dns.apiKey: apiKey is an isPassword input of extension dns: its value must be a vault reference"},
+		{"vault item missing", "extensions:\n  definitions: " + dnsDefs + "\n  instances:\n    dns:\n      zone: z\n      apiKey: {vault: dns-api.password}\n", wiring.ConfigInvalid.Code,
+			"extensions.instances.dns.apiKey: the vault item dns-api"},
+		{"bad vault reference", "extensions:\n  definitions: " + dnsDefs + "\n  instances:\n    dns:\n      zone: z\n      apiKey: {vault: dns-api}\n", wiring.ConfigInvalid.Code,
+			`extensions.instances.dns.apiKey: vault: "dns-api": want ITEM.FIELD`},
+		{"events without TLS", "extensions:\n  definitions: " + defs + "\n  netbox_events: {listen: 127.0.0.1:0, secret_item: nb}\n", wiring.ConfigInvalid.Code,
+			"extensions.netbox_events.cert_file: the NetBox events endpoint serves TLS only"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := r.open(t, context.Background(), r.cfg+tc.section, wiring.Options{})
