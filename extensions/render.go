@@ -77,7 +77,7 @@ func parsePayload(stage Stage, payload []byte) (*nunjucks.Object, error) {
 
 // checkPayloadKey refuses a payload without its stage's object: tasks
 // would render every field empty (a networkDevice payload fired as
-// serverRegistered runs "echo ”").
+// serverRegistered runs echo with an empty argument).
 func checkPayloadKey(stage Stage, obj *nunjucks.Object) error {
 	key := stage.PayloadKey()
 	v, ok := obj.Get(key)
