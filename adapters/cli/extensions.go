@@ -44,7 +44,7 @@ renders them with autoescape off, plus the shellquote filter.`,
 			return usageErr(fmt.Errorf("missing subcommand: validate, render, fire, history, outputs or listen"))
 		},
 	}
-	cmd.AddCommand(a.extValidateCmd(), a.extRenderCmd(), a.extFireCmd(), a.extHistoryCmd(), a.extOutputsCmd())
+	cmd.AddCommand(a.extValidateCmd(), a.extRenderCmd(), a.extFireCmd(), a.extHistoryCmd(), a.extOutputsCmd(), a.extListenCmd())
 	return cmd
 }
 

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 	"go.temporal.io/sdk/worker"
 
+	"github.com/hostforge/hostforge/adapters/extevents"
 	"github.com/hostforge/hostforge/adapters/temporal"
 	"github.com/hostforge/hostforge/adapters/wiring"
 	"github.com/hostforge/hostforge/extensions"
@@ -45,7 +46,7 @@ func extensionsWorkflow(s *wiring.Systems) (temporal.Workflow, error) {
 		}
 		d = extensions.NewDispatcher(empty, nil, extensionsfake.NewStore())
 	}
-	return temporal.Workflow{Name: "extensions", Steps: d, Definitions: []temporal.Definition{temporal.Extensions, temporal.ServerRegistered}}, nil
+	return temporal.Workflow{Name: "extensions", Steps: d, Definitions: []temporal.Definition{temporal.Extensions, temporal.ServerRegistered, temporal.ExtensionEvents}}, nil
 }
 
 // temporalFlags are the flags that reach a Temporal frontend.
@@ -77,8 +78,16 @@ every Ironic instance of the config. It also runs extension dispatch: with
 an extensions: section, each enrollment submitted from a config that has
 one fires serverRegistered once it succeeds, as a workflow of its own
 (extensions/serverRegistered/<enrollment run ID>) whose tasks — webhooks, SSH
-commands, Ansible playbooks — run as activities on the workers. Submit work to it with
-'hostforge enroll --config FILE --temporal ADDRESS DEVICE...'.
+commands, Ansible playbooks — run as activities on the workers; the same
+workflow fires serverCreateDNS for the host's BMC record set. With
+extensions.netbox_events it serves the endpoint of NetBox's event rules
+(POST /netbox/events over TLS, every request checked by its
+X-Hook-Signature), whose device events fire serverDecommissioned and
+serverDeleteDNS, switchRegistered and switchCreateDNS, switchDecommissioned
+and switchDeleteDNS, each occurrence a workflow of its own
+(extensions/netbox/<request ID>/dcim.device/<device ID>); and the Ironic
+projection fires serverInstanceUpdate for each deploy transition it sees.
+Submit work to it with 'hostforge enroll --config FILE --temporal ADDRESS DEVICE...'.
 
 Workflows survive the worker: waits are durable timers, and a step a dead
 worker left is rerun (every step is idempotent) when a worker polls again —
@@ -183,6 +192,12 @@ worker.
 			return err
 		}
 		defer func() { stopSvc(); svc.stop() }()
+		sources, err := extevents.Start(sys, temporal.EventSubmitter{Client: c, Queue: tf.queue}, "", false, out)
+		if err != nil {
+			w.Stop()
+			return usageErr(err)
+		}
+		defer sources.Stop()
 		fmt.Fprintf(out, "worker polling task queue %s at %s (namespace %s) for %s on site %s; interrupt to stop\n",
 			tf.queue, tf.address, tf.namespace, strings.Join(names, ", "), sys.Site)
 		projCtx, stopProj := context.WithCancel(ctx)

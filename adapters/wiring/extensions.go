@@ -2,6 +2,7 @@ package wiring
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -9,7 +10,9 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"unicode/utf8"
 
+	"github.com/hostforge/hostforge"
 	"github.com/hostforge/hostforge/adapters/ansible"
 	"github.com/hostforge/hostforge/adapters/ssh"
 	"github.com/hostforge/hostforge/adapters/webhook"
@@ -297,6 +300,15 @@ func openExtensions(ctx context.Context, cfg *Config, s *Systems, log *slog.Logg
 		d.Servers = &serverSource{netbox: s.Enrollment.NetBox, ironic: s.Enrollment.Ironic}
 	}
 	s.Extensions = d
+	if s.Projector != nil {
+		s.DeployWatcher = &extensions.DeployWatcher{Dispatcher: d, Log: log}
+		s.Projector.Observer = s.DeployWatcher
+	}
+	if x.NetBoxEvents != nil {
+		if s.NetBoxEvents, err = openNetBoxEvents(ctx, cfg, s); err != nil {
+			return err
+		}
+	}
 	n := 0
 	for _, e := range reg.Extensions() {
 		if e.Active() {
@@ -305,6 +317,48 @@ func openExtensions(ctx context.Context, cfg *Config, s *Systems, log *slog.Logg
 	}
 	log.Info("extensions wired", "phase", "wiring", "definitions", x.Definitions, "active", n, "left_out", len(bad))
 	return nil
+}
+
+// NetBoxEventsSystems are what the endpoint of NetBox's event rules needs:
+// where it listens, its TLS, the webhook's secret and the mapping rules.
+type NetBoxEventsSystems struct {
+	Listen string
+	TLS    *tls.Config
+	// Secret is the NetBox webhook's secret (registered with the
+	// process's Secrets; never logged).
+	Secret []byte
+	Rules  extensions.NetBoxRules
+}
+
+// openNetBoxEvents loads the endpoint's certificate and reads the
+// webhook's secret from the vault item extensions.netbox_events.secret_item
+// names: a missing item or field, or a secret shorter than
+// MinNetBoxSecretLen characters, is CONFIG_INVALID naming the key.
+func openNetBoxEvents(ctx context.Context, cfg *Config, s *Systems) (*NetBoxEventsSystems, error) {
+	e := cfg.Extensions.NetBoxEvents
+	cert, err := tls.LoadX509KeyPair(e.CertFile, e.KeyFile)
+	if err != nil {
+		return nil, cfg.invalid("extensions.netbox_events.cert_file", "%v", err)
+	}
+	const key = "extensions.netbox_events.secret_item"
+	if s.Vault == nil {
+		return nil, cfg.invalid(key, "names a vault item, but the config has no vault: section")
+	}
+	item, err := s.Vault.Item(ctx, e.SecretItem)
+	if errors.Is(err, hostforge.ErrNotFound) {
+		return nil, cfg.invalid(key, "the vault %s has no item %q: add it with a %s field holding the NetBox webhook's secret (%d characters or more)", s.Vault.Path(), e.SecretItem, NetBoxSecretField, MinNetBoxSecretLen)
+	}
+	if err != nil {
+		return nil, cfg.invalid(key, "reading the vault item %q: %v", e.SecretItem, err)
+	}
+	secret := item[NetBoxSecretField]
+	s.Secrets.Add(secret)
+	if n := utf8.RuneCountInString(secret); n < MinNetBoxSecretLen {
+		return nil, cfg.invalid(key, "the vault item %q's %s field has %d characters; want at least %d", e.SecretItem, NetBoxSecretField, n, MinNetBoxSecretLen)
+	}
+	return &NetBoxEventsSystems{Listen: e.Listen, Secret: []byte(secret),
+		TLS:   &tls.Config{MinVersion: tls.VersionTLS12, Certificates: []tls.Certificate{cert}},
+		Rules: extensions.NetBoxRules{SwitchRoles: append([]string(nil), cfg.Extensions.SwitchRoles...), StageDeadline: cfg.Extensions.StageDeadline.D()}}, nil
 }
 
 // checkInstances refuses what extensions.instances cannot give the loaded
