@@ -225,7 +225,9 @@ func (c *cancelAfter) Sleep(ctx context.Context, d time.Duration) error {
 // observed records what a projection pass showed its observer.
 type observed map[string]int
 
-func (o observed) ObserveNodes(_ context.Context, instance string, nodes []ironic.Node) { o[instance] += len(nodes) }
+func (o observed) ObserveNodes(_ context.Context, instance string, nodes []ironic.Node) {
+	o[instance] += len(nodes)
+}
 
 // The observer is shown each listed instance's nodes, and not an instance
 // that could not be listed.
