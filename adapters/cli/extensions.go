@@ -35,10 +35,19 @@ through onAssetChange, as MetalSoft's ExtensionDefinition does. The twelve
 stages: ` + strings.Join(stageList(), ", ") + `.
 
 Templates (requestTemplate, commandTemplate) render exactly as Nunjucks 3.2.4
-renders them with autoescape off, plus the shellquote filter.`,
-		Example: `  hostforge extensions validate defs/*.json
-  hostforge extensions render --definition notify.json --stage serverRegistered --payload server.json -o json
-  hostforge extensions fire --definition notify.json --stage serverRegistered --payload server.json`,
+renders them with autoescape off, plus the shellquote filter.
+
+Events come from enrollment (serverRegistered, serverCreateDNS), NetBox's
+event rules (the server and switch stages; 'hostforge worker' or
+'hostforge extensions listen'), the Ironic projection
+(serverInstanceUpdate), or an operator ('extensions fire'). 'history' and
+'outputs' read what dispatch recorded. Examples of each task type, and a
+payload per stage, are in the repository's examples/extensions.`,
+		Example: `  hostforge extensions validate --config /etc/hostforge/lab1.yaml
+  hostforge extensions render --definition dns-records.json --stage serverCreateDNS --payload payloads/serverCreateDNS.json -o json
+  hostforge extensions fire --definition inventory-ansible.json --stage serverRegistered --payload payloads/serverRegistered.json
+  hostforge extensions history --config /etc/hostforge/lab1.yaml --since 24h -o json
+  hostforge extensions listen --config /etc/hostforge/lab1.yaml`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return usageErr(fmt.Errorf("missing subcommand: validate, render, fire, history, outputs or listen"))
