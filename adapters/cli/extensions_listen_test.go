@@ -59,10 +59,20 @@ func eventsCert(t *testing.T, dir string) (certFile, keyFile string, client *htt
 	return certFile, keyFile, &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}}}
 }
 
-// eventsLab is a lab whose config has an extensions: section firing a
-// signed webhook to url on serverDecommissioned, and the NetBox events
-// endpoint with its secret in the vault.
-func eventsLab(t *testing.T, ctx context.Context, url, listen string) (*lab.Lab, string, *http.Client) {
+// retireDef fires a signed webhook to url on serverDecommissioned with the
+// device's name, serial and status.
+func retireDef(url string) string {
+	return `{"kind": "ExtensionDefinition", "schemaVersion": "1.1", "name": "retire", "label": "retire", "extensionType": "workflow",
+ "vendor": "v", "extensionVersion": "1", "icon": "i", "dependencies": {}, "inputs": [], "outputs": [], "assets": [],
+ "onAssetChange": [{"stage": "serverDecommissioned", "tasks": [{"label": "notify", "taskType": "ExtensionTaskWebhook",
+   "options": {"endpoint": "` + url + `/retired", "method": "POST", "signingSecret": "notify-signing",
+     "requestTemplate": "{\"device\": {{ server.netboxDevice | dump }}, \"serial\": {{ server.serialNumber | dump }}, \"status\": {{ server.serverStatus | dump }}}"}}]}]}`
+}
+
+// eventsLab is a lab whose config has an extensions: section with def
+// (whose webhooks sign with the vault item notify-signing), and the NetBox
+// events endpoint with its secret in the vault.
+func eventsLab(t *testing.T, ctx context.Context, def, listen string) (*lab.Lab, string, *http.Client) {
 	t.Helper()
 	l, err := lab.Start(ctx, lab.Options{Dir: filepath.Join(t.TempDir(), "lab")})
 	if err != nil {
@@ -73,12 +83,7 @@ func eventsLab(t *testing.T, ctx context.Context, url, listen string) (*lab.Lab,
 	if err := os.MkdirAll(defs, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	def := `{"kind": "ExtensionDefinition", "schemaVersion": "1.1", "name": "retire", "label": "retire", "extensionType": "workflow",
- "vendor": "v", "extensionVersion": "1", "icon": "i", "dependencies": {}, "inputs": [], "outputs": [], "assets": [],
- "onAssetChange": [{"stage": "serverDecommissioned", "tasks": [{"label": "notify", "taskType": "ExtensionTaskWebhook",
-   "options": {"endpoint": "` + url + `/retired", "method": "POST", "signingSecret": "notify-signing",
-     "requestTemplate": "{\"device\": {{ server.netboxDevice | dump }}, \"serial\": {{ server.serialNumber | dump }}, \"status\": {{ server.serverStatus | dump }}}"}}]}]}`
-	if err := os.WriteFile(filepath.Join(defs, "retire.json"), []byte(def), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(defs, "ext.json"), []byte(def), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	v, err := vault.Open(filepath.Join(l.Dir, lab.VaultFile))
@@ -94,18 +99,23 @@ func eventsLab(t *testing.T, ctx context.Context, url, listen string) (*lab.Lab,
 		}
 	}
 	certFile, keyFile, client := eventsCert(t, l.Dir)
-	section := fmt.Sprintf("extensions:\n  definitions: %q\n  switch_roles: [switch]\n  netbox_events:\n    listen: %s\n    cert_file: %q\n    key_file: %q\n    secret_item: netbox-webhook\n",
-		defs, listen, certFile, keyFile)
-	f, err := os.OpenFile(l.Config, os.O_APPEND|os.O_WRONLY, 0)
+	// The lab's Ironic section names an Ironic on loopback it does not
+	// start: without it, the projection and its deploy watcher do not run
+	// (the Ironic test adds one that runs).
+	b, err := os.ReadFile(l.Config)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.WriteString(section); err != nil {
+	doc := ironicSection.ReplaceAllString(string(b), "gates:")
+	section := fmt.Sprintf("extensions:\n  definitions: %q\n  switch_roles: [switch]\n  netbox_events:\n    listen: %s\n    cert_file: %q\n    key_file: %q\n    secret_item: netbox-webhook\n",
+		defs, listen, certFile, keyFile)
+	if err := os.WriteFile(l.Config, []byte(doc+section), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	f.Close()
 	return l, defs, client
 }
+
+var ironicSection = regexp.MustCompile(`(?ms)^ironic:\n.*?^gates:`)
 
 var endpointLine = regexp.MustCompile(`NetBox events endpoint on (https://[^ \n]+)`)
 
@@ -120,7 +130,7 @@ func TestExtensionsListenFiresNetBoxEventsInProcess(t *testing.T) {
 	defer rs.Close()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	l, _, client := eventsLab(t, ctx, rs.URL, "127.0.0.1:0")
+	l, _, client := eventsLab(t, ctx, retireDef(rs.URL), "127.0.0.1:0")
 
 	var out syncBuffer
 	done := make(chan int)
@@ -180,6 +190,7 @@ func TestExtensionsListenFiresNetBoxEventsInProcess(t *testing.T) {
 	if code := <-done; code != ExitOK {
 		t.Fatalf("listen exited %d:\n%s", code, out.String())
 	}
+	client.CloseIdleConnections()
 	if n := len(recv.got()); n != 1 {
 		t.Fatalf("the receiver got %d deliveries, want the signed request's one", n)
 	}
