@@ -196,8 +196,8 @@ func checkDecommissioned(t *testing.T, l *lab.Lab, got func() []swSeen, device s
 }
 
 // TestNetBoxEventRuleThroughTheWorker: a NetBox event rule (the
-// emulator's, signed as NetBox signs) reaches 'hostforge worker”s
-// endpoint; the event is dispatched on the real Temporal dev server, and a
+// emulator's, signed as NetBox signs) reaches the endpoint of 'hostforge worker';
+// the event is dispatched on the real Temporal dev server, and a
 // receiver on the Standard Webhooks reference library gets
 // serverDecommissioned with the device's fields and a valid signature. The
 // same change sent by a rule with another secret is answered 401 and
