@@ -104,7 +104,7 @@ not succeeded.
 			local.Close(sctx)
 		}()
 		out := cmd.OutOrStdout()
-		sources, err := extevents.Start(sys, local, listen, true, out)
+		sources, err := extevents.Start(ctx, sys, local, listen, true, out)
 		if err != nil {
 			return usageErr(err)
 		}

@@ -192,7 +192,7 @@ worker.
 			return err
 		}
 		defer func() { stopSvc(); svc.stop() }()
-		sources, err := extevents.Start(sys, temporal.EventSubmitter{Client: c, Queue: tf.queue}, "", false, out)
+		sources, err := extevents.Start(ctx, sys, temporal.EventSubmitter{Client: c, Queue: tf.queue}, "", false, out)
 		if err != nil {
 			w.Stop()
 			return usageErr(err)

@@ -32,10 +32,12 @@ var errNoSection = errors.New("the config has no extensions.netbox_events sectio
 // systems: the Ironic deploy watcher submits through sub, and with
 // extensions.netbox_events the endpoint of NetBox's event rules listens
 // (on listen when it is not empty, else the section's address) and
-// submits through sub. It returns once the endpoint listens; Stop shuts
+// submits through sub; its certificate and the webhook's secret are read
+// here (wiring.OpenNetBoxEvents), so only a process that serves the
+// endpoint needs them. It returns once the endpoint listens; Stop shuts
 // it down. Without extensions it starts nothing. With requireEndpoint set
 // and no extensions.netbox_events section, it refuses (CONFIG_INVALID).
-func Start(sys *wiring.Systems, sub extensions.Submitter, listen string, requireEndpoint bool, out io.Writer) (*Sources, error) {
+func Start(ctx context.Context, sys *wiring.Systems, sub extensions.Submitter, listen string, requireEndpoint bool, out io.Writer) (*Sources, error) {
 	s := &Sources{errs: make(chan error, 1)}
 	if sys == nil || sys.Extensions == nil {
 		if requireEndpoint {
@@ -46,7 +48,10 @@ func Start(sys *wiring.Systems, sub extensions.Submitter, listen string, require
 	if sys.DeployWatcher != nil {
 		sys.DeployWatcher.Submitter = sub
 	}
-	ev := sys.NetBoxEvents
+	ev, err := wiring.OpenNetBoxEvents(ctx, sys.Config, sys)
+	if err != nil {
+		return nil, err
+	}
 	if ev == nil {
 		if requireEndpoint {
 			return nil, wiring.ConfigInvalid.New("extensions.netbox_events: %v", errNoSection)

@@ -304,11 +304,6 @@ func openExtensions(ctx context.Context, cfg *Config, s *Systems, log *slog.Logg
 		s.DeployWatcher = &extensions.DeployWatcher{Dispatcher: d, Log: log}
 		s.Projector.Observer = s.DeployWatcher
 	}
-	if x.NetBoxEvents != nil {
-		if s.NetBoxEvents, err = openNetBoxEvents(ctx, cfg, s); err != nil {
-			return err
-		}
-	}
 	n := 0
 	for _, e := range reg.Extensions() {
 		if e.Active() {
@@ -330,11 +325,16 @@ type NetBoxEventsSystems struct {
 	Rules  extensions.NetBoxRules
 }
 
-// openNetBoxEvents loads the endpoint's certificate and reads the
+// OpenNetBoxEvents loads the endpoint's certificate and reads the
 // webhook's secret from the vault item extensions.netbox_events.secret_item
-// names: a missing item or field, or a secret shorter than
-// MinNetBoxSecretLen characters, is CONFIG_INVALID naming the key.
-func openNetBoxEvents(ctx context.Context, cfg *Config, s *Systems) (*NetBoxEventsSystems, error) {
+// names, for a process that serves the endpoint (the worker, 'extensions
+// listen'; other commands never read them): a missing item or field, or a
+// secret shorter than MinNetBoxSecretLen characters, is CONFIG_INVALID
+// naming the key. Without the section it returns nil.
+func OpenNetBoxEvents(ctx context.Context, cfg *Config, s *Systems) (*NetBoxEventsSystems, error) {
+	if cfg.Extensions == nil || cfg.Extensions.NetBoxEvents == nil {
+		return nil, nil
+	}
 	e := cfg.Extensions.NetBoxEvents
 	cert, err := tls.LoadX509KeyPair(e.CertFile, e.KeyFile)
 	if err != nil {

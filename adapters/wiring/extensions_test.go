@@ -2,12 +2,19 @@ package wiring_test
 
 import (
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
 	"crypto/hmac"
+	"crypto/rand"
 	"crypto/sha256"
+	"crypto/x509"
+	"crypto/x509/pkix"
 	"encoding/base64"
 	"encoding/json"
+	"encoding/pem"
 	"fmt"
 	"io"
+	"math/big"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -15,6 +22,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/hostforge/hostforge"
 	"github.com/hostforge/hostforge/adapters/lab"
@@ -167,5 +175,69 @@ func TestOpenRefusesBadExtensionsSection(t *testing.T) {
 	sys, err := r.open(t, context.Background(), r.cfg, wiring.Options{})
 	if err != nil || sys.Extensions != nil {
 		t.Fatalf("no extensions: section: %v, %+v", err, sys.Extensions)
+	}
+}
+
+// The NetBox events endpoint's certificate and secret are read only by a
+// process that serves it: Open leaves them alone (an operator's 'enroll
+// --config' needs neither), OpenNetBoxEvents refuses a missing or short
+// secret and a certificate that does not load, naming the key.
+func TestOpenNetBoxEventsReadsItsSecretWhenServed(t *testing.T) {
+	r := newRig(t, fakeIronicRoot(t, "1.82"))
+	defs := t.TempDir()
+	dir := t.TempDir()
+	key, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "events"}, NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour)}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	certFile, keyFile := filepath.Join(dir, "e.crt"), filepath.Join(dir, "e.key")
+	kb, _ := x509.MarshalECPrivateKey(key)
+	_ = os.WriteFile(certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600)
+	_ = os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kb}), 0o600)
+	section := func(cert string) string {
+		return fmt.Sprintf("extensions:\n  definitions: %s\n  switch_roles: [leaf]\n  stage_deadline: 20m\n  netbox_events: {listen: 127.0.0.1:0, cert_file: %s, key_file: %s, secret_item: nb-hook}\n", defs, cert, keyFile)
+	}
+	ctx := context.Background()
+	sys, err := r.open(t, ctx, r.cfg+section("/nonexistent/e.crt"), wiring.Options{})
+	if err != nil {
+		t.Fatalf("Open read the endpoint's files: %v", err)
+	}
+	if _, err := wiring.OpenNetBoxEvents(ctx, sys.Config, sys); !wiring.ConfigInvalid.Is(err) || !strings.Contains(err.Error(), "extensions.netbox_events.cert_file") {
+		t.Fatalf("a certificate that does not load: %v", err)
+	}
+	sys, err = r.open(t, ctx, r.cfg+section(certFile), wiring.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		fields map[string]string
+		want   string
+	}{
+		{nil, `has no item "nb-hook"`},
+		{map[string]string{"secret": "short"}, "the vault item \"nb-hook\"'s secret field has 5 characters; want at least 8"},
+	} {
+		if tc.fields != nil {
+			if err := sys.Vault.PutItem(ctx, "nb-hook", tc.fields); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if _, err := wiring.OpenNetBoxEvents(ctx, sys.Config, sys); !wiring.ConfigInvalid.Is(err) || !strings.Contains(err.Error(), tc.want) {
+			t.Fatalf("OpenNetBoxEvents: %v, want %q", err, tc.want)
+		}
+	}
+	if err := sys.Vault.PutItem(ctx, "nb-hook", map[string]string{"secret": "a-long-enough-secret"}); err != nil {
+		t.Fatal(err)
+	}
+	ev, err := wiring.OpenNetBoxEvents(ctx, sys.Config, sys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(ev.Secret) != "a-long-enough-secret" || ev.TLS == nil || ev.Rules.SwitchRoles[0] != "leaf" || ev.Rules.StageDeadline != 20*time.Minute {
+		t.Fatalf("events systems %+v", ev)
+	}
+	if !sys.Secrets.Contains("x a-long-enough-secret y") {
+		t.Error("the secret is not registered with the process's secrets")
 	}
 }

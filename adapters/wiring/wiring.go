@@ -113,9 +113,6 @@ type Systems struct {
 	// Projector's observer; nil without extensions or a projector. It
 	// submits nothing until a long-lived process gives it a Submitter.
 	DeployWatcher *extensions.DeployWatcher
-	// NetBoxEvents is the endpoint of NetBox's event rules; nil without
-	// extensions.netbox_events.
-	NetBoxEvents *NetBoxEventsSystems
 
 	// Firmware is the managed-host firmware update's systems; nil without
 	// the config's firmware: section.
