@@ -3,6 +3,7 @@ package extensions
 import (
 	"strings"
 	"testing"
+	"time"
 )
 
 // A payload without its stage's object is refused, naming the key and the
@@ -71,3 +72,31 @@ func TestJSONWebhookBodiesMustRenderToJSON(t *testing.T) {
 }
 
 func jsonQuote(s string) string { return string(jsonString(s)) }
+
+// Validation says which tasks the stage deadline cuts short: their own
+// timeout (an Ansible task's default hour included) longer than it.
+func TestDeadlineWarnings(t *testing.T) {
+	x := mustParse(t, definition(strings.Join([]string{
+		stage("serverRegistered", sshTask("quick", "true"), ansibleTask("play")),
+		stage("serverDecommissioned", webhookTask("hook", "x")),
+	}, ",")))
+	got := func(d time.Duration) string {
+		var s []string
+		for _, p := range x.DeadlineWarnings(d) {
+			if !p.Warning {
+				t.Errorf("%s is not a warning", p)
+			}
+			s = append(s, p.Path)
+		}
+		return strings.Join(s, " ")
+	}
+	if w := got(0); w != "" {
+		t.Errorf("under the default hour: %s", w)
+	}
+	if w := got(20 * time.Second); w != "$.onAssetChange[0].tasks[0].options.timeout $.onAssetChange[0].tasks[1].options.executionTimeout $.onAssetChange[1].tasks[0].options.timeout" {
+		t.Errorf("under 20s: %s", w)
+	}
+	if w := got(10 * time.Minute); w != "$.onAssetChange[0].tasks[1].options.executionTimeout" {
+		t.Errorf("under 10m: %s (the Ansible task's default is an hour)", w)
+	}
+}
