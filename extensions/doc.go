@@ -234,8 +234,9 @@
 // Enrollment. A successful enrollment fires serverRegistered:
 // [ServerRegistered] maps the device's NetBox intent and the node's
 // inspection inventory to the server object (the mapping is documented on
-// [ServerFromIntent]). When the device has an out-of-band address, it then
-// fires serverCreateDNS, the BMC's record set ([ServerCreateDNSEvent]):
+// [ServerFromIntent]). When the run's BMC phase set the BMC's hostname and
+// the device has an out-of-band address, it then fires serverCreateDNS,
+// the BMC's record set ([ServerCreateDNSEvent]):
 //
 //	serverId           NetBox device ID
 //	serialNumber       NetBox serial

@@ -42,12 +42,16 @@ type Enrolled struct {
 	// Run identifies the enrollment run: a Temporal workflow's run ID, the
 	// CLI's own run. Each run's success is one serverRegistered event.
 	Run string `json:"run"`
+	// BMCHostname says the run's BMC phase set the BMC's hostname: only
+	// then is there a BMC record set, and serverCreateDNS fires.
+	BMCHostname bool `json:"bmcHostname,omitempty"`
 }
 
 // RegisteredOut are the events StepServerRegistered built. Bound is false
 // when no active extension binds a task to serverRegistered (Event is
 // then unset); DNS is the serverCreateDNS event, set when an active
-// extension binds that stage and the BMC has a hostname and an address.
+// extension binds that stage and the BMC has a hostname (the run's BMC
+// phase set it: Enrolled.BMCHostname) and an address.
 // Nothing was read when neither stage is bound.
 type RegisteredOut struct {
 	Bound bool   `json:"bound"`
@@ -60,7 +64,7 @@ type RegisteredOut struct {
 // serverCreateDNS event. It reads nothing when no active extension binds
 // a task to either stage.
 func (d *Dispatcher) ServerRegisteredEvent(ctx context.Context, in Enrolled) (RegisteredOut, error) {
-	registered, dns := d.Bound(ServerRegisteredStage), d.Bound(ServerCreateDNS)
+	registered, dns := d.Bound(ServerRegisteredStage), d.Bound(ServerCreateDNS) && in.BMCHostname
 	if !registered && !dns {
 		return RegisteredOut{}, nil
 	}
@@ -76,7 +80,7 @@ func (d *Dispatcher) ServerRegisteredEvent(ctx context.Context, in Enrolled) (Re
 		return RegisteredOut{}, sourceErr(specs.Classify(err, Phase, "reading device %s from NetBox for serverRegistered", in.Device))
 	}
 	var out RegisteredOut
-	if dns {
+	if dns && in.BMCHostname {
 		ev, ok, err := ServerCreateDNSEvent(in.Run, dev)
 		if err != nil {
 			return RegisteredOut{}, err

@@ -87,13 +87,14 @@ func TestFireServerRegisteredNeedsTheRun(t *testing.T) {
 	}
 }
 
-// An enrollment whose device has a BMC address fires serverCreateDNS after
-// serverRegistered, as an event of the run's own; the DNS event alone
-// reads NetBox and not Ironic, and a device without an out-of-band address
-// fires none.
+// An enrollment whose BMC phase set the BMC's hostname, on a device with a
+// BMC address, fires serverCreateDNS after serverRegistered, as an event
+// of the run's own; the DNS event alone reads NetBox and not Ironic, and a
+// run whose BMC phase did not run, or a device without an out-of-band
+// address, fires none.
 func TestFireServerRegisteredAlsoFiresServerCreateDNS(t *testing.T) {
 	inv := realdata.Read(t, "ipa-inventory", "understack", "dell-r7615-inventory-raw-lldp.json")
-	host := extensions.Enrolled{Device: "CPU-R3-U17", Instance: "ironic-cpu", Node: "6f1e3a52-node", Run: "run-7"}
+	host := extensions.Enrolled{Device: "CPU-R3-U17", Instance: "ironic-cpu", Node: "6f1e3a52-node", Run: "run-7", BMCHostname: true}
 	dev := intent.Device{ID: 4711, Name: host.Device, Serial: "SN-17", OOBIP: "10.0.3.17"}
 	dnsDef := []byte(strings.Replace(string(def("dns", "", "add:webhook")), `"stage": "serverRegistered"`, `"stage": "serverCreateDNS"`, 1))
 	dnsDef = []byte(strings.Replace(string(dnsDef), `"requestTemplate": "{\"serial\": \"{{ server.serialNumber }}\", \"task\": \"add\"}"`,
@@ -127,11 +128,22 @@ func TestFireServerRegisteredAlsoFiresServerCreateDNS(t *testing.T) {
 		t.Fatalf("DNS only: %s, %v, %d reads (want NetBox's only)", summary(rep), err, src2.Reads())
 	}
 
+	unset := newWorld(t, dnsDef)
+	src4 := extensionsfake.NewServers()
+	src4.PutDevice(dev)
+	unset.d.Servers = src4
+	noHost := host
+	noHost.BMCHostname = false
+	rep, err = extensions.FireServerRegistered(context.Background(), unset.rt, noHost)
+	if err != nil || len(rep.Deliveries) != 0 || src4.Reads() != 0 {
+		t.Fatalf("a run whose BMC phase did not set the hostname: %s, %v, %d reads", summary(rep), err, src4.Reads())
+	}
+
 	noBMC := newWorld(t, dnsDef)
 	src3 := extensionsfake.NewServers()
 	src3.PutDevice(intent.Device{ID: 1, Name: "no-oob"})
 	noBMC.d.Servers = src3
-	rep, err = extensions.FireServerRegistered(context.Background(), noBMC.rt, extensions.Enrolled{Device: "no-oob", Instance: "i", Node: "n", Run: "r"})
+	rep, err = extensions.FireServerRegistered(context.Background(), noBMC.rt, extensions.Enrolled{Device: "no-oob", Instance: "i", Node: "n", Run: "r", BMCHostname: true})
 	if err != nil || len(rep.Deliveries) != 0 {
 		t.Fatalf("a device without a BMC address: %s, %v", summary(rep), err)
 	}

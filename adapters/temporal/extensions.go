@@ -47,7 +47,8 @@ func startServerRegistered(ctx workflow.Context, res enrollment.Result) {
 	if !res.Enrolled || res.Node == "" || res.Failure != nil {
 		return
 	}
-	host := extensions.Enrolled{Device: res.Device, Instance: res.Instance, Node: res.Node, Run: workflow.GetInfo(ctx).WorkflowExecution.RunID}
+	host := extensions.Enrolled{Device: res.Device, Instance: res.Instance, Node: res.Node, Run: workflow.GetInfo(ctx).WorkflowExecution.RunID,
+		BMCHostname: res.Done(enrollment.PhaseBMC)}
 	id := ExtensionsWorkflowID(extensions.ServerRegisteredEventID(host.Run))
 	cctx := workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{
 		WorkflowID:            id,
