@@ -497,6 +497,15 @@ ran; EXTENSION_TASK_INTERRUPTED) is not run again until --redeliver names
 it. --redeliver TASK (a task label, or extension/label; repeatable) runs
 that task again under a new delivery ID, whatever it did before.
 
+The payload must carry the stage's object ("server" for serverRegistered,
+...): one without it is refused (exit 2) and nothing is contacted; so is a
+--stage-deadline of zero or less. The stage deadline bounds every task
+(default: --config's extensions.stage_deadline, else 1h); a task whose own
+timeout is longer is named on the error stream. With --config, the tasks
+get the site's values of their extensions' inputs and configVars
+(extensions.instances; isPassword values read from the vault), and an
+extension whose required input has no value is refused (exit 2).
+
 Tasks read the secrets they name from the file vault (--vault, the same
 YAML vault as the rest of hostforge): a webhook's signingSecret is an item
 whose password signs deliveries (Standard Webhooks; whsec_ base64 or raw
