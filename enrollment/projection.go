@@ -66,6 +66,13 @@ type ReferenceLedger interface {
 	ProjectReference(ctx context.Context, device, reference string) (changed bool, err error)
 }
 
+// NodeObserver is shown each Ironic instance's nodes as a projection pass
+// listed them (the extensions' Ironic source watches deploys in them).
+// It must return promptly: the pass waits for it.
+type NodeObserver interface {
+	ObserveNodes(ctx context.Context, instance string, nodes []ironic.Node)
+}
+
 // Projector projects devices' Ironic references into the ledger.
 type Projector struct {
 	// Instances are the Ironic instances by name (the names the routing
@@ -73,6 +80,8 @@ type Projector struct {
 	Instances map[string]NodeLister
 	Ledger    ReferenceLedger
 	Log       *slog.Logger
+	// Observer, when set, is shown every listed instance's nodes.
+	Observer NodeObserver
 }
 
 // ReferenceChange is one device's projected reference moving.
@@ -147,6 +156,9 @@ func (p *Projector) Project(ctx context.Context) (ProjectionReport, error) {
 		}
 		listed[inst] = true
 		ir.Nodes = len(nodes)
+		if p.Observer != nil {
+			p.Observer.ObserveNodes(ctx, inst, nodes)
+		}
 		for _, n := range nodes {
 			name := strings.TrimSpace(n.Name)
 			if name == "" || n.UUID == "" {

@@ -221,3 +221,27 @@ func (c *cancelAfter) Sleep(ctx context.Context, d time.Duration) error {
 	}
 	return nil
 }
+
+// observed records what a projection pass showed its observer.
+type observed map[string]int
+
+func (o observed) ObserveNodes(_ context.Context, instance string, nodes []ironic.Node) {
+	o[instance] += len(nodes)
+}
+
+// The observer is shown each listed instance's nodes, and not an instance
+// that could not be listed.
+func TestProjectorShowsTheObserverEachListedInstance(t *testing.T) {
+	site := fakes.NewSite()
+	obs := observed{}
+	p := &enrollment.Projector{Ledger: site.Proofs, Observer: obs, Instances: map[string]enrollment.NodeLister{
+		"ironic-gpu": &nodes{list: []ironic.Node{node("g1", "u-g1"), node("g2", "u-g2")}},
+		"ironic-cpu": &nodes{err: hostforge.ErrUnavailable},
+	}}
+	if _, err := p.Project(context.Background()); !enrollment.ProjectionListFailed.Is(err) {
+		t.Fatalf("Project: %v", err)
+	}
+	if !reflect.DeepEqual(obs, observed{"ironic-gpu": 2}) {
+		t.Fatalf("observer saw %v, want the gpu instance's two nodes", obs)
+	}
+}

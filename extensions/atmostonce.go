@@ -91,7 +91,7 @@ func runCallPolicy(in RunIn) flow.CallPolicy {
 // EXTENSION_TASK_INTERRUPTED.
 func (d *Dispatcher) startEffect(ctx context.Context, in RunIn) error {
 	e := Execution{DeliveryID: in.DeliveryID, EventID: in.Event.ID, Stage: in.Event.Stage, Extension: in.Task.Extension,
-		Task: in.Task.Task, TaskType: in.Task.TaskType, Status: StatusStarted, StartedAt: in.startedAt(),
+		Task: in.Task.Task, TaskType: in.Task.TaskType, Status: StatusStarted, StartedAt: in.startedAt(), Attempts: in.Task.Attempts + 1,
 		Message: "started: the task's effect may have begun; this delivery is never run again"}
 	prior, ok, err := d.Store.StartDelivery(ctx, e)
 	switch {
@@ -111,7 +111,7 @@ func (d *Dispatcher) startEffect(ctx context.Context, in RunIn) error {
 // the cautious outcome.
 func (d *Dispatcher) unstart(ctx context.Context, in RunIn) {
 	e := Execution{DeliveryID: in.DeliveryID, EventID: in.Event.ID, Stage: in.Event.Stage, Extension: in.Task.Extension,
-		Task: in.Task.Task, TaskType: in.Task.TaskType, Status: StatusRunning, StartedAt: in.startedAt()}
+		Task: in.Task.Task, TaskType: in.Task.TaskType, Status: StatusRunning, StartedAt: in.startedAt(), Attempts: in.Task.Attempts + 1}
 	if err := d.Store.PutExecution(ctx, e); err != nil {
 		d.log().Warn("the write-ahead of a delivery that waits could not be taken back; its next attempt ends interrupted", "delivery", in.DeliveryID, "error", err)
 	}
@@ -136,21 +136,22 @@ func interrupted(e Execution) *hostforge.Failure {
 // calls the runtime keeps losing.
 const maxLostRuns = 3
 
-// runTask runs one delivery's run step. A call the runtime lost without
-// starting it again (an at-most-once call whose worker died) is followed
-// by a new call, which asks the delivery's record: it ends interrupted
-// when the lost call had started the effect, and runs the task when it
-// had not.
-func runTask(ctx context.Context, rt flow.Runtime, in RunIn, budget time.Duration) (RunOut, error) {
+// runTask runs one delivery's run step and counts its calls. A call the
+// runtime lost without starting it again (an at-most-once call whose
+// worker died) is followed by a new call, which asks the delivery's
+// record: it ends interrupted when the lost call had started the effect,
+// and runs the task when it had not.
+func runTask(ctx context.Context, rt flow.Runtime, in RunIn, budget time.Duration) (RunOut, int, error) {
 	runner := flow.Runner{RT: rt, Policy: runPolicy(budget)}
 	var out RunOut
 	err := runner.Once(ctx, StepRun, in, &out)
-	for calls := 1; flow.AttemptLost.Is(err) && calls < maxLostRuns; calls++ {
+	calls := 1
+	for ; flow.AttemptLost.Is(err) && calls < maxLostRuns; calls++ {
 		out = RunOut{}
 		err = runner.Once(ctx, StepRun, in, &out)
 	}
 	if flow.AttemptLost.Is(err) {
-		return RunOut{}, TaskInterrupted.Wrap(err, "delivery %s of extension %s task %s: %d calls were lost; its outcome is unknown", in.DeliveryID, in.Task.Extension, in.Task.Task, maxLostRuns)
+		return RunOut{}, calls, TaskInterrupted.Wrap(err, "delivery %s of extension %s task %s: %d calls were lost; its outcome is unknown", in.DeliveryID, in.Task.Extension, in.Task.Task, maxLostRuns)
 	}
-	return out, err
+	return out, calls, err
 }

@@ -49,6 +49,16 @@ var (
 		Retryable: false,
 		Action:    "The task's template needed more memory or time than a render may take (the message gives the line and column where it was stopped, and which limit): fix the template (a macro that calls itself, a loop or filter that multiplies a string or array), check it with 'hostforge extensions render', then fire the event again. Raise extensions.render_budget or extensions.render_timeout only for a payload that is really that large.",
 	})
+	// TemplateInvalidJSON: a webhook whose body is JSON (its Content-Type
+	// says so, or, unset, the body starts with { or [) rendered to text
+	// that is not JSON — a value left undefined, an unquoted string.
+	TemplateInvalidJSON = hostforge.Declare(hostforge.Spec{
+		Code:      "EXTENSION_TEMPLATE_INVALID_JSON",
+		Phase:     "extensions",
+		Owner:     hostforge.OwnerInfraEng,
+		Retryable: false,
+		Action:    "The webhook's requestTemplate rendered a body that is not valid JSON (the message names the task and the offset where it breaks, often a value the payload lacks or a string not passed through dump): fix the template, check it with 'hostforge extensions render', then fire the event again. Nothing was sent.",
+	})
 	// RunnerMissing: no runner is configured for a task type.
 	RunnerMissing = hostforge.Declare(hostforge.Spec{
 		Code:      "EXTENSION_RUNNER_MISSING",

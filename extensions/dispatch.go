@@ -57,6 +57,15 @@ type Dispatcher struct {
 	Strict bool
 	// Limits bound each render (the zero value: the defaults).
 	Limits RenderLimits
+	// Instances are the site's values of the extensions' inputs and
+	// configVars (the config's extensions.instances), by extension name;
+	// Vault reads the ones that are vault references, when a task runs.
+	Instances Instances
+	Vault     ItemReader
+	// StageDeadline is the stage deadline of the events hostforge's own
+	// sources fire (enrollment, NetBox, the Ironic projection);
+	// DefaultStageDeadline when 0.
+	StageDeadline time.Duration
 	// Servers reads what a serverRegistered event maps, for
 	// FireServerRegistered (nil: that body fails with
 	// EXTENSION_RUNNER_CONFIG_INVALID when a task is bound to the stage).
@@ -161,6 +170,9 @@ type PlannedTask struct {
 	// Abandoned is a delivery left started that a redelivery replaces:
 	// it is recorded interrupted first.
 	Abandoned *Execution `json:"abandoned,omitempty"`
+	// Attempts are the runs earlier firings made of DeliveryID (a webhook
+	// delivered again under its webhook-id): this firing's runs add to them.
+	Attempts int `json:"attempts,omitempty"`
 }
 
 // PlanOut lists the tasks in dispatch order.
@@ -256,7 +268,12 @@ func (d *Dispatcher) Run(ctx context.Context, in RunIn) (RunOut, error) {
 	if err != nil {
 		return RunOut{}, err
 	}
-	body, vars, err := x.render(ctx, t, data, RenderOptions{Strict: d.Strict, Limits: d.Limits})
+	sv, err := x.values(ctx, d.Instances[x.Name], d.Vault, false)
+	if err != nil {
+		return RunOut{}, err
+	}
+	secrets = append(sv.secrets, secrets...)
+	body, vars, err := x.render(ctx, t, data, sv, RenderOptions{Strict: d.Strict, Limits: d.Limits})
 	scrubber := x.deliverySecrets(secrets, t, body)
 	if err != nil {
 		return RunOut{}, scrubFailure(err, scrubber)
@@ -267,7 +284,8 @@ func (d *Dispatcher) Run(ctx context.Context, in RunIn) (RunOut, error) {
 	}
 	req := Request{DeliveryID: in.DeliveryID, EventID: in.Event.ID, Stage: in.Event.Stage, Extension: x.Name,
 		Task: t.Label, TaskType: t.TaskType, Deadline: in.Deadline, Webhook: t.webhook, SSH: t.ssh, Ansible: t.ansible,
-		Assets: x.Definition.Assets, Source: x.Source, Body: body, Variables: vars, IncludesSecrets: x.receivesSecrets(t)}
+		Assets: x.Definition.Assets, Source: x.Source, Body: body, Variables: vars,
+		IncludesSecrets: x.receivesSecrets(t) || len(sv.secrets) > 0}
 	if t.TaskType.AtMostOnce() {
 		if err := d.startEffect(ctx, in); err != nil {
 			return RunOut{}, err
@@ -395,6 +413,10 @@ type Report struct {
 
 // Delivery is what became of one task.
 type Delivery struct {
+	// EventID and Stage are the event the delivery belongs to (a body that
+	// fires several events reports all their deliveries in one Report).
+	EventID    string     `json:"eventId,omitempty"`
+	Stage      Stage      `json:"stage,omitempty"`
 	Extension  string     `json:"extension"`
 	Task       string     `json:"task"`
 	TaskType   TaskType   `json:"taskType"`
@@ -506,8 +528,8 @@ func (f *firing) deliver(ctx context.Context, p PlannedTask) (Delivery, error) {
 		// history from an earlier release).
 		p.DeliveryID = DeliveryID(f.ev.ID, p.Extension, p.Task)
 	}
-	exec := Execution{DeliveryID: p.DeliveryID, EventID: f.ev.ID, Stage: f.ev.Stage, Extension: p.Extension, Task: p.Task, TaskType: p.TaskType, StartedAt: now}
-	del := Delivery{Extension: p.Extension, Task: p.Task, TaskType: p.TaskType, DeliveryID: p.DeliveryID}
+	exec := Execution{DeliveryID: p.DeliveryID, EventID: f.ev.ID, Stage: f.ev.Stage, Extension: p.Extension, Task: p.Task, TaskType: p.TaskType, StartedAt: now, Attempts: p.Attempts}
+	del := Delivery{EventID: f.ev.ID, Stage: f.ev.Stage, Extension: p.Extension, Task: p.Task, TaskType: p.TaskType, DeliveryID: p.DeliveryID}
 	var skip *hostforge.Failure
 	if by, ok := f.stoppedBy[p.Extension]; ok {
 		skip = TaskFailed.New("not run: task %s of extension %s failed and its failurePolicy is fail", by, p.Extension)
@@ -519,12 +541,12 @@ func (f *firing) deliver(ctx context.Context, p PlannedTask) (Delivery, error) {
 		del.Status, del.Code, del.Message = StatusSkipped, skip.Code, skip.Message
 		return del, f.store.Run(ctx, StepRecord, RecordIn{Execution: exec}, nil)
 	}
-	exec.Status = StatusRunning
+	exec.Status, exec.Attempts = StatusRunning, p.Attempts+1
 	if err := f.store.Run(ctx, StepBegin, RecordIn{Execution: exec}, nil); err != nil {
 		return del, err
 	}
-	out, err := runTask(ctx, f.rt, RunIn{Event: f.ev, Task: p, DeliveryID: p.DeliveryID, Deadline: f.deadline, StartedAt: now}, f.deadline.Sub(now))
-	exec.FinishedAt = f.rt.Now(ctx)
+	out, calls, err := runTask(ctx, f.rt, RunIn{Event: f.ev, Task: p, DeliveryID: p.DeliveryID, Deadline: f.deadline, StartedAt: now}, f.deadline.Sub(now))
+	exec.FinishedAt, exec.Attempts = f.rt.Now(ctx), p.Attempts+calls
 	if err != nil {
 		_, fl, _ := hostforge.Classify(err)
 		if fl.Code == hostforge.Cancelled.Code {

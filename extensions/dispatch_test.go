@@ -338,7 +338,7 @@ func TestSecretTasksAreMarkedAndEveryFormIsScrubbed(t *testing.T) {
   "configVars": [{"label": "Key", "name": "key", "inputType": "ExtensionInputString", "isPassword": true, "defaultValue": "` + apiKey + `"}],
   "onAssetChange": [{"stage": "serverRegistered", "tasks": [
     {"label": "push", "taskType": "ExtensionTaskWebhook", "includeSecrets": true, "failurePolicy": "continue",
-     "options": {"endpoint": "https://hooks.example.com/", "method": "POST", "requestTemplate": "{\"key\": {{ configVars.key | dump }}, \"pw\": {{ server.passwordEncrypted | lower | dump }}, \"vnc\": {{ server.vncPasswordEncrypted | dump }}}"}}]}]}`)
+     "options": {"endpoint": "https://hooks.example.com/", "method": "POST", "requestTemplate": "{\"key\": {{ configVars.key | dump }}, \"pw\": {{ server.passwordEncrypted | lower | dump }}, \"vnc\": {{ server.vncPasswordEncrypted | default(\"\") | dump }}}"}}]}]}`)
 	dump := func(v string) string { j, _ := json.Marshal(v); return string(j) }
 	for _, withPayloadSecrets := range []bool{false, true} {
 		t.Run(fmt.Sprintf("payload secrets %v", withPayloadSecrets), func(t *testing.T) {

@@ -111,10 +111,37 @@
 // requestTemplate and commandTemplate are Nunjucks templates, rendered by
 // package nunjucks exactly as Nunjucks 3.2.4 renders them with autoescape
 // off (gonja parses; the layer gives JavaScript's semantics). The template
-// variables are the payload's keys, plus configVars (name → default) when
-// the definition declares any. An Ansible task's extra-vars are the same
-// object, plus the inputs' defaults as extensionInstanceVariables.
-// [Extension.Render] is the dry run.
+// variables are the payload's keys, plus configVars (name → value) when
+// the definition declares configVars and extensionInstanceVariables (name
+// → value) when it declares inputs, as MetalSoft exposes them; an Ansible
+// task's extra-vars are the same object. [Extension.Render] is the dry
+// run.
+//
+// A payload must carry its stage's object ("server" for serverRegistered,
+// and so on): [NewEvent] and [Extension.Render] refuse one without it
+// (EXTENSION_PAYLOAD_INVALID naming the key and the stage), so a
+// networkDevice payload fired as serverRegistered runs nothing. A webhook
+// whose body is JSON — its Content-Type header says so (application/json,
+// text/json, a +json type), or it sets none and the body starts with { or
+// [ — must render to valid JSON: EXTENSION_TEMPLATE_INVALID_JSON names the
+// task and the byte offset (line, column) where it breaks, in the dry run
+// as at dispatch, and nothing is sent.
+//
+// # Site inputs
+//
+// A site gives each extension the values of its inputs and configVars
+// ([Instances]: the config's extensions.instances, by extension and input
+// name): inline, or {vault: ITEM.FIELD}, a vault item's field read when a
+// task runs, never kept in the event, the plan or a record. An isPassword
+// input takes only a vault reference ([Extension.CheckInstance] refuses an
+// inline one, naming its key). A value the site does not give is the
+// definition's defaultValue; an input with neither, in an extension that
+// binds tasks, is a required input without a value: refused at load and
+// reported by validation. isPassword values reach every task of their
+// extension (the site configured them for it), mark the request
+// secret-bearing (Request.IncludesSecrets: runners never record its body or
+// command) and are scrubbed from what is recorded; the dry run renders
+// them as [PasswordPlaceholder] and reads no vault.
 //
 // Each render has [RenderLimits]: the bytes of strings and arrays it may
 // build (64 MiB; the config's extensions.render_budget) and how long it
@@ -134,7 +161,12 @@
 // [Runner] for its task type, and the outcome is recorded (message,
 // timestamps, outputs) in the [Store]. A failed task with failurePolicy
 // "fail" skips the rest of its extension's tasks for the event; a task
-// that would start after the event's stage deadline is skipped. The steps
+// that would start after the event's stage deadline is skipped; the
+// deadline (Event.StageDeadline: the config's extensions.stage_deadline
+// for hostforge's sources, --stage-deadline for 'extensions fire',
+// DefaultStageDeadline otherwise) also bounds each task's run, and
+// [Extension.DeadlineWarnings] tells validation which tasks' own timeouts
+// it cuts short. The steps
 // are extensions.plan, extensions.begin, extensions.run and
 // extensions.record: under Temporal each delivery is an activity. Step
 // inputs carry the extension's name and digest, never its options
@@ -193,18 +225,129 @@
 //     nothing that had succeeded;
 //   - no execution record is left started or running.
 //
-// # Events from hostforge
+// # Execution records
 //
-// A successful enrollment fires serverRegistered: [ServerRegistered] maps
-// the device's NetBox intent and the node's inspection inventory to the
-// server object (the mapping is documented on [ServerFromIntent]); the
-// event is the enrollment run's, so a dispatch of the same run fired
-// again delivers only what did not succeed, and every later run that
-// enrolls the host is an event of its own. [FireServerRegistered] is the
-// workflow body the orchestrators run once an enrollment succeeded: its
-// step extensions.server_registered reads the intent and the inventory
-// from the dispatcher's [ServerSource] (nothing when no active extension
-// binds serverRegistered), then [Fire] dispatches the event. The CLI runs
-// it inline after 'hostforge enroll --config'; the Temporal worker runs it
-// as a child workflow the enrollment starts as it ends, which outlives it.
+// Each delivery's record ([Execution]) keeps its event, stage, extension,
+// task, status, start and end, message and attempts: the runs dispatch
+// made of that delivery ID (a webhook delivered again under its
+// webhook-id counts each; a run that was not made counts none). The store
+// lists records by event, extension, stage and start time, oldest or
+// newest first: 'hostforge extensions history' reads it, 'hostforge
+// extensions outputs' the stored outputs.
+//
+// # Event sources
+//
+// Each source builds its stage's payload from what it knows; a field with
+// no source is left out, never invented (MetalSoft's own IDs, rack units
+// NetBox's brief objects lack, credentials). Each gives its events a
+// stable ID, so an event delivered again fires only what has not
+// succeeded. Sources that fire several stages fire them in order
+// ([FireEvents]); a [Submitter] hands them to dispatch (Temporal under
+// 'hostforge worker', an in-process queue under 'hostforge extensions
+// listen').
+//
+// Enrollment. A successful enrollment fires serverRegistered:
+// [ServerRegistered] maps the device's NetBox intent and the node's
+// inspection inventory to the server object (the mapping is documented on
+// [ServerFromIntent]). When the run's BMC phase set the BMC's hostname and
+// the device has an out-of-band address, it then fires serverCreateDNS,
+// the BMC's record set ([ServerCreateDNSEvent]):
+//
+//	serverId           NetBox device ID
+//	serialNumber       NetBox serial
+//	managementAddress  NetBox out-of-band IP (no prefix length)
+//	hostname           the BMC's hostname (the device name, lower-cased)
+//	ip                 {status: "allocated", ip: the out-of-band IP}
+//	operation          "create"
+//	netboxDevice       the device's name (hostforge's addition)
+//	zone, fqdn         left out: NetBox has no zone (a DNS extension takes
+//	                   it from its configVars)
+//
+// The events are the run's ("serverRegistered/<run>",
+// "serverCreateDNS/<run>"): the same run's dispatch fired again delivers
+// only what did not succeed, and every later run that enrolls the host is
+// an event of its own. [FireServerRegistered] is the workflow body the
+// orchestrators run once an enrollment succeeded: its step
+// extensions.server_registered reads the intent and the inventory from the
+// dispatcher's [ServerSource] (nothing when no active extension binds
+// either stage; the inventory only for serverRegistered), then the events
+// are dispatched. The CLI runs it inline after 'hostforge enroll
+// --config'; the Temporal worker runs it as a child workflow the
+// enrollment starts as it ends, which outlives it.
+//
+// NetBox event rules. [NetBoxEvents] maps the request NetBox's event rules
+// send (a webhook without a body template: event, timestamp, model,
+// username, request_id, data, snapshots; NetBox 4.4's object_type and
+// request.id are read too) for a device: a server leaving service (status
+// changed to decommissioning or offline, or deleted while in service)
+// fires serverDecommissioned then serverDeleteDNS; a switch (its role slug
+// in NetBoxRules.SwitchRoles) reaching active (created active, or changed
+// to it) fires switchRegistered then switchCreateDNS, and leaving service
+// switchDecommissioned then switchDeleteDNS. The DNS stage fires only for
+// a device with a management address. Event IDs are
+// "netbox/<request_id>/dcim.device/<device id>/<stage>" (a bulk edit's
+// devices share NetBox's request ID). From data, the device as NetBox's
+// REST API serialises it:
+//
+//	server (serverDecommissioned)
+//	  serverId                id
+//	  netboxDevice            name
+//	  serverStatus            status.value
+//	  serialNumber            serial
+//	  vendor, model           device_type.manufacturer.name, device_type.model
+//	  datacenterName, siteId  site.slug, site.id
+//	  serverClass             role.slug
+//	  rackName                rack.name
+//	  rackPositionLowerUnit   position (whole units)
+//	  managementAddress       oob_ip.address (no prefix length)
+//	  serverCreatedTimestamp  created
+//	  tags                    tags[].slug
+//	  platformClass           custom_fields.platform_class
+//	networkDevice (switchRegistered, switchDecommissioned)
+//	  id                      id (as a string)
+//	  identifierString, netboxDevice   name
+//	  status                  status.value
+//	  serialNumber            serial
+//	  chassisIdentifier       asset_tag
+//	  siteId, datacenterMeta  site.id, site.slug
+//	  datacenterRoom          location.name
+//	  datacenterRack          rack.name
+//	  rackPositionLowerUnit   position
+//	  managementAddress, managementAddressPrefixLength
+//	                          oob_ip.address, else primary_ip4.address
+//	  driver.name             platform.slug
+//	  position.role           role.slug
+//	  tags                    tags[].slug
+//	serverDNSRecordSet (serverDeleteDNS), switchDNSRecordSet (switchCreateDNS,
+//	switchDeleteDNS)
+//	  serverId / switchId     id
+//	  serialNumber            serial (servers)
+//	  managementAddress, ip.ip   the management address
+//	  ip.status               "allocated" for a create
+//	  hostname                name, lower-cased
+//	  operation               "create" or "delete"
+//	  netboxDevice            name
+//
+// Left out: the networkDevice's country, city, credentials, bootstrap,
+// loopback, VTEP, MLAG and ASN fields, the server's hardware inventory
+// (NetBox does not hold it), the record sets' zone and fqdn.
+//
+// Ironic. [DeployWatcher] is shown every Ironic instance's nodes by each
+// projection pass and fires serverInstanceUpdate for each deploy
+// transition it sees (the phases are documented on it), with the ID
+// "ironic/<Ironic instance>/<node UUID>/<instance UUID>/<type>/<status>"
+// ([DeployEventID]). The serverInstanceRecordSet ([DeployEvent]):
+//
+//	deployType        "create" (deploying, wait call-back, active) or
+//	                  "delete" (deleting, the cleaning after an instance)
+//	deployStatus      "ongoing", or "finished" (active; available after
+//	                  the instance)
+//	instanceUuid      the node's instance_uuid (hostforge's addition)
+//	ironicNode        the node's UUID (hostforge's addition)
+//	ironicInstance    the Ironic service's name in the config
+//	netboxDevice      the node's name
+//	provisionState    the node's provision state
+//
+// MetalSoft's serverId, serverInstanceId, deploymentId, serviceStatus,
+// IPs and logical networks have no source in Ironic and are left out.
 package extensions

@@ -42,21 +42,30 @@ type Enrolled struct {
 	// Run identifies the enrollment run: a Temporal workflow's run ID, the
 	// CLI's own run. Each run's success is one serverRegistered event.
 	Run string `json:"run"`
+	// BMCHostname says the run's BMC phase set the BMC's hostname: only
+	// then is there a BMC record set, and serverCreateDNS fires.
+	BMCHostname bool `json:"bmcHostname,omitempty"`
 }
 
-// RegisteredOut is the event StepServerRegistered built. Bound is false
-// when no active extension binds a task to serverRegistered: nothing was
-// read and nothing fires.
+// RegisteredOut are the events StepServerRegistered built. Bound is false
+// when no active extension binds a task to serverRegistered (Event is
+// then unset); DNS is the serverCreateDNS event, set when an active
+// extension binds that stage and the BMC has a hostname (the run's BMC
+// phase set it: Enrolled.BMCHostname) and an address.
+// Nothing was read when neither stage is bound.
 type RegisteredOut struct {
-	Bound bool  `json:"bound"`
-	Event Event `json:"event"`
+	Bound bool   `json:"bound"`
+	Event Event  `json:"event"`
+	DNS   *Event `json:"dns,omitempty"`
 }
 
 // ServerRegisteredEvent is the step that builds the serverRegistered
-// event of an enrolled host from the dispatcher's ServerSource. It reads
-// nothing when no active extension binds a task to the stage.
+// event of an enrolled host from the dispatcher's ServerSource, and its
+// serverCreateDNS event. It reads nothing when no active extension binds
+// a task to either stage.
 func (d *Dispatcher) ServerRegisteredEvent(ctx context.Context, in Enrolled) (RegisteredOut, error) {
-	if len(d.Registry().Tasks(ServerRegisteredStage)) == 0 {
+	registered, dns := d.Bound(ServerRegisteredStage), d.Bound(ServerCreateDNS) && in.BMCHostname
+	if !registered && !dns {
 		return RegisteredOut{}, nil
 	}
 	if in.Device == "" || in.Node == "" || in.Run == "" {
@@ -70,6 +79,20 @@ func (d *Dispatcher) ServerRegisteredEvent(ctx context.Context, in Enrolled) (Re
 	if err != nil {
 		return RegisteredOut{}, sourceErr(specs.Classify(err, Phase, "reading device %s from NetBox for serverRegistered", in.Device))
 	}
+	var out RegisteredOut
+	if dns && in.BMCHostname {
+		ev, ok, err := ServerCreateDNSEvent(in.Run, dev)
+		if err != nil {
+			return RegisteredOut{}, err
+		}
+		if ok {
+			ev.StageDeadline = d.StageDeadline
+			out.DNS = &ev
+		}
+	}
+	if !registered {
+		return out, nil
+	}
 	inv, err := d.Servers.Inventory(ctx, in.Instance, in.Node)
 	if err != nil {
 		return RegisteredOut{}, sourceErr(specs.Classify(err, Phase, "reading the inspection inventory of node %s on %s for serverRegistered", in.Node, in.Instance))
@@ -78,7 +101,9 @@ func (d *Dispatcher) ServerRegisteredEvent(ctx context.Context, in Enrolled) (Re
 	if err != nil {
 		return RegisteredOut{}, err
 	}
-	return RegisteredOut{Bound: true, Event: ev}, nil
+	ev.StageDeadline = d.StageDeadline
+	out.Bound, out.Event = true, ev
+	return out, nil
 }
 
 // sourceErr classifies what SystemSpecs left unclassified.
@@ -90,12 +115,15 @@ func sourceErr(err error) error {
 }
 
 // FireServerRegistered is the workflow body that fires serverRegistered
-// for a host whose enrollment succeeded: the event is built by the step
+// for a host whose enrollment succeeded, then serverCreateDNS for its
+// BMC's record set: the events are built by the step
 // extensions.server_registered (the device's NetBox intent and the node's
-// inspection inventory, mapped by ServerFromIntent; its ID is the
-// enrollment run's, so the same run's dispatch run again re-delivers what
-// did not succeed, and another run's is a new event), then dispatched by
-// Fire. Nothing is read when no active extension binds a task to the
+// inspection inventory, mapped by ServerFromIntent and
+// ServerCreateDNSEvent; their IDs are the enrollment run's, so the same
+// run's dispatch run again re-delivers what did not succeed, and another
+// run's are new events), then dispatched by Fire, one after the other.
+// The report lists both events' deliveries (each naming its event and
+// stage). Nothing is read when no active extension binds a task to either
 // stage; the report is then empty.
 func FireServerRegistered(ctx context.Context, rt flow.Runtime, in Enrolled) (Report, error) {
 	return observed(ctx, rt, func() (Report, error) {
@@ -104,9 +132,16 @@ func FireServerRegistered(ctx context.Context, rt flow.Runtime, in Enrolled) (Re
 		if err := (flow.Runner{RT: rt, Policy: storePolicy}).Run(ctx, StepServerRegistered, in, &out); err != nil {
 			return rep, err
 		}
-		if !out.Bound {
+		var evs Events
+		if out.Bound {
+			evs.Events = append(evs.Events, out.Event)
+		}
+		if out.DNS != nil {
+			evs.Events = append(evs.Events, *out.DNS)
+		}
+		if len(evs.Events) == 0 {
 			return rep, nil
 		}
-		return fire(ctx, rt, out.Event)
+		return fireEvents(ctx, rt, evs)
 	})
 }

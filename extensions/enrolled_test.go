@@ -3,6 +3,7 @@ package extensions_test
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/hostforge/hostforge"
@@ -83,5 +84,67 @@ func TestFireServerRegisteredNeedsTheRun(t *testing.T) {
 	_, err := extensions.FireServerRegistered(context.Background(), w.rt, extensions.Enrolled{Device: "d", Instance: "i", Node: "n"})
 	if !extensions.EventInvalid.Is(err) || src.Reads() != 0 || len(w.runner.Requests()) != 0 {
 		t.Fatalf("error %v after %d reads and %d deliveries, want %s and nothing done", err, src.Reads(), len(w.runner.Requests()), extensions.EventInvalid.Code)
+	}
+}
+
+// An enrollment whose BMC phase set the BMC's hostname, on a device with a
+// BMC address, fires serverCreateDNS after serverRegistered, as an event
+// of the run's own; the DNS event alone reads NetBox and not Ironic, and a
+// run whose BMC phase did not run, or a device without an out-of-band
+// address, fires none.
+func TestFireServerRegisteredAlsoFiresServerCreateDNS(t *testing.T) {
+	inv := realdata.Read(t, "ipa-inventory", "understack", "dell-r7615-inventory-raw-lldp.json")
+	host := extensions.Enrolled{Device: "CPU-R3-U17", Instance: "ironic-cpu", Node: "6f1e3a52-node", Run: "run-7", BMCHostname: true}
+	dev := intent.Device{ID: 4711, Name: host.Device, Serial: "SN-17", OOBIP: "10.0.3.17"}
+	dnsDef := []byte(strings.Replace(string(def("dns", "", "add:webhook")), `"stage": "serverRegistered"`, `"stage": "serverCreateDNS"`, 1))
+	dnsDef = []byte(strings.Replace(string(dnsDef), `"requestTemplate": "{\"serial\": \"{{ server.serialNumber }}\", \"task\": \"add\"}"`,
+		`"requestTemplate": "{{ serverDNSRecordSet | dump }}"`, 1))
+
+	w := newWorld(t, def("notify", "", "hook:webhook"), dnsDef)
+	src := extensionsfake.NewServers()
+	src.PutDevice(dev)
+	src.PutInventory(host.Instance, host.Node, inv)
+	w.d.Servers = src
+	rep, err := extensions.FireServerRegistered(context.Background(), w.rt, host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := summary(rep); got != "notify/hook=succeeded dns/add=succeeded" {
+		t.Fatalf("deliveries %s", got)
+	}
+	if d := rep.Deliveries[1]; d.EventID != "serverCreateDNS/run-7" || d.Stage != extensions.ServerCreateDNS {
+		t.Errorf("the DNS delivery names event %s stage %s", d.EventID, d.Stage)
+	}
+	if body := w.runner.Requests()[1].Body; body != `{"hostname":"cpu-r3-u17","ip":{"ip":"10.0.3.17","status":"allocated"},"managementAddress":"10.0.3.17","netboxDevice":"CPU-R3-U17","operation":"create","serialNumber":"SN-17","serverId":4711}` {
+		t.Errorf("serverDNSRecordSet %s", body)
+	}
+
+	only := newWorld(t, dnsDef)
+	src2 := extensionsfake.NewServers()
+	src2.PutDevice(dev)
+	only.d.Servers = src2
+	rep, err = extensions.FireServerRegistered(context.Background(), only.rt, host)
+	if err != nil || summary(rep) != "dns/add=succeeded" || src2.Reads() != 1 {
+		t.Fatalf("DNS only: %s, %v, %d reads (want NetBox's only)", summary(rep), err, src2.Reads())
+	}
+
+	unset := newWorld(t, dnsDef)
+	src4 := extensionsfake.NewServers()
+	src4.PutDevice(dev)
+	unset.d.Servers = src4
+	noHost := host
+	noHost.BMCHostname = false
+	rep, err = extensions.FireServerRegistered(context.Background(), unset.rt, noHost)
+	if err != nil || len(rep.Deliveries) != 0 || src4.Reads() != 0 {
+		t.Fatalf("a run whose BMC phase did not set the hostname: %s, %v, %d reads", summary(rep), err, src4.Reads())
+	}
+
+	noBMC := newWorld(t, dnsDef)
+	src3 := extensionsfake.NewServers()
+	src3.PutDevice(intent.Device{ID: 1, Name: "no-oob"})
+	noBMC.d.Servers = src3
+	rep, err = extensions.FireServerRegistered(context.Background(), noBMC.rt, extensions.Enrolled{Device: "no-oob", Instance: "i", Node: "n", Run: "r", BMCHostname: true})
+	if err != nil || len(rep.Deliveries) != 0 {
+		t.Fatalf("a device without a BMC address: %s, %v", summary(rep), err)
 	}
 }

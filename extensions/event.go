@@ -60,6 +60,9 @@ func NewEvent(id string, stage Stage, payload []byte) (ev Event, original []byte
 	if !ok {
 		return Event{}, nil, PayloadInvalid.New("the %s payload must be a JSON object with the key %q", stage, stage.PayloadKey())
 	}
+	if err := checkPayloadKey(stage, obj); err != nil {
+		return Event{}, nil, err
+	}
 	red, removed := redact(obj)
 	clean, err := json.Marshal(red)
 	if err != nil {

@@ -131,6 +131,8 @@ func decide(p *PlannedTask, recs map[string]Execution, eventID string, redeliver
 		p.Earlier = latest
 	case latest.Status == StatusFailed && p.TaskType.AtMostOnce():
 		p.DeliveryID = RedeliveryID(eventID, p.Extension, p.Task, n+1)
+	default:
+		p.Attempts = latest.Attempts // delivered again under the same ID
 	}
 }
 
@@ -139,7 +141,7 @@ func decide(p *PlannedTask, recs map[string]Execution, eventID string, redeliver
 // reported interrupted (and recorded so, when it was left started).
 func earlierDelivery(ctx context.Context, store flow.Runner, p PlannedTask, now time.Time) (Delivery, error) {
 	e := *p.Earlier
-	del := Delivery{Extension: p.Extension, Task: p.Task, TaskType: p.TaskType, DeliveryID: e.DeliveryID}
+	del := Delivery{EventID: e.EventID, Stage: e.Stage, Extension: p.Extension, Task: p.Task, TaskType: p.TaskType, DeliveryID: e.DeliveryID}
 	if e.Status == StatusSucceeded {
 		del.Status = StatusSkipped
 		del.Message = "succeeded earlier: delivery " + e.DeliveryID + " at " + e.FinishedAt.UTC().Format(time.RFC3339) +

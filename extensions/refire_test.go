@@ -285,3 +285,42 @@ func TestAPlanWithoutDeliveryIDs(t *testing.T) {
 		}
 	}
 }
+
+// A record counts the runs of its delivery: a webhook delivered again
+// under its webhook-id adds to them, an SSH task run again under a new
+// delivery ID starts its own count, and the delivery's report says which
+// event and stage it belongs to.
+func TestRecordsCountAttempts(t *testing.T) {
+	w := newWorld(t, def("alpha", "", "hook:webhook:continue", "cmd:ssh:continue"))
+	boom := extensionsfake.Outcome{Err: extensions.TaskFailed.New("HTTP 503"), Times: 2}
+	w.runner.On("hook", boom).On("cmd", extensionsfake.Outcome{Err: extensions.TaskFailed.New("exit 1"), Times: 1})
+	ev := serverEvent(t, "evt-attempts")
+	ctx := context.Background()
+	attempts := func(rep extensions.Report, task string) int {
+		t.Helper()
+		d := delivery(t, rep, task)
+		if d.EventID != "evt-attempts" || d.Stage != extensions.ServerRegisteredStage {
+			t.Fatalf("delivery %+v does not name its event and stage", d)
+		}
+		rec, ok, err := w.store.Execution(ctx, d.DeliveryID)
+		if err != nil || !ok {
+			t.Fatalf("no record of %s: %v", d.DeliveryID, err)
+		}
+		return rec.Attempts
+	}
+	first := w.fire(t, ev)
+	if a, b := attempts(first, "hook"), attempts(first, "cmd"); a != 1 || b != 1 {
+		t.Fatalf("first firing: attempts hook %d cmd %d, want 1 and 1", a, b)
+	}
+	second := w.fire(t, ev)
+	if a, b := attempts(second, "hook"), attempts(second, "cmd"); a != 2 || b != 1 {
+		t.Fatalf("second firing: attempts hook %d (same webhook-id) cmd %d (a new delivery), want 2 and 1", a, b)
+	}
+	third := w.fire(t, ev)
+	if got := summary(third); got != "alpha/hook=succeeded alpha/cmd=skipped" {
+		t.Fatalf("third firing %s", got)
+	}
+	if a := attempts(third, "hook"); a != 3 {
+		t.Fatalf("the webhook's third run is recorded as attempt %d", a)
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -20,6 +21,11 @@ type RenderOptions struct {
 	Strict bool
 	// Limits bound each render.
 	Limits RenderLimits
+	// Instance are the site's values of the extension's inputs and
+	// configVars, for Render (dispatch takes them from the Dispatcher).
+	// Render reads no vault: an isPassword value renders as its
+	// PasswordPlaceholder.
+	Instance Instance
 }
 
 // The defaults of RenderLimits.
@@ -113,7 +119,33 @@ func parsePayload(stage Stage, payload []byte) (*nunjucks.Object, error) {
 	if !ok {
 		return nil, PayloadInvalid.New("the %s payload must be a JSON object with the key %q", stage, stage.PayloadKey())
 	}
-	return obj, nil
+	return obj, checkPayloadKey(stage, obj)
+}
+
+// checkPayloadKey refuses a payload without its stage's object: tasks
+// would render every field empty (a networkDevice payload fired as
+// serverRegistered runs echo with an empty argument).
+func checkPayloadKey(stage Stage, obj *nunjucks.Object) error {
+	key := stage.PayloadKey()
+	v, ok := obj.Get(key)
+	if !ok {
+		return PayloadInvalid.New("the payload has no %q key: a %s payload is {%q: {...}} (it has %s)", key, stage, key, keyList(obj))
+	}
+	if _, ok := v.(*nunjucks.Object); !ok {
+		return PayloadInvalid.New("the payload's %q is not a JSON object: a %s payload is {%q: {...}}", key, stage, key)
+	}
+	return nil
+}
+
+func keyList(obj *nunjucks.Object) string {
+	keys := obj.Keys()
+	if len(keys) == 0 {
+		return "no key"
+	}
+	if len(keys) > 5 {
+		keys = append(keys[:5:5], "...")
+	}
+	return "the keys " + strings.Join(keys, ", ")
 }
 
 // newPayloadData parses a payload that may hold secrets.
@@ -130,60 +162,40 @@ func newPayloadData(stage Stage, payload []byte) (*payloadData, error) {
 	return d, nil
 }
 
-// context builds a task's template variables: the payload's keys, plus
-// configVars (name → default value) when the definition declares any, and
-// for Ansible the inputs' defaults as extensionInstanceVariables. Inputs
-// and configVars marked isPassword are secrets like the payload's.
-func (x *Extension) context(t *BoundTask, d *payloadData) *nunjucks.Object {
+// context builds a task's template variables as MetalSoft exposes them:
+// the payload's keys, plus configVars (name → value) when the definition
+// declares any and extensionInstanceVariables (the inputs, name → value)
+// when it declares inputs. A value is the site's (extensions.instances),
+// else the definition's defaultValue; an input without either is left
+// out. isPassword values reach every task of their extension (the site
+// gave them to it) and make its request secret-bearing.
+func (x *Extension) context(t *BoundTask, d *payloadData, sv *siteValues) *nunjucks.Object {
 	src := d.clean
 	if t.IncludeSecrets && d.full != nil {
 		src = d.full
 	}
-	extra := 0
-	if len(x.Definition.ConfigVars) > 0 {
-		extra++
-	}
-	withInputs := t.TaskType == TaskAnsible && len(x.Definition.Inputs) > 0
-	if withInputs {
-		extra++
-	}
-	if extra == 0 {
+	if sv == nil || (sv.config == nil && sv.inputs == nil) {
 		return src
 	}
-	ctx := nunjucks.NewObject(src.Len() + extra)
+	ctx := nunjucks.NewObject(src.Len() + 2)
 	for _, k := range src.Keys() {
 		v, _ := src.Get(k)
 		ctx.Set(k, v)
 	}
-	if len(x.Definition.ConfigVars) > 0 {
-		ctx.Set("configVars", defaults(x.Definition.ConfigVars, t.IncludeSecrets))
+	if sv.config != nil {
+		ctx.Set("configVars", sv.config)
 	}
-	if withInputs {
-		ctx.Set("extensionInstanceVariables", defaults(x.Definition.Inputs, t.IncludeSecrets))
+	if sv.inputs != nil {
+		ctx.Set("extensionInstanceVariables", sv.inputs)
 	}
 	return ctx
-}
-
-// defaults maps inputs to their default values (inputs without one are
-// left out; password inputs unless secrets are included).
-func defaults(ins []Input, secrets bool) *nunjucks.Object {
-	o := nunjucks.NewObject(len(ins))
-	for _, in := range ins {
-		if len(in.DefaultValue) == 0 || (in.IsPassword && !secrets) {
-			continue
-		}
-		if v, err := nunjucks.FromJSON(in.DefaultValue); err == nil {
-			o.Set(in.Name, v)
-		}
-	}
-	return o
 }
 
 // render renders one task: the body of a webhook or SSH task, the
 // extra-vars of an Ansible task. The render stops when ctx ends (a
 // CANCELLED failure) or past opts.Limits (EXTENSION_TEMPLATE_BUDGET).
-func (x *Extension) render(ctx context.Context, t *BoundTask, d *payloadData, opts RenderOptions) (body string, vars json.RawMessage, err error) {
-	data := x.context(t, d)
+func (x *Extension) render(ctx context.Context, t *BoundTask, d *payloadData, sv *siteValues, opts RenderOptions) (body string, vars json.RawMessage, err error) {
+	data := x.context(t, d, sv)
 	switch t.TaskType {
 	case TaskAnsible:
 		var b json.RawMessage
@@ -205,23 +217,26 @@ func (x *Extension) render(ctx context.Context, t *BoundTask, d *payloadData, op
 	rctx, cancel := context.WithTimeoutCause(ctx, opts.Limits.timeout(), errRenderDeadline)
 	defer cancel()
 	out, err := t.template.Render(rctx, data, nunjucks.Options{Strict: opts.Strict, Budget: opts.Limits.budget()})
-	if err == nil {
-		return out, nil, nil
+	if err != nil {
+		field := "requestTemplate"
+		if t.TaskType == TaskSSH {
+			field = "commandTemplate"
+		}
+		where := fmt.Sprintf("extension %s, stage task %s (%s.options.%s)", x.Name, t.Label, t.Path, field)
+		switch {
+		case errors.Is(err, nunjucks.ErrBudget):
+			return "", nil, TemplateBudget.Wrap(err, "%s: more than the render budget of %d bytes (extensions.render_budget)", where, opts.Limits.budget())
+		case errors.Is(err, errRenderDeadline):
+			return "", nil, TemplateBudget.Wrap(err, "%s: longer than the render deadline of %s (extensions.render_timeout)", where, opts.Limits.timeout())
+		case ctx.Err() != nil:
+			return "", nil, hostforge.Cancelled.Wrap(err, "%s: the render was interrupted", where)
+		}
+		return "", nil, TemplateFailed.Wrap(err, "%s", where)
 	}
-	field := "requestTemplate"
-	if t.TaskType == TaskSSH {
-		field = "commandTemplate"
+	if err := checkJSONBody(x, t, out); err != nil {
+		return "", nil, err
 	}
-	where := fmt.Sprintf("extension %s, stage task %s (%s.options.%s)", x.Name, t.Label, t.Path, field)
-	switch {
-	case errors.Is(err, nunjucks.ErrBudget):
-		return "", nil, TemplateBudget.Wrap(err, "%s: more than the render budget of %d bytes (extensions.render_budget)", where, opts.Limits.budget())
-	case errors.Is(err, errRenderDeadline):
-		return "", nil, TemplateBudget.Wrap(err, "%s: longer than the render deadline of %s (extensions.render_timeout)", where, opts.Limits.timeout())
-	case ctx.Err() != nil:
-		return "", nil, hostforge.Cancelled.Wrap(err, "%s: the render was interrupted", where)
-	}
-	return "", nil, TemplateFailed.Wrap(err, "%s", where)
+	return out, nil, nil
 }
 
 // Render renders every task bound to stage for the payload, in execution
@@ -235,9 +250,13 @@ func (x *Extension) Render(ctx context.Context, stage Stage, payload []byte, opt
 	if err != nil {
 		return nil, err
 	}
+	sv, err := x.values(context.Background(), opts.Instance, nil, true)
+	if err != nil {
+		return nil, err
+	}
 	out := make([]Rendered, 0, len(x.stages[stage]))
 	for _, t := range x.stages[stage] {
-		body, vars, err := x.render(ctx, t, d, opts)
+		body, vars, err := x.render(ctx, t, d, sv, opts)
 		if err != nil {
 			return nil, err
 		}

@@ -31,13 +31,13 @@ func BenchmarkRenderTask(b *testing.B) {
 			b.Fatal(err)
 		}
 		t := x.Tasks(c.stage)[0]
-		if _, _, err := x.render(b.Context(), t, d, RenderOptions{}); err != nil {
+		if _, _, err := x.render(b.Context(), t, d, nil, RenderOptions{}); err != nil {
 			b.Fatal(err)
 		}
 		b.Run(strings.ReplaceAll(c.name, "/", "-"), func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				if _, _, err := x.render(b.Context(), t, d, RenderOptions{}); err != nil {
+				if _, _, err := x.render(b.Context(), t, d, nil, RenderOptions{}); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -49,7 +49,7 @@ func BenchmarkRenderTask(b *testing.B) {
 				b.ReportAllocs()
 				for b.Loop() {
 					d.cleanJSON = nil
-					if _, _, err := x.render(b.Context(), t, d, RenderOptions{}); err != nil {
+					if _, _, err := x.render(b.Context(), t, d, nil, RenderOptions{}); err != nil {
 						b.Fatal(err)
 					}
 				}

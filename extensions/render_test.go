@@ -75,15 +75,27 @@ func TestConfigVarsAndInputsReachTemplates(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if string(got[0].Rendered) != `"1.1.1.1|"` {
-		t.Errorf("webhook rendered %s, want the configVar and no password configVar", got[0].Rendered)
+	if string(got[0].Rendered) != `"1.1.1.1|[secret extensions.instances.test-ext.token]"` {
+		t.Errorf("webhook rendered %s, want the configVar and the password configVar's placeholder (a dry run prints no secret)", got[0].Rendered)
 	}
 	var vars map[string]any
 	_ = json.Unmarshal(got[1].Rendered, &vars)
 	cv, _ := vars["configVars"].(map[string]any)
 	iv, _ := vars["extensionInstanceVariables"].(map[string]any)
-	if cv["DNSResolvers"] != "1.1.1.1" || cv["token"] != nil || iv["size"] != 3.0 || vars["server"] == nil {
-		t.Errorf("extra-vars %v: want payload keys, configVars without passwords, inputs", vars)
+	if cv["DNSResolvers"] != "1.1.1.1" || cv["token"] != "[secret extensions.instances.test-ext.token]" || iv["size"] != 3.0 || vars["server"] == nil {
+		t.Errorf("extra-vars %v: want payload keys, configVars with the password's placeholder, inputs", vars)
+	}
+	site, err := x.Render(t.Context(), ServerRegisteredStage, specPayload(t, "server"), RenderOptions{Instance: Instance{
+		"DNSResolvers": {Value: json.RawMessage(`"10.0.0.53"`)}, "size": {Value: json.RawMessage(`5`)}, "token": {Vault: "dns-api.password"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(site[0].Rendered) != `"10.0.0.53|[secret extensions.instances.test-ext.token]"` {
+		t.Errorf("webhook rendered %s with the site's values", site[0].Rendered)
+	}
+	_ = json.Unmarshal(site[1].Rendered, &vars)
+	if iv, _ := vars["extensionInstanceVariables"].(map[string]any); iv["size"] != 5.0 {
+		t.Errorf("extra-vars %v: want the site's input value", vars)
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"math"
 	"strings"
 
+	"github.com/hostforge/hostforge/bmc"
 	"github.com/hostforge/hostforge/intent"
 	"github.com/hostforge/hostforge/verify"
 )
@@ -33,6 +34,44 @@ func ServerRegistered(run string, dev intent.Device, inventory []byte, node stri
 	}
 	ev, _, err := NewEvent(ServerRegisteredEventID(run), ServerRegisteredStage, b)
 	return ev, err
+}
+
+// ServerCreateDNSEvent is the serverCreateDNS event of a host an
+// enrollment run enrolled: its BMC's record set, once the BMC's hostname
+// (the device's name, lower-cased: what the BMC phase sets) and its
+// address (NetBox's out-of-band IP) are set. ok is false for a device
+// without an out-of-band IP or a name: it has no BMC record set. The
+// serverDNSRecordSet maps
+//
+//	serverId           NetBox device ID
+//	serialNumber       NetBox serial (left out when empty)
+//	managementAddress  NetBox out-of-band IP, without its prefix length
+//	hostname           the BMC's hostname
+//	ip                 {status: "allocated", ip: the out-of-band IP}
+//	operation          "create"
+//	netboxDevice       hostforge's addition: the device's name
+//
+// zone and fqdn have no source in NetBox and are left out: an extension
+// that writes DNS takes its zone from its configVars.
+//
+// Its ID is "serverCreateDNS/<run>", the enrollment run's.
+func ServerCreateDNSEvent(run string, dev intent.Device) (Event, bool, error) {
+	host := bmc.Hostname(dev.Name)
+	if host == "" || strings.TrimSpace(dev.OOBIP) == "" {
+		return Event{}, false, nil
+	}
+	if run == "" {
+		return Event{}, false, EventInvalid.New("device %s: serverCreateDNS needs the enrollment run that enrolled it", dev.Name)
+	}
+	rs := map[string]any{"serverId": dev.ID, "managementAddress": dev.OOBIP, "hostname": host,
+		"ip": map[string]any{"status": "allocated", "ip": dev.OOBIP}, "operation": "create", "netboxDevice": dev.Name}
+	put(rs, "serialNumber", dev.Serial)
+	b, err := json.Marshal(map[string]any{"serverDNSRecordSet": rs})
+	if err != nil {
+		return Event{}, false, PayloadInvalid.Wrap(err, "device %s: the serverDNSRecordSet cannot be encoded", dev.Name)
+	}
+	ev, _, err := NewEvent(string(ServerCreateDNS)+"/"+run, ServerCreateDNS, b)
+	return ev, err == nil, err
 }
 
 // ServerRegisteredEventID is the event ID of the registration an

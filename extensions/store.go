@@ -45,6 +45,11 @@ type Execution struct {
 	Message    string    `json:"message,omitempty"`
 	StartedAt  time.Time `json:"startedAt"`
 	FinishedAt time.Time `json:"finishedAt,omitzero"`
+	// Attempts counts the runs of this delivery: each time dispatch handed
+	// it to its runner (a webhook delivered again under its webhook-id, a
+	// call a worker lost and made again). 0 for a task not run (skipped),
+	// and for records written before attempts were counted.
+	Attempts int `json:"attempts,omitempty"`
 	// Outputs are the outputs this run produced, when it produced any.
 	Outputs json.RawMessage `json:"outputs,omitempty"`
 }
@@ -58,6 +63,8 @@ func (e Execution) Validate() error {
 		return RecordInvalid.New("execution record %s without an extension or task", e.DeliveryID)
 	case e.StartedAt.IsZero():
 		return RecordInvalid.New("execution record %s without a start time", e.DeliveryID)
+	case e.Attempts < 0:
+		return RecordInvalid.New("execution record %s has %d attempts", e.DeliveryID, e.Attempts)
 	}
 	switch e.Status {
 	case StatusRunning, StatusStarted, StatusSucceeded, StatusFailed, StatusSkipped:
@@ -109,6 +116,12 @@ type Query struct {
 	EventID   string
 	Extension string
 	Stage     Stage
+	// Since keeps the records that started at or after it (zero: all).
+	Since time.Time
+	// NewestFirst orders the records newest start first (then by
+	// delivery ID, descending): a history's order. Limit then keeps the
+	// newest.
+	NewestFirst bool
 	// Limit caps the number of records (0: no cap).
 	Limit int
 }
@@ -133,7 +146,7 @@ type Store interface {
 	// Execution returns the record of a delivery.
 	Execution(ctx context.Context, deliveryID string) (Execution, bool, error)
 	// Executions returns the matching records, oldest start first (then
-	// by delivery ID).
+	// by delivery ID), or newest first with Query.NewestFirst.
 	Executions(ctx context.Context, q Query) ([]Execution, error)
 	// PutOutputs replaces an extension's outputs.
 	PutOutputs(ctx context.Context, o Outputs) error

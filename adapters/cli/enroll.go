@@ -367,7 +367,8 @@ func fireServerRegistered(ctx context.Context, sys *systems, res enrollment.Resu
 	}
 	rt := sys.wired.Extensions.Local(sys.clock)
 	rt.Subject, rt.Observer = res.Device, sys.observer
-	rep, err := extensions.FireServerRegistered(ctx, rt, extensions.Enrolled{Device: res.Device, Instance: res.Instance, Node: res.Node, Run: run})
+	rep, err := extensions.FireServerRegistered(ctx, rt, extensions.Enrolled{Device: res.Device, Instance: res.Instance, Node: res.Node, Run: run,
+		BMCHostname: res.Done(enrollment.PhaseBMC)})
 	rows, _ := fireRows(rep)
 	if err != nil {
 		_, f, _ := hostforge.Classify(err)

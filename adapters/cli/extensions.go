@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"path/filepath"
+	"sort"
 	"strings"
 	"time"
 
@@ -33,16 +35,25 @@ through onAssetChange, as MetalSoft's ExtensionDefinition does. The twelve
 stages: ` + strings.Join(stageList(), ", ") + `.
 
 Templates (requestTemplate, commandTemplate) render exactly as Nunjucks 3.2.4
-renders them with autoescape off, plus the shellquote filter.`,
-		Example: `  hostforge extensions validate defs/*.json
-  hostforge extensions render --definition notify.json --stage serverRegistered --payload server.json -o json
-  hostforge extensions fire --definition notify.json --stage serverRegistered --payload server.json`,
+renders them with autoescape off, plus the shellquote filter.
+
+Events come from enrollment (serverRegistered, serverCreateDNS), NetBox's
+event rules (the server and switch stages; 'hostforge worker' or
+'hostforge extensions listen'), the Ironic projection
+(serverInstanceUpdate), or an operator ('extensions fire'). 'history' and
+'outputs' read what dispatch recorded. Examples of each task type, and a
+payload per stage, are in the repository's examples/extensions.`,
+		Example: `  hostforge extensions validate --config /etc/hostforge/lab1.yaml
+  hostforge extensions render --definition dns-records.json --stage serverCreateDNS --payload payloads/serverCreateDNS.json -o json
+  hostforge extensions fire --definition inventory-ansible.json --stage serverRegistered --payload payloads/serverRegistered.json
+  hostforge extensions history --config /etc/hostforge/lab1.yaml --since 24h -o json
+  hostforge extensions listen --config /etc/hostforge/lab1.yaml`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return usageErr(fmt.Errorf("missing subcommand: validate, render or fire"))
+			return usageErr(fmt.Errorf("missing subcommand: validate, render, fire, history, outputs or listen"))
 		},
 	}
-	cmd.AddCommand(a.extValidateCmd(), a.extRenderCmd(), a.extFireCmd())
+	cmd.AddCommand(a.extValidateCmd(), a.extRenderCmd(), a.extFireCmd(), a.extHistoryCmd(), a.extOutputsCmd(), a.extListenCmd())
 	return cmd
 }
 
@@ -62,8 +73,9 @@ type validateJSON struct {
 }
 
 func (a *app) extValidateCmd() *cobra.Command {
+	var config string
 	cmd := &cobra.Command{
-		Use:   "validate FILE...",
+		Use:   "validate [FILE...] [--config FILE]",
 		Short: "Validate extension definitions and print every problem with its JSON path",
 		Long: `Validate each definition file (a MetalSoft ExtensionDefinition, bare or in the
 create-API envelope) and print every problem at once, each with its JSON
@@ -71,67 +83,61 @@ path: stages (exactly the twelve, case-sensitive; removed stages name their
 replacement; near misses get a hint), task types, each type's required
 options, asset references, template syntax (with line and column) and
 duplicate task labels. Warnings (unknown fields, fields MetalSoft requires
-but hostforge does not need) do not make a definition invalid.
+but hostforge does not need, a task whose own timeout is longer than the
+stage deadline, which then stops it first) do not make a definition
+invalid.
 
-Exit code 0 when every definition is valid, 2 when any is not.
+With --config, the definitions are the config's extensions.definitions
+directory (and any FILE given), and the site's values are checked too,
+each problem at its config key and line (reported under the config file):
+a required input (no defaultValue) of an active extension without a value
+in extensions.instances, an isPassword value written inline instead of
+{vault: ITEM.FIELD}, a key no definition declares, an instance of an
+extension that is not loaded. The stage deadline is the config's
+extensions.stage_deadline (1h without it).
+
+Exit code 0 when every definition (and the config's instances) is valid, 2
+when any is not.
 
 ` + exitCodeHelp,
 		Example: `  hostforge extensions validate notify.json dns.json
-  hostforge extensions validate defs/*.json -o json`,
-		Args: cobra.MinimumNArgs(1),
+  hostforge extensions validate defs/*.json -o json
+  hostforge extensions validate --config /etc/hostforge/lab1.yaml`,
+		Args: cobra.ArbitraryArgs,
 	}
+	cmd.Flags().StringVar(&config, "config", "", "also validate the config's extensions.definitions and extensions.instances")
+	_ = cmd.MarkFlagFilename("config", "yaml", "yml")
 	out := outputFlag(cmd)
 	cmd.RunE = func(cmd *cobra.Command, files []string) error {
 		if err := checkOutput(*out); err != nil {
 			return err
 		}
-		invalid := false
-		var results []validateJSON
-		for _, f := range files {
-			b, err := a.readInput("definition", f)
+		var cfg *wiring.Config
+		if config != "" {
+			var err error
+			if cfg, err = loadConfigFile(config); err != nil {
+				return err
+			}
+			if cfg.Extensions == nil {
+				return inputErr("--config %s has no extensions: section", config)
+			}
+			dirFiles, err := filepath.Glob(filepath.Join(cfg.Extensions.Definitions, "*.json"))
 			if err != nil {
-				results = append(results, validateJSON{File: f, Problems: []extensions.Problem{{Path: "$", Message: "cannot read the file: " + err.Error()}}})
-				invalid = true
-				continue
+				return inputErr("extensions.definitions %s: %v", cfg.Extensions.Definitions, err)
 			}
-			x, ps := extensions.Parse(b, f)
-			r := validateJSON{File: f, Valid: x != nil, Problems: ps}
-			if r.Problems == nil {
-				r.Problems = []extensions.Problem{}
-			}
-			if x != nil {
-				r.Name = x.Name
-			} else {
-				invalid = true
-			}
-			results = append(results, r)
+			sort.Strings(dirFiles)
+			files = append(dirFiles, files...)
+		} else if len(files) == 0 {
+			return inputErr("give definition files, or --config FILE with an extensions: section")
 		}
+		results, invalid := a.validateFiles(files, cfg)
 		w := a.streams.Out
 		if *out == formatJSON {
 			if err := writeJSON(w, results); err != nil {
 				return err
 			}
 		} else {
-			for _, r := range results {
-				state := "invalid"
-				if r.Valid {
-					state = "valid (" + r.Name + ")"
-				}
-				nerr := 0
-				for _, p := range r.Problems {
-					if !p.Warning {
-						nerr++
-					}
-				}
-				fmt.Fprintf(w, "%s: %s", r.File, state)
-				if nerr > 0 {
-					fmt.Fprintf(w, ", %d error(s)", nerr)
-				}
-				fmt.Fprintln(w)
-				for _, p := range r.Problems {
-					fmt.Fprintf(w, "  %s\n", p)
-				}
-			}
+			printValidate(w, results)
 		}
 		if invalid {
 			return exitWith(ExitUsage)
@@ -139,6 +145,70 @@ Exit code 0 when every definition is valid, 2 when any is not.
 		return nil
 	}
 	return cmd
+}
+
+// validateFiles validates definition files, and with cfg the site's
+// instances against those that load, as one more result for the config.
+func (a *app) validateFiles(files []string, cfg *wiring.Config) ([]validateJSON, bool) {
+	invalid := false
+	var results []validateJSON
+	var exts []*extensions.Extension
+	for _, f := range files {
+		b, err := a.readInput("definition", f)
+		if err != nil {
+			results = append(results, validateJSON{File: f, Problems: []extensions.Problem{{Path: "$", Message: "cannot read the file: " + err.Error()}}})
+			invalid = true
+			continue
+		}
+		x, ps := extensions.Parse(b, f)
+		r := validateJSON{File: f, Valid: x != nil, Problems: ps}
+		if x != nil {
+			r.Name = x.Name
+			r.Problems = append(r.Problems, x.DeadlineWarnings(configDeadline(cfg))...)
+			exts = append(exts, x)
+		} else {
+			invalid = true
+		}
+		if r.Problems == nil {
+			r.Problems = []extensions.Problem{}
+		}
+		results = append(results, r)
+	}
+	if cfg == nil {
+		return results, invalid
+	}
+	r := validateJSON{File: cfg.Path(), Valid: true, Name: "extensions.instances", Problems: []extensions.Problem{}}
+	reg, err := extensions.NewRegistry(exts...)
+	if err != nil {
+		r.Valid, r.Problems = false, append(r.Problems, extensions.Problem{Path: "extensions.definitions", Message: err.Error()})
+	} else {
+		r.Problems = append(r.Problems, cfg.InstanceProblems(reg)...)
+		r.Valid = !extensions.Problems(r.Problems).HasErrors()
+	}
+	return append(results, r), invalid || !r.Valid
+}
+
+func printValidate(w io.Writer, results []validateJSON) {
+	for _, r := range results {
+		state := "invalid"
+		if r.Valid {
+			state = "valid (" + r.Name + ")"
+		}
+		nerr := 0
+		for _, p := range r.Problems {
+			if !p.Warning {
+				nerr++
+			}
+		}
+		fmt.Fprintf(w, "%s: %s", r.File, state)
+		if nerr > 0 {
+			fmt.Fprintf(w, ", %d error(s)", nerr)
+		}
+		fmt.Fprintln(w)
+		for _, p := range r.Problems {
+			fmt.Fprintf(w, "  %s\n", p)
+		}
+	}
 }
 
 // loadDefinitions parses definition files, refusing any that does not
@@ -181,7 +251,8 @@ func (a *app) loadDefinitionsDir(dir string) (*extensions.Registry, error) {
 	return reg, nil
 }
 
-// readPayload reads the event payload and checks it carries the stage's object.
+// readPayload reads the event payload and refuses one without the stage's
+// object (exit 2, naming the key and the stage): nothing is contacted.
 func (a *app) readPayload(stage extensions.Stage, file string) ([]byte, error) {
 	if !stage.Known() {
 		_, _, err := extensions.NewEvent("x", stage, []byte(`{}`))
@@ -191,12 +262,8 @@ func (a *app) readPayload(stage extensions.Stage, file string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	var top map[string]json.RawMessage
-	if err := json.Unmarshal(b, &top); err != nil {
-		return nil, fileErr("--payload "+file, extensions.PayloadInvalid.Wrap(err, "the payload must be a JSON object"))
-	}
-	if _, ok := top[stage.PayloadKey()]; !ok {
-		fmt.Fprintf(a.streams.Err, "warning: --payload %s has no %q key, the object %s payloads carry; templates see only its own keys\n", file, stage.PayloadKey(), stage)
+	if _, _, err := extensions.NewEvent("check", stage, b); err != nil {
+		return nil, fileErr("--payload "+file, err)
 	}
 	return b, nil
 }
@@ -228,6 +295,20 @@ and extensions.render_timeout with --config (which also names the
 definitions directory when no --definition is given). A template past
 either fails with EXTENSION_TEMPLATE_BUDGET, naming the line and column.
 
+A payload without the stage's object (the "server" key for serverRegistered,
+"networkDevice" for switchRegistered, ...) is refused. A webhook whose body
+is JSON (its Content-Type says so, or, unset, the body starts with { or [)
+must render to valid JSON: EXTENSION_TEMPLATE_INVALID_JSON names the task
+and the offset where it breaks.
+
+With --config, the definitions are the config's extensions.definitions
+directory unless --definition is given, and templates see the site's
+values of the extensions' inputs and configVars (extensions.instances) in
+configVars and extensionInstanceVariables, as MetalSoft exposes them; an
+isPassword value renders as "[secret extensions.instances.NAME.KEY]" (the
+vault is not read, and no secret is printed). A required input without a
+value is a warning here; fire refuses it.
+
 Exit code 0 when every task renders; 2 for an invalid definition, stage or
 payload; 4 when a template fails on the payload or exceeds its budget; 7
 when interrupted.
@@ -241,7 +322,7 @@ when interrupted.
 	cmd.Flags().StringVar(&stage, "stage", "", "stage to render, e.g. serverRegistered")
 	cmd.Flags().StringVar(&payload, "payload", "", "payload file (JSON), - for standard input")
 	cmd.Flags().BoolVar(&strict, "strict", false, "refuse undefined values in templates")
-	cmd.Flags().StringVar(&config, "config", "", "take the render budget and deadline (and, without --definition, the definitions directory) from this config file's extensions: section")
+	cmd.Flags().StringVar(&config, "config", "", "take the definitions directory (without --definition), the site's input values and the render budget and deadline from this config file's extensions: section")
 	_ = cmd.MarkFlagFilename("config", "yaml", "yml")
 	_ = cmd.MarkFlagRequired("stage")
 	_ = cmd.MarkFlagRequired("payload")
@@ -250,21 +331,27 @@ when interrupted.
 		if err := checkOutput(*out); err != nil {
 			return err
 		}
+		var cfg *wiring.Config
 		var xc *wiring.ExtensionsConfig
+		var instances extensions.Instances
 		if config != "" {
-			cfg, err := loadConfigFile(config)
-			if err != nil {
+			var err error
+			if cfg, err = loadConfigFile(config); err != nil {
 				return err
 			}
+			if cfg.Extensions == nil {
+				return inputErr("--config %s has no extensions: section", config)
+			}
 			xc = cfg.Extensions
+			instances = xc.Instances.Instances()
 		}
 		var reg *extensions.Registry
 		var err error
 		switch {
 		case len(defs) > 0:
 			reg, err = a.loadDefinitions(defs)
-		case xc != nil:
-			reg, err = a.loadDefinitionsDir(xc.Definitions)
+		case cfg != nil:
+			reg, err = a.loadDefinitionsDir(cfg.Extensions.Definitions)
 		default:
 			err = inputErr("give --definition FILE (one or more), or --config FILE with an extensions: section")
 		}
@@ -283,7 +370,14 @@ when interrupted.
 		opts := extensions.RenderOptions{Strict: strict, Limits: xc.RenderLimits()}
 		rendered := []extensions.Rendered{}
 		for _, x := range reg.Extensions() {
-			rs, err := x.Render(ctx, st, b, opts)
+			if len(x.Tasks(st)) > 0 {
+				for _, p := range x.CheckInstance(instances[x.Name]) {
+					fmt.Fprintf(a.streams.Err, "warning: %s: %s\n", p.Path, p.Message)
+				}
+			}
+			xo := opts
+			xo.Instance = instances[x.Name]
+			rs, err := x.Render(ctx, st, b, xo)
 			if err != nil {
 				if extensions.PayloadInvalid.Is(err) {
 					return fileErr("--payload "+payload, err)
@@ -322,6 +416,8 @@ when interrupted.
 }
 
 type fireJSON struct {
+	Extension  string `json:"extension"`
+	Stage      string `json:"stage"`
 	Task       string `json:"task"`
 	Status     string `json:"status"`
 	DeliveryID string `json:"deliveryId"`
@@ -417,6 +513,15 @@ ran; EXTENSION_TASK_INTERRUPTED) is not run again until --redeliver names
 it. --redeliver TASK (a task label, or extension/label; repeatable) runs
 that task again under a new delivery ID, whatever it did before.
 
+The payload must carry the stage's object ("server" for serverRegistered,
+...): one without it is refused (exit 2) and nothing is contacted; so is a
+--stage-deadline of zero or less. The stage deadline bounds every task
+(default: --config's extensions.stage_deadline, else 1h); a task whose own
+timeout is longer is named on the error stream. With --config, the tasks
+get the site's values of their extensions' inputs and configVars
+(extensions.instances; isPassword values read from the vault), and an
+extension whose required input has no value is refused (exit 2).
+
 Tasks read the secrets they name from the file vault (--vault, the same
 YAML vault as the rest of hostforge): a webhook's signingSecret is an item
 whose password signs deliveries (Standard Webhooks; whsec_ base64 or raw
@@ -429,7 +534,8 @@ a template past either fails with EXTENSION_TEMPLATE_BUDGET) from a config
 file's extensions: and vault: sections.
 
 With -o json the output is a JSON array, one object per task in order:
-{"task", "status", "deliveryId", "message", "eventId"}, where status is
+{"extension", "stage", "task", "status", "deliveryId", "message",
+"eventId"}, where status is
 succeeded, failed or skipped. skipped is a task that succeeded in an
 earlier firing of the event (its message starts "succeeded earlier:").
 A task that was not run, because an earlier task of its extension failed
@@ -454,7 +560,7 @@ extension failures).
 	cmd.Flags().StringVar(&eventID, "event-id", "", "the event's ID from its source; firing it again runs only what has not succeeded (default: a new random ID, printed)")
 	cmd.Flags().StringArrayVar(&redeliver, "redeliver", nil, "run this task (label, or extension/label) again under a new delivery ID (repeatable)")
 	cmd.Flags().StringVar(&state, "state", "", "SQLite database recording executions (default: in memory)")
-	cmd.Flags().DurationVar(&deadline, "stage-deadline", extensions.DefaultStageDeadline, "no task starts later than this after the event")
+	cmd.Flags().DurationVar(&deadline, "stage-deadline", extensions.DefaultStageDeadline, "no task starts or runs later than this after the event (default: --config's extensions.stage_deadline, else 1h)")
 	cmd.Flags().BoolVar(&strict, "strict", false, "refuse undefined values in templates")
 	ff.add(cmd)
 	_ = cmd.MarkFlagRequired("stage")
@@ -465,6 +571,9 @@ extension failures).
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		if err := checkOutput(*out); err != nil {
 			return err
+		}
+		if cmd.Flags().Changed("stage-deadline") && deadline <= 0 {
+			return inputErr("--stage-deadline %s: want a positive duration; no task could run", deadline)
 		}
 		log, err := a.logger(cmd)
 		if err != nil {
@@ -494,6 +603,13 @@ extension failures).
 		if err != nil {
 			return err
 		}
+		if !cmd.Flags().Changed("stage-deadline") {
+			deadline = configDeadline(cfg)
+		}
+		instances, err := a.checkInstances(cfg, reg, st, deadline)
+		if err != nil {
+			return err
+		}
 		if err := extensions.CheckRedeliver(reg, st, redeliver); err != nil {
 			return usageErr(fmt.Errorf("--redeliver: %w", err))
 		}
@@ -510,27 +626,13 @@ extension failures).
 			ctx = context.Background()
 		}
 		var store extensions.Store = extensionsfake.NewStore()
-		var db *sqlstore.DB
-		switch {
-		case state != "":
-			if db, err = sqlstore.Open(ctx, sqlstore.SQLite, state); err != nil {
+		if state != "" || (cfg != nil && cfg.Ledger != nil) {
+			st, closeStore, err := openExtensionStore(ctx, cfg, state)
+			if err != nil {
 				return err
 			}
-		case cfg != nil && cfg.Ledger != nil:
-			// The records go where the config keeps state: the ledger's database.
-			if _, db, err = wiring.OpenLedger(ctx, cfg); err != nil {
-				if ConfigInvalid.Is(err) {
-					return usageErr(err)
-				}
-				return err
-			}
-		}
-		if db != nil {
-			defer db.Close()
-			if err := db.Migrate(ctx, sqlstore.ComponentExtensions); err != nil {
-				return err
-			}
-			store = db.Extensions()
+			defer closeStore()
+			store = st
 		}
 		runners, closeRunners, err := extensionRunners(opts)
 		if err != nil {
@@ -542,7 +644,10 @@ extension failures).
 			secrets.Put(ev.ID, original)
 		}
 		d := extensions.NewDispatcher(reg, runners, store)
-		d.Secrets, d.Strict, d.Log = secrets, strict, log
+		d.Secrets, d.Strict, d.Log, d.Instances, d.StageDeadline = secrets, strict, log, instances, deadline
+		if opts.Vault != nil {
+			d.Vault = opts.Vault
+		}
 		if cfg != nil {
 			d.Limits = cfg.Extensions.RenderLimits()
 		}
@@ -562,6 +667,82 @@ extension failures).
 	return cmd
 }
 
+// configDeadline is the config's extensions.stage_deadline, else the
+// default.
+func configDeadline(cfg *wiring.Config) time.Duration {
+	if cfg != nil && cfg.Extensions != nil && cfg.Extensions.StageDeadline > 0 {
+		return cfg.Extensions.StageDeadline.D()
+	}
+	return extensions.DefaultStageDeadline
+}
+
+// checkInstances refuses (exit 2) to fire a stage whose extensions lack
+// what the site must give them — a required input without a value, an
+// inline password, a key no definition declares (--config's
+// extensions.instances; without --config no input has a site value) — and
+// warns of tasks whose own timeout the stage deadline cuts.
+func (a *app) checkInstances(cfg *wiring.Config, reg *extensions.Registry, stage extensions.Stage, deadline time.Duration) (extensions.Instances, error) {
+	var instances extensions.Instances
+	if cfg != nil && cfg.Extensions != nil {
+		instances = cfg.Extensions.Instances.Instances()
+	}
+	var errs []string
+	seen := map[string]bool{}
+	for _, b := range reg.Tasks(stage) {
+		x := b.Extension
+		if seen[x.Name] {
+			continue
+		}
+		seen[x.Name] = true
+		for _, p := range x.CheckInstance(instances[x.Name]) {
+			if cfg != nil {
+				p.Path = cfg.KeyLine(p.Path)
+			}
+			errs = append(errs, p.Path+": "+p.Message)
+		}
+		for _, p := range x.DeadlineWarnings(deadline) {
+			fmt.Fprintf(a.streams.Err, "%s: %s\n", x.Source, p)
+		}
+	}
+	if len(errs) > 0 {
+		where := "without --config, no input has a site value"
+		if cfg != nil {
+			where = "in " + cfg.Path()
+		}
+		return nil, usageErr(wiring.ConfigInvalid.New("extensions.instances (%s): %s", where, strings.Join(errs, "; ")))
+	}
+	return instances, nil
+}
+
+// openExtensionStore opens the store of execution records: the SQLite
+// database state when given, else the ledger's database of the config's
+// ledger: section; the extensions schema is migrated on first use.
+func openExtensionStore(ctx context.Context, cfg *wiring.Config, state string) (extensions.Store, func(), error) {
+	var db *sqlstore.DB
+	var err error
+	switch {
+	case state != "":
+		if db, err = sqlstore.Open(ctx, sqlstore.SQLite, state); err != nil {
+			return nil, nil, err
+		}
+	case cfg != nil && cfg.Ledger != nil:
+		// The records are where the config keeps state: the ledger's database.
+		if _, db, err = wiring.OpenLedger(ctx, cfg); err != nil {
+			if ConfigInvalid.Is(err) {
+				return nil, nil, usageErr(err)
+			}
+			return nil, nil, err
+		}
+	default:
+		return nil, nil, inputErr("give --state DB, or --config FILE with a ledger: section: the execution records are in that database")
+	}
+	if err := db.Migrate(ctx, sqlstore.ComponentExtensions); err != nil {
+		_ = db.Close()
+		return nil, nil, err
+	}
+	return db.Extensions(), func() { _ = db.Close() }, nil
+}
+
 // fireRows are the deliveries as `extensions fire` reports them: status
 // succeeded, failed or skipped (succeeded in an earlier firing); a task
 // that was not run is failed, its message starting "not run:".
@@ -570,7 +751,11 @@ func fireRows(rep extensions.Report) ([]fireJSON, []*hostforge.Failure) {
 	rows := make([]fireJSON, 0, len(rep.Deliveries))
 	for _, d := range rep.Deliveries {
 		status := fireStatus(d)
-		rows = append(rows, fireJSON{Task: d.Task, Status: status, DeliveryID: d.DeliveryID, Message: d.Message, EventID: rep.EventID})
+		ev, stage := d.EventID, d.Stage
+		if ev == "" {
+			ev, stage = rep.EventID, rep.Stage
+		}
+		rows = append(rows, fireJSON{Extension: d.Extension, Stage: string(stage), Task: d.Task, Status: status, DeliveryID: d.DeliveryID, Message: d.Message, EventID: ev})
 		if status == string(extensions.StatusFailed) {
 			spec, ok := hostforge.Lookup(d.Code)
 			if !ok {

@@ -80,7 +80,8 @@ func fireSetup(t *testing.T, url, policy string) (def, payload, vaultFile string
 	return def, payload, vaultFile
 }
 
-// The fire contract: -o json prints [{task, status, deliveryId, message}]
+// The fire contract: -o json prints [{extension, stage, task, status,
+// deliveryId, message, eventId}]
 // with status succeeded or failed, deliveries really reach the receiver
 // signed with the vault's secret, and the exit code says whether any task
 // failed.
@@ -116,8 +117,11 @@ func TestExtensionsFireDeliversForReal(t *testing.T) {
 					keys = append(keys, k)
 				}
 				sort.Strings(keys)
-				if strings.Join(keys, ",") != "deliveryId,eventId,message,status,task" {
-					t.Errorf("row %d has keys %v, want task, status, deliveryId, message, eventId", i, keys)
+				if strings.Join(keys, ",") != "deliveryId,eventId,extension,message,stage,status,task" {
+					t.Errorf("row %d has keys %v, want extension, stage, task, status, deliveryId, message, eventId", i, keys)
+				}
+				if row["extension"] != "notify" || row["stage"] != "serverRegistered" {
+					t.Errorf("row %d names extension %q and stage %q", i, row["extension"], row["stage"])
 				}
 				if row["status"] != tc.want[i][0] || !strings.Contains(row["message"], tc.want[i][1]) {
 					t.Errorf("row %d = %v, want status %s and a message containing %q", i, row, tc.want[i][0], tc.want[i][1])

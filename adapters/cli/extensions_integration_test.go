@@ -123,7 +123,11 @@ func newExtensionsLab(t *testing.T) *extensionsLab {
     "options": {"host": "` + host + `", "port": ` + port + `, "username": "` + itEnv(t, "HOSTFORGE_SSHD_USER") + `", "privateKeySecret": "extension-ssh", "timeout": 30,
       "commandTemplate": "echo {{ server.ironicNode | shellquote }} > ` + e.marker + `"}},
    {"label": "inventory", "taskType": "ExtensionTaskAnsible",
-    "options": {"asset": "bundle", "playbook": "site.yml", "executionTimeout": 300, "executionTimeoutTick": 10}}]}]}`
+    "options": {"asset": "bundle", "playbook": "site.yml", "executionTimeout": 300, "executionTimeoutTick": 10}}]},
+  {"stage": "serverCreateDNS", "tasks": [
+   {"label": "bmc-record", "taskType": "ExtensionTaskWebhook",
+    "options": {"endpoint": "` + srv.URL + `/dns", "method": "POST", "signingSecret": "extension-hook",
+      "requestTemplate": "{\"name\": {{ serverDNSRecordSet.hostname | dump }}, \"ip\": {{ serverDNSRecordSet.ip.ip | dump }}, \"op\": {{ serverDNSRecordSet.operation | dump }}}"}}]}]}`
 	if err := os.WriteFile(filepath.Join(defs, "registration.json"), []byte(def), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -144,7 +148,8 @@ func newExtensionsLab(t *testing.T) *extensionsLab {
 }
 
 // check verifies the three tasks' effects for the enrolled node: one
-// serverRegistered event, the enrollment run's, delivered to each.
+// serverRegistered event, the enrollment run's, delivered to each; then
+// serverCreateDNS, the run's too, with the BMC's hostname and address.
 func (e *extensionsLab) check(t *testing.T, node string) {
 	t.Helper()
 	var out map[string]string
@@ -157,10 +162,16 @@ func (e *extensionsLab) check(t *testing.T, node string) {
 		t.Errorf("the playbook saw event %q and delivery %q, want the enrollment run's serverRegistered", eventID, out["delivery"])
 	}
 	ids, bodies := e.recv.got()
-	if len(ids) != 1 || ids[0] != extensions.DeliveryID(eventID, "registration", "hook") {
-		t.Errorf("webhook deliveries %v, want one with the serverRegistered delivery ID", ids)
-	} else if want := fmt.Sprintf(`{"device": %q, "node": %q}`, e.host.Name, node); string(bodies[0]) != want {
-		t.Errorf("webhook body %s, want %s", bodies[0], want)
+	dnsEvent := "serverCreateDNS/" + strings.TrimPrefix(eventID, "serverRegistered/")
+	if len(ids) != 2 || ids[0] != extensions.DeliveryID(eventID, "registration", "hook") || ids[1] != extensions.DeliveryID(dnsEvent, "registration", "bmc-record") {
+		t.Errorf("webhook deliveries %v, want serverRegistered's then serverCreateDNS's", ids)
+	} else {
+		if want := fmt.Sprintf(`{"device": %q, "node": %q}`, e.host.Name, node); string(bodies[0]) != want {
+			t.Errorf("webhook body %s, want %s", bodies[0], want)
+		}
+		if want := fmt.Sprintf(`{"name": %q, "ip": %q, "op": "create"}`, strings.ToLower(e.host.Name), e.host.OOBIP); string(bodies[1]) != want {
+			t.Errorf("serverCreateDNS body %s, want %s", bodies[1], want)
+		}
 	}
 	if b, err := os.ReadFile(e.marker); err != nil || strings.TrimSpace(string(b)) != node {
 		t.Errorf("the SSH task's effect: %q, %v", b, err)
@@ -179,8 +190,8 @@ func TestEnrollConfigFiresServerRegistered(t *testing.T) {
 		t.Fatalf("exit %d:\n%s\n%s", res.code, res.out, res.err)
 	}
 	j := lines[0]
-	if len(j.Extensions) != 3 {
-		t.Fatalf("extensions %+v, want the three tasks", j.Extensions)
+	if len(j.Extensions) != 4 {
+		t.Fatalf("extensions %+v, want the three serverRegistered tasks and serverCreateDNS's", j.Extensions)
 	}
 	for _, x := range j.Extensions {
 		if x.Status != "succeeded" {
@@ -206,7 +217,7 @@ func TestWorkerFiresServerRegistered(t *testing.T) {
 	// The dispatch runs after the enrollment closed: wait for its last task.
 	deadline := time.Now().Add(3 * time.Minute)
 	for {
-		if _, err := os.Stat(filepath.Join(e.outDir, e.host.Name+".json")); err == nil {
+		if ids, _ := e.recv.got(); len(ids) == 2 {
 			break
 		}
 		if time.Now().After(deadline) {

@@ -41,8 +41,16 @@ every Ironic instance of the config. It also runs extension dispatch: with
 an extensions: section, each enrollment submitted from a config that has
 one fires serverRegistered once it succeeds, as a workflow of its own
 (extensions/serverRegistered/<enrollment run ID>) whose tasks — webhooks, SSH
-commands, Ansible playbooks — run as activities on the workers. Submit work to it with
-'hostforge enroll --config FILE --temporal ADDRESS DEVICE...'.
+commands, Ansible playbooks — run as activities on the workers; the same
+workflow fires serverCreateDNS for the host's BMC record set. With
+extensions.netbox_events it serves the endpoint of NetBox's event rules
+(POST /netbox/events over TLS, every request checked by its
+X-Hook-Signature), whose device events fire serverDecommissioned and
+serverDeleteDNS, switchRegistered and switchCreateDNS, switchDecommissioned
+and switchDeleteDNS, each occurrence a workflow of its own
+(extensions/netbox/<request ID>/dcim.device/<device ID>); and the Ironic
+projection fires serverInstanceUpdate for each deploy transition it sees.
+Submit work to it with 'hostforge enroll --config FILE --temporal ADDRESS DEVICE...'.
 
 Workflows survive the worker: waits are durable timers, and a step a dead
 worker left is rerun (every step is idempotent) when a worker polls again

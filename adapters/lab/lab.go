@@ -136,6 +136,8 @@ type Lab struct {
 	Site *fakes.Site
 	// NetBoxURL is the NetBox emulator's (TLS, signed by the lab CA).
 	NetBoxURL string
+	// NetBox is the emulator itself: a test adds event rules to it.
+	NetBox *netboxhttp.Server
 	// BMCs are the emulators by host.
 	BMCs map[string]*BMC
 	// SSHAddr is the DHCP server's SSH address.
@@ -217,7 +219,8 @@ func Start(ctx context.Context, o Options) (l *Lab, err error) {
 	if l.Ironic {
 		fakeHardware(o.Site, o.InspectorURL != "")
 	}
-	l.netbox = httptest.NewUnstartedServer(netboxhttp.New(o.Site.NetBox, netboxhttp.Options{Token: token}))
+	l.NetBox = netboxhttp.New(o.Site.NetBox, netboxhttp.Options{Token: token})
+	l.netbox = httptest.NewUnstartedServer(l.NetBox)
 	l.netbox.TLS = tlsCfg.Clone()
 	l.netbox.Config.ErrorLog = quietLog
 	l.netbox.StartTLS()

@@ -34,15 +34,15 @@ func (s *ExtensionStore) PutExecution(ctx context.Context, e extensions.Executio
 		outputs = sql.NullString{String: string(e.Outputs), Valid: true}
 	}
 	_, err := s.db.Exec(ctx, `INSERT INTO extension_executions
-		(delivery_id, event_id, stage, extension, task, task_type, status, message, started_at, finished_at, outputs)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+		(delivery_id, event_id, stage, extension, task, task_type, status, message, started_at, finished_at, outputs, attempts)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT (delivery_id) DO UPDATE SET
 			event_id = excluded.event_id, stage = excluded.stage, extension = excluded.extension,
 			task = excluded.task, task_type = excluded.task_type, status = excluded.status,
 			message = excluded.message, started_at = excluded.started_at,
-			finished_at = excluded.finished_at, outputs = excluded.outputs`,
+			finished_at = excluded.finished_at, outputs = excluded.outputs, attempts = excluded.attempts`,
 		e.DeliveryID, e.EventID, string(e.Stage), e.Extension, e.Task, string(e.TaskType), string(e.Status),
-		e.Message, Nanos(e.StartedAt), Nanos(e.FinishedAt), outputs)
+		e.Message, Nanos(e.StartedAt), Nanos(e.FinishedAt), outputs, e.Attempts)
 	return Wrap(err, "recording extension delivery %s", e.DeliveryID)
 }
 
@@ -59,16 +59,16 @@ func (s *ExtensionStore) StartDelivery(ctx context.Context, e extensions.Executi
 		outputs = sql.NullString{String: string(e.Outputs), Valid: true}
 	}
 	res, err := s.db.Exec(ctx, `INSERT INTO extension_executions
-		(delivery_id, event_id, stage, extension, task, task_type, status, message, started_at, finished_at, outputs)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+		(delivery_id, event_id, stage, extension, task, task_type, status, message, started_at, finished_at, outputs, attempts)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT (delivery_id) DO UPDATE SET
 			event_id = excluded.event_id, stage = excluded.stage, extension = excluded.extension,
 			task = excluded.task, task_type = excluded.task_type, status = excluded.status,
 			message = excluded.message, started_at = excluded.started_at,
-			finished_at = excluded.finished_at, outputs = excluded.outputs
+			finished_at = excluded.finished_at, outputs = excluded.outputs, attempts = excluded.attempts
 		WHERE extension_executions.status = ?`,
 		e.DeliveryID, e.EventID, string(e.Stage), e.Extension, e.Task, string(e.TaskType), string(e.Status),
-		e.Message, Nanos(e.StartedAt), Nanos(e.FinishedAt), outputs, string(extensions.StatusRunning))
+		e.Message, Nanos(e.StartedAt), Nanos(e.FinishedAt), outputs, e.Attempts, string(extensions.StatusRunning))
 	if err != nil {
 		return extensions.Execution{}, false, Wrap(err, "recording the start of extension delivery %s", e.DeliveryID)
 	}
@@ -86,7 +86,7 @@ func (s *ExtensionStore) StartDelivery(ctx context.Context, e extensions.Executi
 	return prior, false, err
 }
 
-const executionColumns = `delivery_id, event_id, stage, extension, task, task_type, status, message, started_at, finished_at, outputs`
+const executionColumns = `delivery_id, event_id, stage, extension, task, task_type, status, message, started_at, finished_at, outputs, attempts`
 
 func scanExecution(sc interface{ Scan(...any) error }) (extensions.Execution, error) {
 	var (
@@ -95,7 +95,7 @@ func scanExecution(sc interface{ Scan(...any) error }) (extensions.Execution, er
 		started, finished int64
 		outputs           sql.NullString
 	)
-	err := sc.Scan(&e.DeliveryID, &e.EventID, &stage, &e.Extension, &e.Task, &tt, &status, &e.Message, &started, &finished, &outputs)
+	err := sc.Scan(&e.DeliveryID, &e.EventID, &stage, &e.Extension, &e.Task, &tt, &status, &e.Message, &started, &finished, &outputs, &e.Attempts)
 	e.Stage, e.TaskType, e.Status = extensions.Stage(stage), extensions.TaskType(tt), extensions.ExecStatus(status)
 	e.StartedAt, e.FinishedAt = Time(started), Time(finished)
 	if outputs.Valid {
@@ -116,7 +116,8 @@ func (s *ExtensionStore) Execution(ctx context.Context, id string) (extensions.E
 	return e, true, nil
 }
 
-// Executions returns the matching records, oldest start first.
+// Executions returns the matching records, oldest start first (newest
+// first with Query.NewestFirst).
 func (s *ExtensionStore) Executions(ctx context.Context, q extensions.Query) ([]extensions.Execution, error) {
 	var where []string
 	var args []any
@@ -127,10 +128,18 @@ func (s *ExtensionStore) Executions(ctx context.Context, q extensions.Query) ([]
 		}
 	}
 	query := `SELECT ` + executionColumns + ` FROM extension_executions`
+	if !q.Since.IsZero() {
+		where = append(where, "started_at >= ?")
+		args = append(args, Nanos(q.Since))
+	}
 	if len(where) > 0 {
 		query += ` WHERE ` + strings.Join(where, " AND ")
 	}
-	query += ` ORDER BY started_at, delivery_id`
+	if q.NewestFirst {
+		query += ` ORDER BY started_at DESC, delivery_id DESC`
+	} else {
+		query += ` ORDER BY started_at, delivery_id`
+	}
 	if q.Limit > 0 {
 		query += ` LIMIT ?`
 		args = append(args, q.Limit)

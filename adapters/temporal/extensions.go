@@ -1,7 +1,10 @@
 package temporal
 
 import (
+	"context"
+
 	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
@@ -44,7 +47,8 @@ func startServerRegistered(ctx workflow.Context, res enrollment.Result) {
 	if !res.Enrolled || res.Node == "" || res.Failure != nil {
 		return
 	}
-	host := extensions.Enrolled{Device: res.Device, Instance: res.Instance, Node: res.Node, Run: workflow.GetInfo(ctx).WorkflowExecution.RunID}
+	host := extensions.Enrolled{Device: res.Device, Instance: res.Instance, Node: res.Node, Run: workflow.GetInfo(ctx).WorkflowExecution.RunID,
+		BMCHostname: res.Done(enrollment.PhaseBMC)}
 	id := ExtensionsWorkflowID(extensions.ServerRegisteredEventID(host.Run))
 	cctx := workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{
 		WorkflowID:            id,
@@ -62,4 +66,39 @@ func startServerRegistered(ctx workflow.Context, res enrollment.Result) {
 		return
 	}
 	workflow.GetLogger(ctx).Info("serverRegistered dispatch started", "workflow_id", id, "run_id", started.RunID)
+}
+
+// ExtensionEventsWorkflowName fires a source's events in order:
+// extensions.FireEvents.
+const ExtensionEventsWorkflowName = "hostforge.extensions.fire_events"
+
+// ExtensionEvents fires the events one source occurrence gives (a NetBox
+// device leaving service: serverDecommissioned, then serverDeleteDNS; an
+// Ironic deploy transition: serverInstanceUpdate) on Temporal, each
+// dispatched as Extensions is.
+var ExtensionEvents = Define(ExtensionEventsWorkflowName, extensions.FireEvents)
+
+// EventSubmitter is the extensions.Submitter of a worker: each occurrence
+// is an ExtensionEvents workflow whose ID is ExtensionsWorkflowID of its
+// key, so an occurrence delivered again while its dispatch runs starts
+// nothing, and one delivered after it ended dispatches again what has not
+// succeeded (its events' IDs are the same).
+type EventSubmitter struct {
+	Client client.Client
+	Queue  string
+}
+
+// Submit starts the occurrence's workflow, or finds it running.
+func (s EventSubmitter) Submit(ctx context.Context, evs extensions.Events) error {
+	if evs.Key == "" || len(evs.Events) == 0 {
+		return extensions.EventInvalid.New("an occurrence without a key or without events")
+	}
+	id := ExtensionsWorkflowID(evs.Key)
+	_, err := s.Client.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: s.Queue,
+		WorkflowIDReusePolicy: enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE, WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING},
+		ExtensionEventsWorkflowName, evs)
+	if err != nil {
+		return TemporalUnavailable.At(extensions.Phase).Wrap(err, "starting the dispatch %s on task queue %s", id, s.Queue)
+	}
+	return nil
 }

@@ -618,6 +618,15 @@ const maxNodes = 100_000
 
 var textUnmarshaler = reflect.TypeFor[encoding.TextUnmarshaler]()
 
+// nodeDecoder is a config value that decodes its own YAML node (a mapping
+// whose keys are names, not fields); it records the lines of the keys it
+// reads in lines.
+type nodeDecoder interface {
+	decodeNode(path string, n *yaml.Node, lines map[string]int) error
+}
+
+var nodeDecoderType = reflect.TypeFor[nodeDecoder]()
+
 func join(path, key string) string {
 	if path == "" {
 		return key
@@ -650,6 +659,9 @@ func (d decoder) decode(path string, n *yaml.Node, v reflect.Value) error {
 			v.Set(reflect.New(v.Type().Elem()))
 		}
 		return d.decode(path, n, v.Elem())
+	}
+	if v.Addr().Type().Implements(nodeDecoderType) {
+		return v.Addr().Interface().(nodeDecoder).decodeNode(path, n, d.lines)
 	}
 	if v.Addr().Type().Implements(textUnmarshaler) {
 		if n.Kind != yaml.ScalarNode {

@@ -2,6 +2,7 @@ package wiring
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -10,7 +11,9 @@ import (
 	"regexp"
 	"strings"
 	"time"
+	"unicode/utf8"
 
+	"github.com/hostforge/hostforge"
 	"github.com/hostforge/hostforge/adapters/ansible"
 	"github.com/hostforge/hostforge/adapters/ssh"
 	"github.com/hostforge/hostforge/adapters/webhook"
@@ -36,7 +39,22 @@ const extensionsHelp = `  extensions:                           # optional: work
                                         #   and LANG, nothing else of the worker's
     render_budget: 64MiB                # optional: strings and arrays one template render may
                                         #   build (at most 1GiB); past it, EXTENSION_TEMPLATE_BUDGET
-    render_timeout: 2s                  # optional: how long one render may take (at most 1m)`
+    render_timeout: 2s                  # optional: how long one render may take (at most 1m)
+    stage_deadline: 1h                  # optional: no task of an event starts or runs
+                                        #   past this [1h]; validation warns of a task
+                                        #   whose own timeout is longer
+    instances:                          # optional: each extension's inputs and
+      powerdns:                         #   configVars by name; a required one (no
+        zone: dc1.example.com           #   defaultValue) must be given here
+        apiKey: {vault: powerdns-api.password}   # isPassword: a vault reference only
+    switch_roles: [leaf, spine]         # optional: NetBox role slugs of switches
+    netbox_events:                      # optional: NetBox event rules' endpoint,
+      listen: 0.0.0.0:8644              #   POST /netbox/events (hostforge worker;
+      cert_file: /etc/hostforge/events.crt   #   'hostforge extensions listen'); TLS only
+      key_file: /etc/hostforge/events.key
+      secret_item: netbox-webhook       # the vault item whose secret field (8
+                                        #   characters or more) is the NetBox webhook's
+                                        #   secret: X-Hook-Signature is checked with it`
 
 // ExtensionsConfig is the extensions: section: where the definitions are
 // and what the task runners need from the site.
@@ -63,6 +81,16 @@ type ExtensionsConfig struct {
 	// gets; it gets nothing else of the worker's environment but PATH,
 	// HOME and LANG.
 	AnsibleEnv []string `yaml:"ansible_env"`
+	// StageDeadline bounds the dispatch of every event hostforge's
+	// sources fire (extensions.DefaultStageDeadline when left out).
+	StageDeadline enrollment.Duration `yaml:"stage_deadline"`
+	// Instances are the extensions' inputs and configVars.
+	Instances ExtensionInstances `yaml:"instances"`
+	// SwitchRoles are the NetBox device role slugs of switches: their
+	// events fire the switch stages, every other device's the server ones.
+	SwitchRoles []string `yaml:"switch_roles"`
+	// NetBoxEvents is the endpoint of NetBox's event rules.
+	NetBoxEvents *NetBoxEventsConfig `yaml:"netbox_events"`
 	// RenderBudget is the bytes of strings and arrays one render of a
 	// task's template may build (default extensions.DefaultRenderBudget).
 	RenderBudget ByteSize `yaml:"render_budget"`
@@ -87,6 +115,24 @@ func (x *ExtensionsConfig) RenderLimits() extensions.RenderLimits {
 	return extensions.RenderLimits{Budget: int64(x.RenderBudget), Timeout: x.RenderTimeout.D()}
 }
 
+// NetBoxEventsConfig is extensions.netbox_events: where NetBox's event
+// rules send their webhooks, and the secret they are signed with.
+type NetBoxEventsConfig struct {
+	Listen   string `yaml:"listen"`
+	CertFile string `yaml:"cert_file"`
+	KeyFile  string `yaml:"key_file"`
+	// SecretItem is the vault item whose NetBoxSecretField is the secret
+	// of NetBox's webhook (its X-Hook-Signature key).
+	SecretItem string `yaml:"secret_item"`
+}
+
+// NetBoxSecretField is the field of extensions.netbox_events.secret_item
+// holding the NetBox webhook's secret.
+const NetBoxSecretField = "secret"
+
+// MinNetBoxSecretLen is the shortest NetBox webhook secret accepted.
+const MinNetBoxSecretLen = 8
+
 // validateExtensions checks the section without touching the file system.
 func (c *Config) validateExtensions() error {
 	x := c.Extensions
@@ -109,6 +155,35 @@ func (c *Config) validateExtensions() error {
 	}
 	if x.RenderTimeout < 0 || x.RenderTimeout.D() > maxRenderTimeout {
 		return c.keyError("extensions.render_timeout", "%s: want more than 0 and at most %s (default %s)", x.RenderTimeout.D(), maxRenderTimeout, extensions.DefaultRenderTimeout)
+	}
+	if x.StageDeadline < 0 || (x.StageDeadline == 0 && c.lines["extensions.stage_deadline"] != 0) {
+		return c.keyError("extensions.stage_deadline", "%s: want a positive duration (e.g. 1h); no task could run", x.StageDeadline.D())
+	}
+	for i, r := range x.SwitchRoles {
+		if strings.TrimSpace(r) == "" {
+			return c.keyError(fmt.Sprintf("extensions.switch_roles[%d]", i), "empty: want a NetBox device role slug")
+		}
+	}
+	for name, vals := range x.Instances {
+		for k, v := range vals {
+			if v.Vault != "" {
+				if _, _, ok := (extensions.SiteValue{Vault: v.Vault}).VaultRef(); !ok {
+					return c.keyError(extensions.InstanceKey(name, k), "vault: %q: want ITEM.FIELD, the vault item's name and its field", v.Vault)
+				}
+			}
+		}
+	}
+	if e := x.NetBoxEvents; e != nil {
+		switch {
+		case e.Listen == "":
+			return c.keyError("extensions.netbox_events.listen", "missing: host:port the NetBox events endpoint listens on")
+		case e.CertFile == "" || e.KeyFile == "":
+			return c.keyError("extensions.netbox_events.cert_file", "the NetBox events endpoint serves TLS only: set cert_file and key_file")
+		case strings.TrimSpace(e.SecretItem) == "":
+			return c.keyError("extensions.netbox_events.secret_item", "missing: the vault item whose %s field is the secret NetBox signs its webhooks with (X-Hook-Signature); unsigned events are refused", NetBoxSecretField)
+		case c.Vault == nil:
+			return c.keyError("extensions.netbox_events.secret_item", "names a vault item, but the config has no vault: section")
+		}
 	}
 	return nil
 }
@@ -248,10 +323,21 @@ func openExtensions(ctx context.Context, cfg *Config, s *Systems, log *slog.Logg
 	d := extensions.NewDispatcher(reg, runners, store)
 	d.Log = log
 	d.Limits = x.RenderLimits()
+	d.Log, d.Instances, d.StageDeadline = log, x.Instances.Instances(), x.StageDeadline.D()
+	if s.Vault != nil {
+		d.Vault = s.Vault
+	}
+	if err := checkInstances(ctx, cfg, reg, s, log); err != nil {
+		return err
+	}
 	if s.Enrollment != nil {
 		d.Servers = &serverSource{netbox: s.Enrollment.NetBox, ironic: s.Enrollment.Ironic}
 	}
 	s.Extensions = d
+	if s.Projector != nil {
+		s.DeployWatcher = &extensions.DeployWatcher{Dispatcher: d, Log: log}
+		s.Projector.Observer = s.DeployWatcher
+	}
 	n := 0
 	for _, e := range reg.Extensions() {
 		if e.Active() {
@@ -259,6 +345,105 @@ func openExtensions(ctx context.Context, cfg *Config, s *Systems, log *slog.Logg
 		}
 	}
 	log.Info("extensions wired", "phase", "wiring", "definitions", x.Definitions, "active", n, "left_out", len(bad))
+	return nil
+}
+
+// NetBoxEventsSystems are what the endpoint of NetBox's event rules needs:
+// where it listens, its TLS, the webhook's secret and the mapping rules.
+type NetBoxEventsSystems struct {
+	Listen string
+	TLS    *tls.Config
+	// Secret is the NetBox webhook's secret (registered with the
+	// process's Secrets; never logged).
+	Secret []byte
+	Rules  extensions.NetBoxRules
+}
+
+// OpenNetBoxEvents loads the endpoint's certificate and reads the
+// webhook's secret from the vault item extensions.netbox_events.secret_item
+// names, for a process that serves the endpoint (the worker, 'extensions
+// listen'; other commands never read them): a missing item or field, or a
+// secret shorter than MinNetBoxSecretLen characters, is CONFIG_INVALID
+// naming the key. Without the section it returns nil.
+func OpenNetBoxEvents(ctx context.Context, cfg *Config, s *Systems) (*NetBoxEventsSystems, error) {
+	if cfg.Extensions == nil || cfg.Extensions.NetBoxEvents == nil {
+		return nil, nil
+	}
+	e := cfg.Extensions.NetBoxEvents
+	cert, err := tls.LoadX509KeyPair(e.CertFile, e.KeyFile)
+	if err != nil {
+		return nil, cfg.invalid("extensions.netbox_events.cert_file", "%v", err)
+	}
+	const key = "extensions.netbox_events.secret_item"
+	if s.Vault == nil {
+		return nil, cfg.invalid(key, "names a vault item, but the config has no vault: section")
+	}
+	item, err := s.Vault.Item(ctx, e.SecretItem)
+	if errors.Is(err, hostforge.ErrNotFound) {
+		return nil, cfg.invalid(key, "the vault %s has no item %q: add it with a %s field holding the NetBox webhook's secret (%d characters or more)", s.Vault.Path(), e.SecretItem, NetBoxSecretField, MinNetBoxSecretLen)
+	}
+	if err != nil {
+		return nil, cfg.invalid(key, "reading the vault item %q: %v", e.SecretItem, err)
+	}
+	secret := item[NetBoxSecretField]
+	s.Secrets.Add(secret)
+	if n := utf8.RuneCountInString(secret); n < MinNetBoxSecretLen {
+		return nil, cfg.invalid(key, "the vault item %q's %s field has %d characters; want at least %d", e.SecretItem, NetBoxSecretField, n, MinNetBoxSecretLen)
+	}
+	return &NetBoxEventsSystems{Listen: e.Listen, Secret: []byte(secret),
+		TLS:   &tls.Config{MinVersion: tls.VersionTLS12, Certificates: []tls.Certificate{cert}},
+		Rules: extensions.NetBoxRules{SwitchRoles: append([]string(nil), cfg.Extensions.SwitchRoles...), StageDeadline: cfg.Extensions.StageDeadline.D()}}, nil
+}
+
+// checkInstances refuses what extensions.instances cannot give the loaded
+// extensions (a required input without a value, an inline password, a key
+// no definition declares, a vault item that is not there), logs the tasks
+// whose own timeout the stage deadline cuts, and warns of instances of
+// extensions that are not loaded.
+func checkInstances(ctx context.Context, cfg *Config, reg *extensions.Registry, s *Systems, log *slog.Logger) error {
+	x := cfg.Extensions
+	var errs []string
+	for _, p := range cfg.InstanceProblems(reg) {
+		if strings.Contains(p.Message, "no active extension named") {
+			log.Warn("extension instance of no loaded extension", "phase", "wiring", "problem", p.Path+": "+p.Message)
+			continue
+		}
+		errs = append(errs, p.Path+": "+p.Message)
+	}
+	if len(errs) > 0 {
+		return ConfigInvalid.New("%s: extensions.instances: %s", cfg.path, strings.Join(errs, "; "))
+	}
+	for _, e := range reg.Extensions() {
+		if !e.Active() {
+			continue
+		}
+		for _, p := range e.DeadlineWarnings(x.StageDeadline.D()) {
+			log.Warn("extension task longer than the stage deadline", "phase", "wiring", "file", e.Source, "problem", p.String())
+		}
+	}
+	for name, vals := range x.Instances {
+		for k, v := range vals {
+			if v.Vault == "" {
+				continue
+			}
+			key := extensions.InstanceKey(name, k)
+			if s.Vault == nil {
+				return cfg.invalid(key, "names the vault item %s, but the config has no vault: section", v.Vault)
+			}
+			item, field, _ := (extensions.SiteValue{Vault: v.Vault}).VaultRef()
+			fields, err := s.Vault.Item(ctx, item)
+			if err != nil {
+				return cfg.invalid(key, "the vault item %s: %v", item, err)
+			}
+			val, ok := fields[field]
+			if !ok {
+				return cfg.invalid(key, "the vault item %s has no field %s", item, field)
+			}
+			if err := hostforge.CheckChosenSecret(fmt.Sprintf("the value of %s (vault item %s, field %s)", key, item, field), val); err != nil {
+				return err
+			}
+		}
+	}
 	return nil
 }
 

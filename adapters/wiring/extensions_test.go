@@ -2,12 +2,19 @@ package wiring_test
 
 import (
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
 	"crypto/hmac"
+	"crypto/rand"
 	"crypto/sha256"
+	"crypto/x509"
+	"crypto/x509/pkix"
 	"encoding/base64"
 	"encoding/json"
+	"encoding/pem"
 	"fmt"
 	"io"
+	"math/big"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -15,6 +22,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/hostforge/hostforge"
 	"github.com/hostforge/hostforge/adapters/lab"
@@ -126,6 +134,16 @@ func TestOpenWiresExtensionsAndFiresServerRegistered(t *testing.T) {
 func TestOpenRefusesBadExtensionsSection(t *testing.T) {
 	r := newRig(t, fakeIronicRoot(t, "1.82"))
 	defs := t.TempDir()
+	dnsDefs := t.TempDir()
+	dns := `{"kind": "ExtensionDefinition", "schemaVersion": "1.1", "name": "dns", "label": "dns", "extensionType": "workflow",
+ "vendor": "v", "extensionVersion": "1", "icon": "i", "dependencies": {}, "inputs": [], "outputs": [], "assets": [],
+ "configVars": [{"label": "Zone", "name": "zone", "inputType": "ExtensionInputString"},
+                {"label": "API key", "name": "apiKey", "inputType": "ExtensionInputString", "isPassword": true}],
+ "onAssetChange": [{"stage": "serverCreateDNS", "tasks": [{"label": "add", "taskType": "ExtensionTaskWebhook",
+   "options": {"endpoint": "https://dns.example.net/", "method": "POST", "requestTemplate": "{{ configVars.zone }}"}}]}]}`
+	if err := os.WriteFile(filepath.Join(dnsDefs, "dns.json"), []byte(dns), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct {
 		name, section, code, want string
 	}{
@@ -134,6 +152,17 @@ func TestOpenRefusesBadExtensionsSection(t *testing.T) {
 		{"known_hosts missing", "extensions:\n  definitions: " + defs + "\n  known_hosts: /nonexistent/known_hosts\n", wiring.ConfigInvalid.Code, "extensions.known_hosts"},
 		{"unknown container runtime", "extensions:\n  definitions: " + defs + "\n  container_runtime: lxc\n", wiring.ConfigInvalid.Code, "want podman or docker"},
 		{"unknown key", "extensions:\n  definitions: " + defs + "\n  knownhosts: x\n", wiring.ConfigInvalid.Code, "extensions.knownhosts: unknown key"},
+		{"stage deadline zero", "extensions:\n  definitions: " + defs + "\n  stage_deadline: 0s\n", wiring.ConfigInvalid.Code, "extensions.stage_deadline: 0s: want a positive duration"},
+		{"required input without a value", "extensions:\n  definitions: " + dnsDefs + "\n  instances:\n    dns:\n      apiKey: {vault: dns-api.password}\n", wiring.ConfigInvalid.Code,
+			`extensions.instances.dns.zone: missing: configVar "zone" of extension dns has no defaultValue`},
+		{"password inline", "extensions:\n  definitions: " + dnsDefs + "\n  instances:\n    dns:\n      zone: z\n      apiKey: hunter22\n", wiring.ConfigInvalid.Code,
+			"extensions.instances.dns.apiKey: apiKey is an isPassword input of extension dns: its value must be a vault reference"},
+		{"vault item missing", "extensions:\n  definitions: " + dnsDefs + "\n  instances:\n    dns:\n      zone: z\n      apiKey: {vault: dns-api.password}\n", wiring.ConfigInvalid.Code,
+			"extensions.instances.dns.apiKey: the vault item dns-api"},
+		{"bad vault reference", "extensions:\n  definitions: " + dnsDefs + "\n  instances:\n    dns:\n      zone: z\n      apiKey: {vault: dns-api}\n", wiring.ConfigInvalid.Code,
+			`extensions.instances.dns.apiKey: vault: "dns-api": want ITEM.FIELD`},
+		{"events without TLS", "extensions:\n  definitions: " + defs + "\n  netbox_events: {listen: 127.0.0.1:0, secret_item: nb}\n", wiring.ConfigInvalid.Code,
+			"extensions.netbox_events.cert_file: the NetBox events endpoint serves TLS only"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := r.open(t, context.Background(), r.cfg+tc.section, wiring.Options{})
@@ -146,5 +175,69 @@ func TestOpenRefusesBadExtensionsSection(t *testing.T) {
 	sys, err := r.open(t, context.Background(), r.cfg, wiring.Options{})
 	if err != nil || sys.Extensions != nil {
 		t.Fatalf("no extensions: section: %v, %+v", err, sys.Extensions)
+	}
+}
+
+// The NetBox events endpoint's certificate and secret are read only by a
+// process that serves it: Open leaves them alone (an operator's 'enroll
+// --config' needs neither), OpenNetBoxEvents refuses a missing or short
+// secret and a certificate that does not load, naming the key.
+func TestOpenNetBoxEventsReadsItsSecretWhenServed(t *testing.T) {
+	r := newRig(t, fakeIronicRoot(t, "1.82"))
+	defs := t.TempDir()
+	dir := t.TempDir()
+	key, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "events"}, NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour)}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	certFile, keyFile := filepath.Join(dir, "e.crt"), filepath.Join(dir, "e.key")
+	kb, _ := x509.MarshalECPrivateKey(key)
+	_ = os.WriteFile(certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600)
+	_ = os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kb}), 0o600)
+	section := func(cert string) string {
+		return fmt.Sprintf("extensions:\n  definitions: %s\n  switch_roles: [leaf]\n  stage_deadline: 20m\n  netbox_events: {listen: 127.0.0.1:0, cert_file: %s, key_file: %s, secret_item: nb-hook}\n", defs, cert, keyFile)
+	}
+	ctx := context.Background()
+	sys, err := r.open(t, ctx, r.cfg+section("/nonexistent/e.crt"), wiring.Options{})
+	if err != nil {
+		t.Fatalf("Open read the endpoint's files: %v", err)
+	}
+	if _, err := wiring.OpenNetBoxEvents(ctx, sys.Config, sys); !wiring.ConfigInvalid.Is(err) || !strings.Contains(err.Error(), "extensions.netbox_events.cert_file") {
+		t.Fatalf("a certificate that does not load: %v", err)
+	}
+	sys, err = r.open(t, ctx, r.cfg+section(certFile), wiring.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		fields map[string]string
+		want   string
+	}{
+		{nil, `has no item "nb-hook"`},
+		{map[string]string{"secret": "short"}, "the vault item \"nb-hook\"'s secret field has 5 characters; want at least 8"},
+	} {
+		if tc.fields != nil {
+			if err := sys.Vault.PutItem(ctx, "nb-hook", tc.fields); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if _, err := wiring.OpenNetBoxEvents(ctx, sys.Config, sys); !wiring.ConfigInvalid.Is(err) || !strings.Contains(err.Error(), tc.want) {
+			t.Fatalf("OpenNetBoxEvents: %v, want %q", err, tc.want)
+		}
+	}
+	if err := sys.Vault.PutItem(ctx, "nb-hook", map[string]string{"secret": "a-long-enough-secret"}); err != nil {
+		t.Fatal(err)
+	}
+	ev, err := wiring.OpenNetBoxEvents(ctx, sys.Config, sys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(ev.Secret) != "a-long-enough-secret" || ev.TLS == nil || ev.Rules.SwitchRoles[0] != "leaf" || ev.Rules.StageDeadline != 20*time.Minute {
+		t.Fatalf("events systems %+v", ev)
+	}
+	if !sys.Secrets.Contains("x a-long-enough-secret y") {
+		t.Error("the secret is not registered with the process's secrets")
 	}
 }

@@ -109,6 +109,10 @@ type Systems struct {
 	// Extensions dispatches extension events (serverRegistered after a
 	// successful enrollment); nil without an extensions: section.
 	Extensions *extensions.Dispatcher
+	// DeployWatcher is the Ironic source of serverInstanceUpdate, the
+	// Projector's observer; nil without extensions or a projector. It
+	// submits nothing until a long-lived process gives it a Submitter.
+	DeployWatcher *extensions.DeployWatcher
 
 	// Firmware is the managed-host firmware update's systems; nil without
 	// the config's firmware: section.

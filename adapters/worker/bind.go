@@ -82,7 +82,7 @@ func bindExtensions(b *bound, sys *wiring.Systems, _ *metrics.Firmware, _ *slog.
 		}
 		d = extensions.NewDispatcher(empty, nil, extensionsfake.NewStore())
 	}
-	b.workflows = append(b.workflows, temporal.Workflow{Name: "extensions", Steps: d, Definitions: []temporal.Definition{temporal.Extensions, temporal.ServerRegistered}})
+	b.workflows = append(b.workflows, temporal.Workflow{Name: "extensions", Steps: d, Definitions: []temporal.Definition{temporal.Extensions, temporal.ServerRegistered, temporal.ExtensionEvents}})
 	return nil
 }
 

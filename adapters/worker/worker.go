@@ -15,6 +15,7 @@ import (
 	sdkworker "go.temporal.io/sdk/worker"
 
 	"github.com/hostforge/hostforge"
+	"github.com/hostforge/hostforge/adapters/extevents"
 	"github.com/hostforge/hostforge/adapters/metrics"
 	"github.com/hostforge/hostforge/adapters/temporal"
 	"github.com/hostforge/hostforge/adapters/wiring"
@@ -171,6 +172,14 @@ func (w *Worker) run(ctx context.Context) error {
 			return err
 		}
 	}
+	// The event sources: the Ironic deploy watcher (fed by the projection
+	// this worker may run) and, with extensions.netbox_events, the
+	// endpoint of NetBox's event rules; both dispatch through Temporal.
+	sources, err := extevents.Start(ctx, w.sys, temporal.EventSubmitter{Client: w.client, Queue: w.o.TaskQueue}, "", false, w.o.Status)
+	if err != nil {
+		return err
+	}
+	defer sources.Stop()
 	tw := sdkworker.New(w.client, w.o.TaskQueue, sdkworker.Options{WorkerStopTimeout: w.o.StopTimeout, MaxConcurrentActivityExecutionSize: w.o.MaxConcurrentSteps})
 	if err := w.Register(tw); err != nil {
 		return err
@@ -198,6 +207,8 @@ func (w *Worker) run(ctx context.Context) error {
 	case <-ctx.Done():
 	case failed = <-svc.failed():
 		w.o.Log.Error("a service of the worker failed; stopping", "phase", "worker", "error", failed.Error())
+	case failed = <-sources.Err():
+		w.o.Log.Error("the NetBox events endpoint failed; stopping", "phase", "worker", "error", failed.Error())
 	}
 	fmt.Fprintf(w.o.Status, "stopping: running steps have %s to finish\n", w.o.StopTimeout)
 	tw.Stop()

@@ -99,7 +99,8 @@ func (s *Store) Execution(_ context.Context, id string) (extensions.Execution, b
 	return e, ok, nil
 }
 
-// Executions returns the matching records, oldest first.
+// Executions returns the matching records, oldest first (newest first
+// with Query.NewestFirst).
 func (s *Store) Executions(_ context.Context, q extensions.Query) ([]extensions.Execution, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -108,7 +109,8 @@ func (s *Store) Executions(_ context.Context, q extensions.Query) ([]extensions.
 	}
 	out := []extensions.Execution{}
 	match := func(e extensions.Execution) {
-		if (q.EventID == "" || e.EventID == q.EventID) && (q.Extension == "" || e.Extension == q.Extension) && (q.Stage == "" || e.Stage == q.Stage) {
+		if (q.EventID == "" || e.EventID == q.EventID) && (q.Extension == "" || e.Extension == q.Extension) && (q.Stage == "" || e.Stage == q.Stage) &&
+			(q.Since.IsZero() || !e.StartedAt.Before(q.Since)) {
 			e.Outputs = clone(e.Outputs)
 			out = append(out, e)
 		}
@@ -123,10 +125,14 @@ func (s *Store) Executions(_ context.Context, q extensions.Query) ([]extensions.
 		}
 	}
 	sort.Slice(out, func(i, j int) bool {
-		if !out[i].StartedAt.Equal(out[j].StartedAt) {
-			return out[i].StartedAt.Before(out[j].StartedAt)
+		a, b := out[i], out[j]
+		if q.NewestFirst {
+			a, b = b, a
 		}
-		return out[i].DeliveryID < out[j].DeliveryID
+		if !a.StartedAt.Equal(b.StartedAt) {
+			return a.StartedAt.Before(b.StartedAt)
+		}
+		return a.DeliveryID < b.DeliveryID
 	})
 	if q.Limit > 0 && len(out) > q.Limit {
 		out = out[:q.Limit]

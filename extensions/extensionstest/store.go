@@ -3,6 +3,7 @@
 // user's own store. It checks what dispatch relies on: records keyed by
 // delivery ID and replaced in place, queries and their order, outputs
 // replaced whole, refusal of incomplete records with nothing written,
+// the history's filters and order (since, newest first), attempts kept,
 // concurrent writers, and the write-ahead of a delivery's effect, which
 // at most one of two concurrent attempts wins.
 package extensionstest
@@ -24,6 +25,8 @@ func Run(t *testing.T, newStore func(t *testing.T) extensions.Store) {
 	t.Run("put and get", func(t *testing.T) { testPutGet(t, newStore(t)) })
 	t.Run("replace by delivery ID", func(t *testing.T) { testReplace(t, newStore(t)) })
 	t.Run("query and order", func(t *testing.T) { testQuery(t, newStore(t)) })
+	t.Run("history: since and newest first", func(t *testing.T) { testHistory(t, newStore(t)) })
+	t.Run("attempts", func(t *testing.T) { testAttempts(t, newStore(t)) })
 	t.Run("outputs replaced whole", func(t *testing.T) { testOutputs(t, newStore(t)) })
 	t.Run("invalid records change nothing", func(t *testing.T) { testInvalid(t, newStore(t)) })
 	t.Run("concurrent writers", func(t *testing.T) { testConcurrent(t, newStore(t)) })
@@ -191,11 +194,12 @@ func testOutputs(t *testing.T, s extensions.Store) {
 func testInvalid(t *testing.T, s extensions.Store) {
 	ctx := context.Background()
 	bad := map[string]extensions.Execution{
-		"no delivery ID": func() extensions.Execution { r := record("", t0); return r }(),
-		"no extension":   func() extensions.Execution { r := record("x1", t0); r.Extension = ""; return r }(),
-		"no task":        func() extensions.Execution { r := record("x2", t0); r.Task = ""; return r }(),
-		"unknown status": func() extensions.Execution { r := record("x3", t0); r.Status = "done"; return r }(),
-		"no start time":  func() extensions.Execution { r := record("x4", time.Time{}); return r }(),
+		"no delivery ID":    func() extensions.Execution { r := record("", t0); return r }(),
+		"no extension":      func() extensions.Execution { r := record("x1", t0); r.Extension = ""; return r }(),
+		"no task":           func() extensions.Execution { r := record("x2", t0); r.Task = ""; return r }(),
+		"unknown status":    func() extensions.Execution { r := record("x3", t0); r.Status = "done"; return r }(),
+		"no start time":     func() extensions.Execution { r := record("x4", time.Time{}); return r }(),
+		"negative attempts": func() extensions.Execution { r := record("x6", t0); r.Attempts = -1; return r }(),
 		"outputs not JSON": func() extensions.Execution {
 			r := record("x5", t0)
 			r.Outputs = json.RawMessage(`{"a":`)
@@ -376,6 +380,83 @@ func testStartRace(t *testing.T, s extensions.Store) {
 		got, _, _ := s.Execution(ctx, id)
 		if got.Message != fmt.Sprintf("attempt %d", won[0]) {
 			t.Fatalf("round %d: the record says %q, but attempt %d won", i, got.Message, won[0])
+		}
+	}
+}
+
+// testHistory: Since keeps what started at or after it; NewestFirst
+// reverses the order (ties by delivery ID, descending), and Limit then
+// keeps the newest.
+func testHistory(t *testing.T, s extensions.Store) {
+	ctx := context.Background()
+	for _, spec := range []struct {
+		id string
+		at time.Duration
+	}{{"a", 0}, {"b", time.Second}, {"c", time.Second}, {"d", 3 * time.Second}, {"e", 2 * time.Second}} {
+		if err := s.PutExecution(ctx, record(spec.id, t0.Add(spec.at))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ids := func(q extensions.Query) string {
+		t.Helper()
+		rs, err := s.Executions(ctx, q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := ""
+		for _, r := range rs {
+			out += r.DeliveryID
+		}
+		return out
+	}
+	for name, c := range map[string]struct {
+		q    extensions.Query
+		want string
+	}{
+		"newest first":                    {extensions.Query{NewestFirst: true}, "decba"},
+		"newest first, limited":           {extensions.Query{NewestFirst: true, Limit: 2}, "de"},
+		"since, inclusive":                {extensions.Query{Since: t0.Add(time.Second)}, "bced"},
+		"since, newest first":             {extensions.Query{Since: t0.Add(2 * time.Second), NewestFirst: true}, "de"},
+		"since, nanosecond past a record": {extensions.Query{Since: t0.Add(time.Second + 1)}, "ed"},
+		"since, after every record":       {extensions.Query{Since: t0.Add(time.Hour)}, ""},
+		"since and event":                 {extensions.Query{Since: t0.Add(time.Second), EventID: "evt-1", NewestFirst: true}, "decb"},
+	} {
+		if got := ids(c.q); got != c.want {
+			t.Errorf("%s: %q, want %q", name, got, c.want)
+		}
+	}
+}
+
+// testAttempts: a record keeps its attempts, a replacement replaces them,
+// and the write-ahead carries them.
+func testAttempts(t *testing.T, s extensions.Store) {
+	ctx := context.Background()
+	r := record("d-1", t0)
+	r.Attempts = 1
+	if err := s.PutExecution(ctx, r); err != nil {
+		t.Fatal(err)
+	}
+	r.Status, r.FinishedAt, r.Message, r.Attempts = extensions.StatusFailed, t0.Add(time.Second), "EXTENSION_TASK_FAILED: 503", 2
+	if err := s.PutExecution(ctx, r); err != nil {
+		t.Fatal(err)
+	}
+	got, _, _ := s.Execution(ctx, "d-1")
+	if got.Attempts != 2 {
+		t.Fatalf("attempts %d after a record of 2 replaced one of 1", got.Attempts)
+	}
+	same(t, got, r)
+	w := started("ssh-1", t0)
+	w.Attempts = 1
+	if _, ok, err := s.StartDelivery(ctx, w); err != nil || !ok {
+		t.Fatalf("StartDelivery = %v, %v", ok, err)
+	}
+	all, err := s.Executions(ctx, extensions.Query{Extension: "ext-a", NewestFirst: true})
+	if err != nil || len(all) != 2 {
+		t.Fatalf("%d records (%v)", len(all), err)
+	}
+	for _, e := range all {
+		if e.Attempts == 0 {
+			t.Errorf("record %s lost its attempts in a query", e.DeliveryID)
 		}
 	}
 }

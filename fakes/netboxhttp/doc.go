@@ -26,6 +26,7 @@
 //	GET   /api/dcim/devices/           filters: id, name (repeatable), brief, exclude, limit, offset
 //	GET   /api/dcim/devices/{id}/
 //	PATCH /api/dcim/devices/{id}/      status, tags, custom_fields (merged, as NetBox does)
+//	DELETE /api/dcim/devices/{id}/     204; its interfaces and the cables on them go too
 //	GET   /api/dcim/device-types/{id}/
 //	GET   /api/dcim/device-roles/{id}/
 //	GET   /api/dcim/interfaces/        filters: id, device_id (repeatable), brief, limit, offset
@@ -40,6 +41,17 @@
 // hostforge.ErrUnavailable answers 503, ErrUnauthorized 403, ErrNotFound 404,
 // ErrInvalid 400, ErrConflict 409, anything else 500. FailNext injects raw
 // HTTP statuses (with an optional Retry-After) for retry tests.
+//
+// Event rules (AddEventRule) send their webhooks as NetBox's background
+// worker does, after the change and in order: the body is the event
+// context ({"event", "timestamp", "model", "username", "request_id",
+// "data", "snapshots"}; data the device as GET renders it without its
+// config context, snapshots its stored fields before and after), with
+// Content-Type application/json and, when the rule has a secret,
+// X-Hook-Signature, the hex HMAC-SHA512 of the body. A device's PATCH is
+// object_updated, its DELETE object_deleted; each request has its own
+// request_id. WaitEvents waits for the queue to drain; EventDeliveries
+// lists what was sent and how the receiver answered.
 //
 // What the emulator does not model: IP address, MAC address and front-port
 // objects have no state of their own (their ids are synthesised from the

@@ -13,6 +13,7 @@ import (
 	"sync"
 
 	"github.com/hostforge/hostforge"
+	"github.com/hostforge/hostforge/clock"
 	"github.com/hostforge/hostforge/fakes"
 	"github.com/hostforge/hostforge/intent"
 )
@@ -31,6 +32,11 @@ type Options struct {
 	// Version is reported by /api/status/ and the API-Version header;
 	// default "4.2".
 	Version string
+	// Username is the user changes are made as (the event rules'
+	// username); default "admin".
+	Username string
+	// Clock dates the event rules' webhooks; default the wall clock.
+	Clock clock.Clock
 }
 
 // Server is the emulator. It is safe for concurrent use.
@@ -42,6 +48,8 @@ type Server struct {
 	mu       sync.Mutex
 	failures []injected
 	requests []string
+
+	ev events
 }
 
 type injected struct {
@@ -63,10 +71,19 @@ func New(nb *fakes.NetBox, opts Options) *Server {
 	if opts.Version == "" {
 		opts.Version = "4.2"
 	}
+	if opts.Username == "" {
+		opts.Username = "admin"
+	}
+	if opts.Clock == nil {
+		opts.Clock = clock.Real{}
+	}
 	s := &Server{nb: nb, opts: opts, mux: http.NewServeMux()}
+	s.ev.idle = sync.NewCond(&s.ev.mu)
+	s.ev.username = opts.Username
 	s.mux.HandleFunc("GET /api/dcim/devices/{$}", s.listDevices)
 	s.mux.HandleFunc("GET /api/dcim/devices/{id}/{$}", s.getDevice)
 	s.mux.HandleFunc("PATCH /api/dcim/devices/{id}/{$}", s.patchDevice)
+	s.mux.HandleFunc("DELETE /api/dcim/devices/{id}/{$}", s.deleteDevice)
 	s.mux.HandleFunc("GET /api/dcim/device-types/{id}/{$}", s.getDeviceType)
 	s.mux.HandleFunc("GET /api/dcim/device-roles/{id}/{$}", s.getDeviceRole)
 	s.mux.HandleFunc("GET /api/dcim/interfaces/{$}", s.listInterfaces)
@@ -664,6 +681,7 @@ func (s *Server) patchDevice(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 		// Validated: apply.
+		pre := deviceSnapshot(st, d)
 		if status != nil {
 			d.Status = *status
 		}
@@ -679,6 +697,8 @@ func (s *Server) patchDevice(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 		out = renderDevice(base(r), st, d, nil)
+		data := renderDevice(base(r), st, d, map[string]bool{"config_context": true})
+		s.enqueue("updated", data, pre, deviceSnapshot(st, d), newRequestID())
 		return nil
 	})
 	switch {
@@ -772,4 +792,53 @@ func jsonKind(raw json.RawMessage) string {
 		return "NoneType"
 	}
 	return "unknown"
+}
+
+// deleteDevice deletes a device with its interfaces, and the cables that
+// lose an end with them, as NetBox's cascade does; 204 with no body.
+func (s *Server) deleteDevice(w http.ResponseWriter, r *http.Request) {
+	id, ok := pathID(w, r)
+	if !ok || !s.enter(w, r, "delete_device", true) {
+		return
+	}
+	missing := false
+	_ = s.nb.Update(func(st *fakes.NetBoxState) error {
+		d := st.Devices[id]
+		if d == nil {
+			missing = true
+			return nil
+		}
+		data := renderDevice(base(r), st, d, map[string]bool{"config_context": true})
+		pre := deviceSnapshot(st, d)
+		gone := map[int]bool{}
+		for iid, i := range st.Interfaces {
+			if i.DeviceID == id {
+				gone[iid] = true
+				delete(st.Interfaces, iid)
+			}
+		}
+		for cid, c := range st.Cables {
+			for _, t := range append(append([]fakes.NBTermination(nil), c.A...), c.B...) {
+				if (t.ObjectType == "dcim.interface" && gone[t.ObjectID]) || (t.ObjectType != "dcim.interface" && t.DeviceID == id) {
+					delete(st.Cables, cid)
+					break
+				}
+			}
+		}
+		for _, i := range st.Interfaces {
+			if st.Cables[i.CableID] == nil {
+				i.CableID = 0
+			}
+		}
+		delete(st.Devices, id)
+		s.enqueue("deleted", data, pre, nil, newRequestID())
+		return nil
+	})
+	if missing {
+		notFound(w, "Device")
+		return
+	}
+	if s.answered(w, r, "delete_device") {
+		w.WriteHeader(http.StatusNoContent)
+	}
 }

@@ -337,7 +337,9 @@ func (c *checker) redeliver(ctx context.Context, ev extensions.Event, settled ex
 // final checks what holds over the whole schedule: an SSH or Ansible
 // delivery ran at most once; every webhook retry of a delivery carried
 // its webhook-id — the task's delivery ID, which only a redelivery
-// changes; no record is left started or running.
+// changes; no record is left started or running; a record of a delivery
+// that ran counts its runs (at least one, and a webhook's at least the
+// times its delivery ID reached the receiver in firings that recorded it).
 func (c *checker) final(ctx context.Context, eventID string) {
 	runs := map[string]int{}
 	for _, e := range c.w.effects {
@@ -364,6 +366,13 @@ func (c *checker) final(ctx context.Context, eventID string) {
 	for _, r := range recs {
 		if r.Status == extensions.StatusStarted || r.Status == extensions.StatusRunning {
 			c.problem("the record of %s/%s (delivery %s) is left %s", r.Extension, r.Task, r.DeliveryID, r.Status)
+		}
+		ran := r.Status == extensions.StatusSucceeded || (r.Status == extensions.StatusFailed && !strings.HasPrefix(r.Message, extensions.TaskInterrupted.Code))
+		if ran && r.Attempts < 1 {
+			c.problem("the record of %s/%s (delivery %s) ended %s with %d attempts", r.Extension, r.Task, r.DeliveryID, r.Status, r.Attempts)
+		}
+		if r.Status == extensions.StatusSkipped && r.Attempts != 0 {
+			c.problem("the record of %s/%s (delivery %s) was skipped with %d attempts", r.Extension, r.Task, r.DeliveryID, r.Attempts)
 		}
 	}
 }
