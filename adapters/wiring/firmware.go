@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -17,6 +18,7 @@ import (
 	"github.com/hostforge/hostforge/adapters/redfish"
 	"github.com/hostforge/hostforge/adapters/scout"
 	"github.com/hostforge/hostforge/adapters/script"
+	"github.com/hostforge/hostforge/adapters/sqlstore"
 	"github.com/hostforge/hostforge/adapters/vault"
 	"github.com/hostforge/hostforge/bmc"
 	"github.com/hostforge/hostforge/clock"
@@ -38,8 +40,12 @@ credential the vault item bmc-admin-<machine>.
                                        # firmware directories, merged in order
     scout_scripts: /opt/hostforge/scout-firmware-scripts   # optional: packaged
                                        # <vendor>/<model>/<component>/upgrade.sh
+                                       # (needs the scout: server below)
     artifact_cache: /var/cache/hostforge/firmware   # downloads of URL artifacts (each
-                                       # verified by its sha256 from the catalog)
+                                       # verified by its sha256 from the catalog);
+                                       # default: firmware-artifacts beside a SQLite
+                                       # state database; required on PostgreSQL
+                                       # when the catalog has URL artifacts
     artifact_max_bytes: 16GiB          # cap of one download [16GiB]
     script_timeout: 1h                 # an entry's local script (at most 5h)
     explore_interval: 30m              # re-read each host's inventory this often
@@ -213,6 +219,10 @@ func (c *Config) validateFirmware() error {
 			return c.keyError("firmware.settings."+key, "%d: want 0 (the default) or more", v)
 		}
 	}
+	if strings.TrimSpace(f.ScoutScripts) != "" && f.Scout == nil {
+		return c.keyError("firmware.scout_scripts", "the packaged agent scripts need the agent's server: add the firmware.scout section (listen, "+
+			"cert_file, key_file, site_secret_item), or remove scout_scripts; without the server every agent task would wait out its deadline")
+	}
 	if sc := f.Scout; sc != nil {
 		switch {
 		case sc.Listen == "":
@@ -251,6 +261,11 @@ type FirmwareSystems struct {
 	ScoutListen string
 	// Explorer keeps the hosts' inventory readings fresh.
 	Explorer *firmware.Explorer
+	// ArtifactCache is where URL artifacts are downloaded: the config's
+	// artifact_cache, else (ArtifactCacheDefault) DefaultArtifactCacheDir
+	// beside the SQLite state database; "" when there is none.
+	ArtifactCache        string
+	ArtifactCacheDefault bool
 
 	closers []func() error
 }
@@ -284,6 +299,10 @@ func OpenFirmware(ctx context.Context, cfg *Config, v *vault.File, log *slog.Log
 	if err != nil {
 		return nil, cfg.invalid("firmware.catalog", "%v", err)
 	}
+	cacheDir, cacheDefault := ArtifactCacheDir(cfg)
+	if err := checkDownloads(cfg, cat, cacheDir); err != nil {
+		return nil, err
+	}
 	secrets = secrets.OrNew()
 	if v == nil {
 		if v, err = vault.Open(cfg.Vault.Path); err != nil {
@@ -291,7 +310,7 @@ func OpenFirmware(ctx context.Context, cfg *Config, v *vault.File, log *slog.Log
 		}
 		v.Secrets = secrets
 	}
-	fs := &FirmwareSystems{Catalog: cat, Settings: fc.Settings.Settings()}
+	fs := &FirmwareSystems{Catalog: cat, Settings: fc.Settings.Settings(), ArtifactCache: cacheDir, ArtifactCacheDefault: cacheDefault}
 	store, closeStore, err := openFirmwareStore(ctx, cfg)
 	if err != nil {
 		return nil, err
@@ -318,7 +337,7 @@ func OpenFirmware(ctx context.Context, cfg *Config, v *vault.File, log *slog.Log
 		BMC:           &redfish.Firmware{Connector: conn, Locate: locate, Log: log},
 		Scripts:       &script.Runner{Locate: locate, Log: log},
 		ScriptTimeout: fc.ScriptTimeout.D(),
-		Artifacts:     &artifact.Cache{Dir: fc.ArtifactCache, MaxBytes: int64(fc.ArtifactMaxBytes), Log: log},
+		Artifacts:     &artifact.Cache{Dir: cacheDir, MaxBytes: int64(fc.ArtifactMaxBytes), Log: log},
 	}
 	if fc.ScoutScripts != "" {
 		exec.ScoutScripts = firmware.ScoutDir{Dir: fc.ScoutScripts}
@@ -467,4 +486,39 @@ func (l *lazyNodes) SetMaintenance(ctx context.Context, ident string, on bool, r
 		return err
 	}
 	return c.SetMaintenance(ctx, ident, on, reason)
+}
+
+// DefaultArtifactCacheDir is the artifact cache's directory beside the
+// SQLite state database when the config names none.
+const DefaultArtifactCacheDir = "firmware-artifacts"
+
+// ArtifactCacheDir is where URL artifacts are downloaded: firmware.
+// artifact_cache, else DefaultArtifactCacheDir in the directory of the
+// SQLite state database (isDefault); "" on a shared PostgreSQL database
+// without artifact_cache (each worker needs a directory of its own).
+func ArtifactCacheDir(cfg *Config) (dir string, isDefault bool) {
+	if cfg.Firmware != nil && strings.TrimSpace(cfg.Firmware.ArtifactCache) != "" {
+		return cfg.Firmware.ArtifactCache, false
+	}
+	if lc := cfg.Ledger; lc != nil && sqlstore.Driver(lc.Driver) == sqlstore.SQLite && strings.TrimSpace(lc.Path) != "" {
+		return filepath.Join(filepath.Dir(lc.Path), DefaultArtifactCacheDir), true
+	}
+	return "", false
+}
+
+// checkDownloads refuses a catalog with URL artifacts when there is no
+// artifact cache: every update of them would fail FIRMWARE_ARTIFACT_MISSING.
+func checkDownloads(cfg *Config, cat *firmware.Catalog, cacheDir string) error {
+	if cacheDir != "" {
+		return nil
+	}
+	if urls := cat.Downloads(); len(urls) > 0 {
+		more := ""
+		if len(urls) > 1 {
+			more = fmt.Sprintf(" and %d more", len(urls)-1)
+		}
+		return cfg.invalid("firmware.artifact_cache", "missing: the catalog downloads artifacts (%s%s) and there is no directory to cache them in; "+
+			"set artifact_cache (a directory of this worker)", urls[0], more)
+	}
+	return nil
 }
