@@ -197,9 +197,25 @@ type BMCClient interface {
 	ResetStatus(ctx context.Context, machine string) (ResetStatus, error)
 	// Reset performs one power or BMC action.
 	Reset(ctx context.Context, machine string, kind ResetKind) error
+	// Lockdown reads platform lockdown: LockdownEnabled or
+	// LockdownDisabled, LockdownNone where the vendor has none hostforge
+	// knows.
+	Lockdown(ctx context.Context, machine string) (LockdownState, error)
 	// SetLockdown turns platform lockdown on or off where the vendor has it.
 	SetLockdown(ctx context.Context, machine string, enabled bool) error
 }
+
+// LockdownState is a host's platform lockdown as its BMC reports it.
+type LockdownState string
+
+// Lockdown states.
+const (
+	LockdownEnabled  LockdownState = "Enabled"
+	LockdownDisabled LockdownState = "Disabled"
+	// LockdownNone: the BMC has no platform lockdown hostforge knows (it
+	// is never changed).
+	LockdownNone LockdownState = "None"
+)
 
 // ScoutScript is a packaged upgrade script the on-host agent runs, with
 // its metadata.

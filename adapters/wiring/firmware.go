@@ -65,7 +65,10 @@ credential the vault item bmc-admin-<machine>.
       # max_reset_retries [5], no_reset_retries, initial_reset_wait [20m],
       # hgx_bmc_gpu_reboot_delay [30s], task_poll [30s], task_timeout [2h],
       # task_gone_grace [15m], inventory_poll [2m], recheck [5m],
-      # max_transient_errors [10], max_upload_retries [5], upload_lease [2h]
+      # max_transient_errors [10], max_upload_retries [5], upload_lease [2h],
+      # power_drain_wait [90s] (a drain on a BMC without an AC power cycle:
+      # the host is held off this long), history_retention [2160h] (90 days
+      # of finished updates kept for 'hostforge firmware history')
     scout:                             # the on-host agent's server (hostforge worker)
       listen: 0.0.0.0:8643
       cert_file: /etc/hostforge/scout.crt   # TLS is required
@@ -151,6 +154,8 @@ type FirmwareSettings struct {
 	MaxUploadRetries             int                 `yaml:"max_upload_retries"`
 	UploadLease                  enrollment.Duration `yaml:"upload_lease"`
 	RunInterval                  enrollment.Duration `yaml:"machine_update_run_interval"`
+	PowerDrainWait               enrollment.Duration `yaml:"power_drain_wait"`
+	HistoryRetention             enrollment.Duration `yaml:"history_retention"`
 }
 
 // PeriodConfig is a span of time (RFC 3339 instants).
@@ -175,7 +180,7 @@ func (s FirmwareSettings) Settings() firmware.Settings {
 		HGXRebootDelay: s.HGXRebootDelay.D(), TaskPoll: s.TaskPoll.D(), TaskTimeout: s.TaskTimeout.D(),
 		TaskGoneGrace: s.TaskGoneGrace.D(), InventoryPoll: s.InventoryPoll.D(), Recheck: s.Recheck.D(),
 		MaxTransientErrors: s.MaxTransientErrors, MaxUploadRetries: s.MaxUploadRetries, UploadLease: s.UploadLease.D(),
-		RunInterval: s.RunInterval.D(),
+		RunInterval: s.RunInterval.D(), PowerDrainWait: s.PowerDrainWait.D(), HistoryRetention: s.HistoryRetention.D(),
 	}.WithDefaults()
 }
 
