@@ -19,7 +19,7 @@ type Explorer struct {
 	Hosts Hosts
 	BMC   BMCClient
 	// Catalog is the files' catalog; the store's overrides are applied.
-	Catalog *Catalog
+	Catalog CatalogSource
 	Clock   clock.Clock
 	// MaxAge: a host observed more recently is not read again (default
 	// 30 min).
@@ -65,11 +65,7 @@ func (x *Explorer) Explore(ctx context.Context) (ExploreReport, error) {
 	if err != nil {
 		return rep, err
 	}
-	base := x.Catalog
-	if base == nil {
-		base = NewCatalog()
-	}
-	cat, err := base.WithOverrides(ovs)
+	cat, err := currentOf(x.Catalog).WithOverrides(ovs)
 	if err != nil {
 		return rep, err
 	}

@@ -13,9 +13,12 @@ import (
 // every Settings.RunInterval; any number of workers may run it, the pass
 // lock lets one at a time through.
 type Manager struct {
-	Store   Store
-	Hosts   Hosts
-	Catalog *Catalog
+	Store Store
+	Hosts Hosts
+	// Catalog is the catalog of files (a *Catalog, or CatalogFiles re-read
+	// when the files change); the store's overrides are applied on top at
+	// every pass.
+	Catalog CatalogSource
 	// Settings are the site's; a zero duration takes its default.
 	Settings Settings
 	Clock    clock.Clock
@@ -75,7 +78,8 @@ type candidate struct {
 
 // Pass runs one pass of the update manager:
 //
-//  1. take the pass lock (another holder: return Locked);
+//  1. take the pass lock (another holder: return Locked), and re-read the
+//     catalog files if they changed;
 //  2. clear completed requests: remove the update health report of hosts
 //     that carry it without a request (an update that ended without its
 //     restore, or a report left by hand);
@@ -100,6 +104,12 @@ func (m *Manager) Pass(ctx context.Context) (PassReport, error) {
 	}
 	defer release()
 
+	if r, ok := m.Catalog.(catalogRefresher); ok {
+		// Files that changed since the last pass take effect in this one;
+		// files refused leave the last good catalog (the source logs and
+		// counts them).
+		_, _ = r.Refresh()
+	}
 	hosts, err := m.Hosts.List(ctx)
 	if err != nil {
 		return rep, err
@@ -124,11 +134,7 @@ func (m *Manager) Pass(ctx context.Context) (PassReport, error) {
 	if err != nil {
 		return rep, err
 	}
-	base := m.Catalog
-	if base == nil {
-		base = NewCatalog()
-	}
-	cat, err := base.WithOverrides(ovs)
+	cat, err := currentOf(m.Catalog).WithOverrides(ovs)
 	if err != nil {
 		return rep, err
 	}
@@ -240,6 +246,12 @@ func (m *Manager) Pass(ctx context.Context) (PassReport, error) {
 		rep.Skipped = nil
 	}
 	return rep, nil
+}
+
+// catalogRefresher is a catalog source that can check its files now
+// (CatalogFiles).
+type catalogRefresher interface {
+	Refresh() (changed bool, err error)
 }
 
 // gate returns why a drifted host without a request may not be selected

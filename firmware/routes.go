@@ -39,8 +39,11 @@ type Host struct {
 	// (it blocks allocation and suppresses alerting).
 	UpdateReport bool `json:"update_report,omitempty"`
 	// MNNVL: multi-node NVLink capable (GB200): subject to the manual
-	// upgrade gate.
-	MNNVL bool `json:"mnnvl,omitempty"`
+	// upgrade gate (requires_manual_upgrade); MNNVLFrom says where the
+	// host's data says so (the Ironic adapter: its trait, capability or
+	// property).
+	MNNVL     bool   `json:"mnnvl,omitempty"`
+	MNNVLFrom string `json:"mnnvl_from,omitempty"`
 	// DisableLockdown: the host profile keeps platform lockdown off, so
 	// restore does not turn it back on.
 	DisableLockdown bool `json:"disable_lockdown,omitempty"`

@@ -129,9 +129,10 @@ type Executor struct {
 	ScoutScripts ScoutScripts
 	// Scripts runs entries' local scripts (nil: such entries fail).
 	Scripts ScriptRunner
-	// Catalog is the merged catalog of files; the store's runtime
-	// overrides are applied on top at every use.
-	Catalog  *Catalog
+	// Catalog is the merged catalog of files (a *Catalog, or CatalogFiles
+	// re-read when the files change); the store's runtime overrides are
+	// applied on top at every use.
+	Catalog  CatalogSource
 	Settings Settings
 	// ScriptTimeout bounds a local script (default 1 h, at most
 	// MaxScriptTimeout).
@@ -347,11 +348,7 @@ func (e *Executor) catalog(ctx context.Context) (*Catalog, error) {
 	if err != nil {
 		return nil, err
 	}
-	base := e.Catalog
-	if base == nil {
-		base = NewCatalog()
-	}
-	return base.WithOverrides(ovs)
+	return currentOf(e.Catalog).WithOverrides(ovs)
 }
 
 // load returns the machine's progress, creating its record when a request

@@ -65,7 +65,7 @@ func (a *app) firmwareFlags(cmd *cobra.Command) func(cmd *cobra.Command) (*fwOps
 			return nil, nil, err
 		}
 		o := &fwOps{fs: fs, out: *out, log: log,
-			op: &firmware.Operator{Store: fs.Store, Hosts: fs.Hosts, Clock: clock.Real{}, Settings: fs.Settings}}
+			op: &firmware.Operator{Store: fs.Store, Hosts: fs.Hosts, Clock: clock.Real{}, Settings: fs.Settings, Catalog: fs.Catalog, CheckCatalog: fs.CheckCatalog}}
 		return o, func() { _ = fs.Close() }, nil
 	}
 }
@@ -582,7 +582,7 @@ func effectiveCatalog(ctx context.Context, fs *wiring.FirmwareSystems) (*firmwar
 	if err != nil {
 		return nil, err
 	}
-	return fs.Catalog.WithOverrides(ovs)
+	return fs.Catalog.Current().WithOverrides(ovs)
 }
 
 func printCatalog(w io.Writer, models []*firmware.Model) {

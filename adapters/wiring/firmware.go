@@ -251,10 +251,14 @@ func (c *Config) validateFirmware() error {
 // FirmwareSystems are the firmware update's systems: the store, the
 // managed hosts, the BMCs, the routes and the catalog.
 type FirmwareSystems struct {
-	Store    firmware.Store
-	Hosts    *ironicapi.FirmwareHosts
-	Catalog  *firmware.Catalog
-	Settings firmware.Settings
+	Store firmware.Store
+	Hosts *ironicapi.FirmwareHosts
+	// Catalog is the catalog of firmware.catalog's files, re-read when
+	// they change; CheckCatalog refuses an effective catalog the site
+	// cannot use (URL artifacts without a cache).
+	Catalog      *firmware.CatalogFiles
+	CheckCatalog func(*firmware.Catalog) error
+	Settings     firmware.Settings
 	// Executor runs the update workflow's steps (Metrics unset: the
 	// worker sets it).
 	Executor *firmware.Executor
@@ -300,13 +304,15 @@ func OpenFirmware(ctx context.Context, cfg *Config, v *vault.File, log *slog.Log
 	if fc == nil {
 		return nil, cfg.invalid("firmware", "missing: this command needs the firmware: section")
 	}
-	cat, err := firmware.LoadCatalog(fc.Catalog...)
-	if err != nil {
-		return nil, cfg.invalid("firmware.catalog", "%v", err)
-	}
 	cacheDir, cacheDefault := ArtifactCacheDir(cfg)
-	if err := checkDownloads(cfg, cat, cacheDir); err != nil {
-		return nil, err
+	check := func(c *firmware.Catalog) error { return checkDownloads(cfg, c, cacheDir) }
+	settings := fc.Settings.Settings()
+	cat, err := firmware.OpenCatalogFiles(fc.Catalog, firmware.CatalogFilesOptions{Check: check, Log: log, Every: min(settings.RunInterval, 30*time.Second)})
+	if err != nil {
+		if ConfigInvalid.Is(err) {
+			return nil, err
+		}
+		return nil, cfg.invalid("firmware.catalog", "%v", err)
 	}
 	secrets = secrets.OrNew()
 	if v == nil {
@@ -315,7 +321,7 @@ func OpenFirmware(ctx context.Context, cfg *Config, v *vault.File, log *slog.Log
 		}
 		v.Secrets = secrets
 	}
-	fs := &FirmwareSystems{Catalog: cat, Settings: fc.Settings.Settings(), ArtifactCache: cacheDir, ArtifactCacheDefault: cacheDefault}
+	fs := &FirmwareSystems{Catalog: cat, CheckCatalog: check, Settings: settings, ArtifactCache: cacheDir, ArtifactCacheDefault: cacheDefault}
 	store, closeStore, err := openFirmwareStore(ctx, cfg)
 	if err != nil {
 		return nil, err
