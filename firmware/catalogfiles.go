@@ -207,6 +207,14 @@ func (c *CatalogFiles) Refresh() (changed bool, err error) {
 	return true, nil
 }
 
+// countWith makes m count the reloads from now on (a cycle wires its
+// metrics in after the catalog was opened).
+func (c *CatalogFiles) countWith(m CatalogMetrics) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.metrics = m
+}
+
 // Status says which files are in force and how the last check went.
 func (c *CatalogFiles) Status() CatalogStatus {
 	c.mu.Lock()

@@ -103,7 +103,11 @@ func (m *Manager) Pass(ctx context.Context) (PassReport, error) {
 		return rep, nil
 	}
 	defer release()
+	return m.pass(ctx, rep, s, now)
+}
 
+// pass is Pass under the pass lock.
+func (m *Manager) pass(ctx context.Context, rep PassReport, s Settings, now time.Time) (PassReport, error) {
 	if r, ok := m.Catalog.(catalogRefresher); ok {
 		// Files that changed since the last pass take effect in this one;
 		// files refused leave the last good catalog (the source logs and

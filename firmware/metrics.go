@@ -57,16 +57,34 @@ type Gauges struct {
 	Ceiling int `json:"ceiling"`
 }
 
+// GaugeStore is what the gauges are read from.
+type GaugeStore interface {
+	UpdateStore
+	PassStore
+}
+
 // GaugesOf computes the gauges from a pass report and the store's update
-// records. A report of a pass that did not run (Locked: another worker
-// ran it) still counts Active and Exhausted; its other figures are zero.
-func GaugesOf(ctx context.Context, s UpdateStore, settings Settings, rep PassReport) (Gauges, error) {
+// records. For a pass that did not run here (Locked: another worker holds
+// the pass lock) the pass's figures are the last pass's, as stored
+// (PassStore): a worker that does not run the pass publishes what the
+// site's last pass counted, not zeros. Active and Exhausted are always
+// counted from the update records.
+func GaugesOf(ctx context.Context, s GaugeStore, settings Settings, rep PassReport) (Gauges, error) {
 	ups, err := s.Updates(ctx)
 	if err != nil {
 		return Gauges{}, err
 	}
 	max := settings.WithDefaults().MaxRetries
 	g := Gauges{Pending: rep.Pending, InMaintenance: rep.InMaintenance, Started: len(rep.Started), Ceiling: rep.Ceiling}
+	if rep.Locked {
+		f, ok, err := s.PassFigures(ctx)
+		if err != nil {
+			return Gauges{}, err
+		}
+		if ok {
+			g = Gauges{Pending: f.Pending, InMaintenance: f.InMaintenance, Started: f.Started, Ceiling: f.Ceiling}
+		}
+	}
 	for _, u := range ups {
 		if u.Substate == Pending {
 			continue

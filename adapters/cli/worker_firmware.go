@@ -116,32 +116,14 @@ func startWorkerServices(ctx context.Context, sys *wiring.Systems, reg *metricsS
 	return ws, nil
 }
 
-// passOnce reads the inventories that got old, runs one pass of the
-// update manager, sets the gauges and starts the update workflow of every
-// request that has none running.
+// passOnce runs one firmware cycle (under the pass lock: the
+// inventories that got old, the update manager's pass, its figures stored;
+// the gauges published either way) and starts the update workflow of
+// every request that has none running.
 func passOnce(ctx context.Context, m *firmware.Manager, fw *wiring.FirmwareSystems, fm firmware.Metrics, c client.Client, queue string, log *slog.Logger) {
-	if x, err := fw.Explorer.Explore(ctx); err != nil {
-		if ctx.Err() == nil {
-			log.Error("reading the managed hosts' firmware inventories", "err", err)
-		}
-	} else if len(x.Failed) > 0 {
-		log.Warn("some hosts' firmware inventories could not be read", "failed", x.Failed)
-	}
-	rep, err := m.Pass(ctx)
-	if err != nil {
-		if ctx.Err() == nil {
-			log.Error("the firmware update manager's pass failed", "err", err)
-		}
-		return
-	}
-	if fm != nil {
-		if g, err := firmware.GaugesOf(ctx, fw.Store, fw.Settings, rep); err == nil {
-			fm.Gauges(g)
-		}
-	}
-	if !rep.Locked {
-		log.Info("firmware update manager pass", "hosts", rep.Total, "pending", rep.Pending, "ceiling", rep.Ceiling,
-			"in_maintenance", rep.InMaintenance, "started", rep.Started, "skipped", rep.Skipped, "unmatched", len(rep.Unmatched))
+	cycle := &firmware.Cycle{Manager: m, Explorer: fw.Explorer, Metrics: fm, Log: log}
+	if _, err := cycle.Run(ctx); err != nil && ctx.Err() == nil {
+		log.Error("the firmware update manager's pass failed", "err", err)
 	}
 	started, err := temporal.StartFirmwareUpdates(ctx, c, queue, fw.Store, fw.Settings)
 	if err != nil && ctx.Err() == nil {
