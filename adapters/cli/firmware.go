@@ -14,12 +14,12 @@ import (
 func (a *app) firmwareCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "firmware",
-		Short: "Managed-host firmware: drift, the catalog, requests, policy and windows",
+		Short: "Managed-host firmware: drift, the catalog and its overrides, requests, policy, windows, history, report, cancel, run",
 		Args:  cobra.NoArgs,
 		Example: `  hostforge firmware drift --catalog /etc/hostforge/firmware.toml --inventory ./r750-capture -o json
   hostforge firmware reprovision list --config site.yaml`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return usageErr(fmt.Errorf("missing subcommand: drift, show, auto-update, start-updates, reprovision, reset or approve"))
+			return usageErr(fmt.Errorf("missing subcommand: drift, show, config, auto-update, start-updates, reprovision, reset, approve, history, report, cancel or run"))
 		},
 	}
 	cmd.AddCommand(a.firmwareDriftCmd())

@@ -87,7 +87,8 @@ func (o *fwOps) print(w io.Writer, v any, text func(io.Writer)) error {
 }
 
 func (a *app) firmwareOpsCmds() []*cobra.Command {
-	return []*cobra.Command{a.fwAutoUpdateCmd(), a.fwStartUpdatesCmd(), a.fwReprovisionCmd(), a.fwResetCmd(), a.fwShowCmd(), a.fwApproveCmd()}
+	return []*cobra.Command{a.fwAutoUpdateCmd(), a.fwStartUpdatesCmd(), a.fwReprovisionCmd(), a.fwResetCmd(), a.fwShowCmd(), a.fwApproveCmd(),
+		a.fwConfigCmd(), a.fwHistoryCmd(), a.fwReportCmd(), a.fwCancelCmd(), a.fwRunCmd()}
 }
 
 func (a *app) fwAutoUpdateCmd() *cobra.Command {
@@ -539,40 +540,6 @@ unless the site's instance_autoreboot_period is open.
 		return o.print(cmd.OutOrStdout(), r, func(w io.Writer) {
 			fmt.Fprintf(w, "%s: updates approved at %s\n", machine, r.ApprovedAt.Format(time.RFC3339))
 		})
-	}
-	return cmd
-}
-
-func (a *app) fwShowCmd() *cobra.Command {
-	cmd := &cobra.Command{
-		Use:   "show --config FILE",
-		Short: "Show the effective host firmware catalog: the files merged, with the store's runtime overrides",
-		Long: `Print the effective host firmware catalog: the catalog files and firmware
-directories of firmware.catalog merged in order, with the runtime overrides
-of the state database on top. Per model: vendor, model, ordering,
-explicit_start_needed and each component's matcher and known firmware (the
-default marked).
-
-` + firmwareOpsHelp + "\n\n" + exitCodeHelp,
-		Example: `  hostforge firmware show --config site.yaml -o json`,
-		Args:    cobra.NoArgs,
-	}
-	open := a.firmwareFlags(cmd)
-	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
-		o, done, err := open(cmd)
-		if err != nil {
-			return err
-		}
-		defer done()
-		cat, err := effectiveCatalog(cmd.Context(), o.fs)
-		if err != nil {
-			return err
-		}
-		models := cat.Models()
-		if models == nil {
-			models = []*firmware.Model{}
-		}
-		return o.print(cmd.OutOrStdout(), models, func(w io.Writer) { printCatalog(w, models) })
 	}
 	return cmd
 }
