@@ -434,6 +434,10 @@ func (b *schedBMC) ResetStatus(ctx context.Context, m string) (firmware.ResetSta
 	return call(ctx, b.in, SysBMC, "reset_status", false, func() (firmware.ResetStatus, error) { return b.BMCClient.ResetStatus(ctx, m) })
 }
 
+func (b *schedBMC) Lockdown(ctx context.Context, m string) (firmware.LockdownState, error) {
+	return call(ctx, b.in, SysBMC, "lockdown_status", false, func() (firmware.LockdownState, error) { return b.BMCClient.Lockdown(ctx, m) })
+}
+
 func (b *schedBMC) SetLockdown(ctx context.Context, m string, on bool) error {
 	return call0(ctx, b.in, SysBMC, "lockdown", true, func() error { return b.BMCClient.SetLockdown(ctx, m, on) })
 }
