@@ -137,8 +137,8 @@ type Executor struct {
 	// ScriptTimeout bounds a local script (default 1 h, at most
 	// MaxScriptTimeout).
 	ScriptTimeout time.Duration
-	// Artifacts resolves an entry's artifacts to local files before an
-	// upload takes its slot (nil: the BMC client resolves them itself).
+	// Artifacts resolves an entry's artifacts to local files once an
+	// upload has taken its slot (nil: the BMC client resolves them itself).
 	Artifacts ArtifactResolver
 	// Metrics receives the update counters (nil: none).
 	Metrics Metrics
