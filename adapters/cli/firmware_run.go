@@ -182,16 +182,28 @@ func runFirmwareLocally(ctx context.Context, fw *wiring.FirmwareSystems, metrics
 	interval := fw.Settings.WithDefaults().RunInterval
 	startEvery := min(interval, 5*time.Second)
 	fmt.Fprintf(out, "firmware run: the update manager every %s, the update workflows in this process; interrupt to stop\n", interval)
-	nextCycle := time.Now()
-	tick := time.NewTicker(startEvery)
-	defer tick.Stop()
-	for {
-		if !time.Now().Before(nextCycle) {
+	// The cycle (exploration and pass) runs on its own ticker, a run that
+	// is still going when the next is due skipped; the workflows start on
+	// theirs, so that a long exploration never delays them.
+	r.wg.Add(1)
+	go func() {
+		defer r.wg.Done()
+		t := time.NewTicker(interval)
+		defer t.Stop()
+		for {
 			if _, err := cycle.Run(ctx); err != nil && ctx.Err() == nil {
 				log.Error("the firmware update manager's pass failed", "err", err)
 			}
-			nextCycle = time.Now().Add(interval)
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
 		}
+	}()
+	tick := time.NewTicker(startEvery)
+	defer tick.Stop()
+	for {
 		r.start(ctx)
 		select {
 		case <-ctx.Done():
