@@ -107,6 +107,11 @@ type HostUpdate struct {
 	// restore turns it on again — and only then.
 	StartLockdown   LockdownState `json:"start_lockdown,omitempty"`
 	LockdownChanged bool          `json:"lockdown_changed,omitempty"`
+	// Reprotect marks a retry of a started update: checking sets the
+	// update report again and turns lockdown off again (when it was on at
+	// the start) before anything else, since a hand-back that failed may
+	// have undone them.
+	Reprotect bool `json:"reprotect,omitempty"`
 	// NoACPowerCycle marks that the BMC offers no AC power cycle: a power
 	// drain is a power-off held for Settings.PowerDrainWait, then on.
 	NoACPowerCycle bool `json:"no_ac_power_cycle,omitempty"`

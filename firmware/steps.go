@@ -471,6 +471,19 @@ func (e *Executor) pending(ctx context.Context, sc *stepCtx) error {
 // ordering that needs work, and its route.
 func (e *Executor) checking(ctx context.Context, sc *stepCtx) error {
 	m := sc.rec.MachineID
+	if sc.rec.Reprotect {
+		if err := e.Hosts.SetUpdateReport(ctx, m, ReportName); err != nil {
+			sc.transient(err, "setting the update health report again for the retry")
+			return nil
+		}
+		if sc.rec.StartLockdown == LockdownEnabled {
+			if err := e.BMC.SetLockdown(ctx, m, false); err != nil {
+				sc.transient(err, "turning lockdown off again for the retry")
+				return nil
+			}
+		}
+		sc.rec.Reprotect = false
+	}
 	if e.Settings.RequiresManualUpgrade {
 		host, ok, err := e.Hosts.Get(ctx, m)
 		if err != nil {
@@ -1018,6 +1031,10 @@ func (e *Executor) failed(ctx context.Context, sc *stepCtx) error {
 	if ok && !req.Started() {
 		next = Pending
 	}
+	// A started update's retry protects the host again before it checks:
+	// a hand-back that failed may have removed the update report or turned
+	// lockdown back on.
+	r.Reprotect = next == CheckingFirmware
 	sc.move(next, fmt.Sprintf("retry %d of %d", r.RetryCount, e.Settings.MaxRetries))
 	return nil
 }
