@@ -39,6 +39,8 @@ func (r *cancelRuntime) Sleep(ctx context.Context, d time.Duration) error {
 // update kept in the history as cancelled, by whom.
 func TestCancelWaitsOutThePushThenStops(t *testing.T) {
 	w := newWorld(t, firmware.Settings{})
+	counted := &completions{}
+	w.exec.Metrics = counted
 	fb := w.dell("d1", firmware.HostReady)
 	w.request("d1")
 	rt := &cancelRuntime{Local: w.runtime(), w: w, machine: "d1", when: firmware.WaitingForFirmwareUpgrade}
@@ -80,7 +82,19 @@ func TestCancelWaitsOutThePushThenStops(t *testing.T) {
 	if !sawTask || !sawRestore {
 		t.Errorf("substates %+v", h.Substates)
 	}
+	if counted.started != 1 || counted.completed != 0 {
+		t.Errorf("counted %d started, %d completed; a cancelled update is not a completed one", counted.started, counted.completed)
+	}
 }
+
+// completions counts the updates started and completed.
+type completions struct {
+	gaugeSink
+	started, completed int
+}
+
+func (c *completions) UpdateStarted(string)   { c.started++ }
+func (c *completions) UpdateCompleted(string) { c.completed++ }
 
 // An update that spent its retry budget is cancelled: its workflow, run
 // again, hands the host back at once; a completed update lists the

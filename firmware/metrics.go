@@ -104,7 +104,9 @@ func countTransition(m Metrics, before, after HostUpdate, completed bool) {
 	}
 	switch {
 	case completed:
-		if before.Substate == Restore {
+		// A cancelled update handed its host back without bringing it to
+		// its defaults: it is not a completed one.
+		if before.Substate == Restore && before.Cancel == nil {
 			m.UpdateCompleted(TargetHost)
 		}
 		return
