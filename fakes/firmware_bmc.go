@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/hostforge/hostforge"
+	"github.com/hostforge/hostforge/bmc"
 	"github.com/hostforge/hostforge/clock"
 )
 
@@ -122,6 +123,8 @@ type FirmwareBMC struct {
 	faults       map[string]*fwFault
 	lost         map[string]*fwFault
 	forgetTasks  bool
+	noLockdown   bool
+	noACCycle    bool
 	// The system's and the BMC's last reset, as their LastResetTime.
 	systemReset  time.Time
 	managerReset time.Time
@@ -161,7 +164,8 @@ func (b *FirmwareBMC) AddImage(key string, img FirmwareImage) {
 }
 
 // Fail makes the next n calls of op ("inventory", "upload", "task",
-// "tasks", "reset_status", "reset", "lockdown"; "*" any) return err
+// "tasks", "reset_status", "reset", "lockdown", "lockdown_status"; "*"
+// any) return err
 // before they take effect.
 func (b *FirmwareBMC) Fail(op string, n int, err error) {
 	b.mu.Lock()
@@ -197,6 +201,32 @@ func (b *FirmwareBMC) ForgetTasks(on bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.forgetTasks = on
+}
+
+// NoLockdown gives the BMC no platform lockdown (an AMI MegaRAC, which
+// has none hostforge knows): Lockdown reports none and SetLockdown
+// changes nothing.
+func (b *FirmwareBMC) NoLockdown() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.noLockdown = true
+}
+
+// NoACPowerCycle gives the BMC no AC power cycle (a DGX's MegaRAC lists
+// none of FullPowerCycle, PowerCycle or an OEM cycle): Reset
+// "ACPowerCycle" is refused with ErrUnsupported and changes nothing.
+func (b *FirmwareBMC) NoACPowerCycle() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.noACCycle = true
+}
+
+// SetLockdownState sets platform lockdown as it is before a test, without
+// counting a call.
+func (b *FirmwareBMC) SetLockdownState(on bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.lockdown = on
 }
 
 // SetMember sets a member's version (adding it when absent): firmware
@@ -474,6 +504,9 @@ func (b *FirmwareBMC) Reset(_ context.Context, kind string) error {
 			b.systemReset = now
 		}
 	case "ACPowerCycle":
+		if b.noACCycle {
+			return fmt.Errorf("fake BMC %s: no AC power cycle (no FullPowerCycle, PowerCycle or OEM cycle): %w", b.model, bmc.ErrUnsupported)
+		}
 		b.applyStaged(ActivateACCycle)
 		b.powerOn = false
 		b.systemReset = now
@@ -488,15 +521,28 @@ func (b *FirmwareBMC) Reset(_ context.Context, kind string) error {
 	return b.answer("reset")
 }
 
-// SetLockdown turns platform lockdown on or off.
+// SetLockdown turns platform lockdown on or off (nothing on a BMC
+// without lockdown).
 func (b *FirmwareBMC) SetLockdown(_ context.Context, on bool) error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if err := b.call("lockdown"); err != nil {
 		return err
 	}
-	b.lockdown = on
+	if !b.noLockdown {
+		b.lockdown = on
+	}
 	return b.answer("lockdown")
+}
+
+// Lockdown reads platform lockdown; has is false on a BMC without it.
+func (b *FirmwareBMC) Lockdown(context.Context) (on, has bool, err error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if err := b.call("lockdown_status"); err != nil {
+		return false, false, err
+	}
+	return b.lockdown && !b.noLockdown, !b.noLockdown, nil
 }
 
 // FirmwareState is a snapshot of a fake BMC for assertions.

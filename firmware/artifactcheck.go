@@ -104,3 +104,27 @@ func redactArtifactURL(raw string) string {
 	u.User, u.RawQuery, u.ForceQuery = nil, "", false
 	return u.String()
 }
+
+// Downloads lists the catalog's artifacts that name a URL — what the
+// update workflow would download into an artifact cache — as "vendor /
+// model component version: url", sorted by model. A site without a cache
+// cannot install them.
+func (c *Catalog) Downloads() []string {
+	var out []string
+	for _, m := range c.Models() {
+		for _, t := range ComponentTypes {
+			comp, ok := m.Components[t]
+			if !ok {
+				continue
+			}
+			for _, e := range comp.KnownFirmware {
+				for _, a := range e.Artifacts {
+					if a.URL != "" {
+						out = append(out, fmt.Sprintf("%s / %s %s %s: %s", m.Vendor, m.Model, t, e.Version, a.URL))
+					}
+				}
+			}
+		}
+	}
+	return out
+}

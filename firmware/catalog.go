@@ -72,6 +72,16 @@ type Model struct {
 	// model only inside the machine's firmware update window.
 	ExplicitStartNeeded bool                         `json:"explicit_start_needed"`
 	Components          map[ComponentType]*Component `json:"components"`
+	// HostProfile is the model's host profile (host_profile); nil when no
+	// catalog file sets one.
+	HostProfile *HostProfile `json:"host_profile,omitempty"`
+}
+
+// HostProfile is how the model's hosts are kept in service.
+type HostProfile struct {
+	// DisableLockdown keeps platform lockdown off: an update that turned
+	// it off does not turn it on again.
+	DisableLockdown bool `json:"disable_lockdown"`
 }
 
 // EffectiveOrdering is the order in which the workflow walks components:
@@ -112,6 +122,10 @@ func (m *Model) Desired() map[ComponentType]string {
 func (m *Model) clone() *Model {
 	n := *m
 	n.Ordering = append([]ComponentType(nil), m.Ordering...)
+	if m.HostProfile != nil {
+		p := *m.HostProfile
+		n.HostProfile = &p
+	}
 	n.Components = make(map[ComponentType]*Component, len(m.Components))
 	for t, c := range m.Components {
 		cc := *c
@@ -255,6 +269,7 @@ func (c *Catalog) Clone() *Catalog {
 //   - a model new to base is added;
 //   - a non-empty ordering replaces the old one;
 //   - explicit_start_needed = true is sticky (false never clears it);
+//   - a host_profile replaces the earlier one;
 //   - per component, the matcher and the pre-ingestion threshold are
 //     replaced when set; versions are appended, and a new default clears
 //     the old defaults.
@@ -272,6 +287,10 @@ func Merge(base, over *Catalog) *Catalog {
 			m.Ordering = append([]ComponentType(nil), om.Ordering...)
 		}
 		m.ExplicitStartNeeded = m.ExplicitStartNeeded || om.ExplicitStartNeeded
+		if om.HostProfile != nil {
+			p := *om.HostProfile
+			m.HostProfile = &p
+		}
 		for t, oc := range om.Components {
 			c, ok := m.Components[t]
 			if !ok {

@@ -9,7 +9,7 @@ var (
 		Code:   "FIRMWARE_CATALOG_INVALID",
 		Phase:  "firmware_catalog",
 		Owner:  hostforge.OwnerInfraEng,
-		Action: "Fix the catalog file, table and key the message names (unknown field, bad regex, unknown or duplicate component type, two defaults for one component), then reload. The catalog in use was not changed.",
+		Action: "Fix the catalog file, table and key the message names (unknown field, bad regex, unknown or duplicate component type, two defaults for one component; a runtime override that would not apply). The catalog in use was not changed: a worker re-reads changed catalog files at its next pass and keeps the last good catalog until they load ('hostforge firmware show' says which files are in force); a refused override was not written.",
 	})
 	// InventoryUnreadable is a saved Redfish tree or inventory document that
 	// cannot be read.

@@ -8,7 +8,9 @@
 // The format is NICo's TOML: a site configuration's [host_models.<key>]
 // tables, or one metadata.toml per model (ParseCatalog reads both). A
 // model has vendor, model, ordering (default [bmc, uefi]),
-// explicit_start_needed and components.<type>; a component has
+// explicit_start_needed, host_profile (disable_lockdown: the hand-back
+// does not turn platform lockdown on again) and components.<type>; a
+// component has
 // current_version_reported_as (a regular expression searched in inventory
 // member Ids), preingest_upgrade_when_below and known_firmware[]. An entry
 // has version, default, the legacy filename/filenames/url/checksum,
@@ -38,7 +40,15 @@
 // replaces, explicit_start_needed = true is sticky, matcher and threshold
 // replace when set, versions append and a new default clears the old);
 // runtime overrides from the store (versions upserted, ordering only gains
-// types, a missing matcher taken from the built-in table). The lookup key
+// types, a missing matcher taken from the built-in table). The files are
+// read again when they change (CatalogFiles: by modification time, size
+// and the set of a directory's metadata.toml files, at every pass); files
+// that do not load, or that the site refuses (URL artifacts without a
+// cache), leave the last good catalog in force, logged, counted and shown
+// (CatalogStatus). An override is written by the operator
+// (Operator.SetOverride, DeleteOverride — NICo's Host Firmware Config
+// API) only once the effective catalog with it applies, by compare-and-set
+// on the override it read (OverrideStore.SwapOverride). The lookup key
 // is the vendor family (package bmc's detection: "Dell Inc." is Dell;
 // other vendors by their lower-cased letters and digits) and the lower-cased
 // model; a Lenovo host with an AMI BMC tries LenovoAMI first.
@@ -67,8 +77,8 @@
 //
 // # The update manager's pass
 //
-// Manager.Pass clears leftover update reports of hosts without a request,
-// counts the hosts in maintenance or with a request against the budget,
+// Manager.Pass re-reads changed catalog files, clears leftover update
+// reports of hosts without a request, counts the hosts in maintenance or with a request against the budget,
 // computes the ceiling and creates requests (initiator "automated") for as
 // many eligible drifted hosts as the ceiling leaves room for, unassigned
 // hosts first, then by machine ID.
@@ -114,12 +124,28 @@
 // its share of the ceiling, so a systematic fault stops a rollout once the
 // failures fill the ceiling, until an operator resets them.
 //
+// Cycle is a site's periodic work in one call, for whatever schedules it
+// (a Temporal Schedule per site, or an in-process ticker): under the pass
+// lock the Explorer reads the inventories that got old (within half the
+// pass lease), the pass runs, its figures are stored (PassStore) and the
+// finished updates past Settings.HistoryRetention removed; the gauges are
+// published whether or not it held the lock — from the stored figures of
+// the site's last pass when it did not. Starting the requests' workflows
+// is not part of it: that runs on its own tick.
+//
 // Operator (the operator's and tenant's side): a direct request bypasses
 // selection and the ceiling but not an assigned host's approval; its clear
 // is refused once the update started; mark-manual-upgrade-complete; reset
 // to CheckingFirmwareRepeat with the retry count cleared; per-machine
-// autoupdate; explicit-start windows; tenant approval. ReportScout is the
-// on-host agent's report, checked against the task the update waits for.
+// autoupdate; explicit-start windows; tenant approval; runtime catalog
+// overrides; Cancel, which stops a started or exhausted update at its next
+// step boundary where nothing it sent is under way (a push, its task, an
+// agent run, a reset recorded as sent are waited out) and hands the host
+// back, kept in the history as cancelled, by whom; History (a host's
+// updates: substates, components changed, failure) and Report (the fleet's
+// compliance per model, the hosts with unmatched components). ReportScout
+// is the on-host agent's report, checked against the task the update
+// waits for.
 //
 // # The per-host update workflow
 //
@@ -140,7 +166,8 @@
 //	         request
 //	            │
 //	         Pending ── assigned: waits for approval or the autoreboot period
-//	            │ protect: update report on, lockdown off, request started
+//	            │ protect: lockdown read and recorded, update report on,
+//	            │ lockdown off (when it was on), request started
 //	            ▼
 //	 ┌─► CheckingFirmware / CheckingFirmwareRepeat ───────────────────────┐
 //	 │          │ refresh inventory; first drifted component in ordering   │ nothing drifted
@@ -157,7 +184,8 @@
 //	 │                    │ Completed: next artifact ─► WaitingForUpload   │
 //	 │                    ▼ last artifact                                  │
 //	 │          ResetForNewFirmware ◄─────────────┘ (agent succeeded)      │
-//	 │                    │ drains: N × (ForceOff, 60 s, AC cycle, 90 s, On)
+//	 │                    │ drains: N × (ForceOff, 60 s, AC cycle, 90 s, On;
+//	 │                    │   no AC cycle on the BMC: off for power_drain_wait)
 //	 │                    │ else uefi/combinedbmcuefi: ForceRestart        │
 //	 │                    │ bmc (not Dell): BMC reset                      │
 //	 │                    │ hgxbmc/gpu without drains: ForceOff, 30 s, On  │
@@ -166,12 +194,16 @@
 //	                      after 30 min reset again, at most 5 times        │
 //	                                                                       ▼
 //	any attempt failure ─► FailedFirmwareUpgrade ─ 60 min ─► CheckingFirmware    Restore:
-//	(retry count + 1; at 5 the body ends exhausted, the host stays failed)       lockdown on, an
+//	(retry count + 1; at 5 the body ends exhausted, the host stays failed)       lockdown on again
+//	                                                                             if it was on, an
 //	                                                                             assigned host whose
 //	                                                                             firmware changed
 //	                                                                             restarted, report
 //	                                                                             off, request and
-//	                                                                             record removed
+//	                                                                             record removed, the
+//	                                                                             update kept in the
+//	                                                                             history
+//	an operator's cancellation, at a step boundary with nothing under way ─► Restore
 //
 // What fails an attempt: a refused or repeatedly failing upload, a task
 // ending Exception, Interrupted, Killed, Cancelled or in an unknown state
@@ -263,7 +295,8 @@
 // # State and routes
 //
 // Store is declared here with its contract suite in firmware/firmwaretest
-// (pushes, PushStore, included);
+// (pushes, PushStore, the history, HistoryStore, the last pass's figures,
+// PassStore, and the overrides' compare-and-set included);
 // firmwarefake.MemStore and adapters/sqlstore (SQLite, PostgreSQL) pass
 // it. Hosts, BMCClient, ArtifactResolver, Scout, ScoutScripts and
 // ScriptRunner are the routes; firmwarefake holds behavioural fakes over
@@ -274,8 +307,11 @@
 // available is Ready, active with an instance is Assigned, the update
 // health report is Ironic maintenance whose reason starts with
 // host-fw-update), adapters/redfish.Firmware (inventory, multipart push,
-// tasks and the TaskService's list, resets and the reset status, Dell
-// lockdown), adapters/artifact (downloads verified by
+// tasks and the TaskService's list, resets chosen from the reset types the
+// BMC allows inline or in its @Redfish.ActionInfo, and the reset status;
+// platform lockdown where the vendor has one — iDRAC's system lockdown,
+// Supermicro's SysLockdown, XCC's IPMI-over-KCS access), adapters/artifact
+// (downloads verified by
 // sha256), adapters/scout (the on-host agent and its server: an offered
 // task is stored, StoredScout, and served, OfferedScoutTask) and
 // adapters/script (a local script, the BMC in its environment). ScoutDir

@@ -202,12 +202,14 @@ func (m *Model) NeedsWork(rep Reported) (ComponentType, Entry, bool) {
 type Report struct {
 	Vendor string `json:"vendor"`
 	Model  string `json:"model"`
+	// InCatalog says a catalog model matched the host: false for a host
+	// whose model has no entry, which is then neither drifted nor
+	// compliant (its components are empty).
+	InCatalog bool `json:"in_catalog"`
 	// Drifted is true when any component is drifted.
 	Drifted bool `json:"drifted"`
 	// Components is empty (never null) for a model without a catalog entry.
 	Components []ComponentDrift `json:"components"`
-	// InCatalog says the host's model has a catalog entry.
-	InCatalog bool `json:"-"`
 }
 
 // Unmatched lists the components whose status is unmatched.

@@ -119,7 +119,7 @@ func TestDriftReportJSON(t *testing.T) {
 	cat := mustParse(t, "drift.toml", driftCatalog)
 	r := firmware.Drift(cat, firmware.Inventory{Identity: firmware.Identity{Manufacturer: "Other", Model: "Y"}})
 	b, _ := json.Marshal(r)
-	if string(b) != `{"vendor":"Other","model":"Y","drifted":false,"components":[]}` {
+	if string(b) != `{"vendor":"Other","model":"Y","in_catalog":false,"drifted":false,"components":[]}` {
 		t.Fatalf("model without a catalog entry: %s", b)
 	}
 	r = firmware.Drift(cat, firmware.Inventory{
@@ -127,7 +127,7 @@ func TestDriftReportJSON(t *testing.T) {
 		Entries:  []firmware.InventoryEntry{{ID: "BMC-Primary", Version: "1.1"}, {ID: "GPU1", Version: "9"}},
 	})
 	b, _ = json.Marshal(r)
-	want := `{"vendor":"Acme","model":"X1","drifted":true,"components":[` +
+	want := `{"vendor":"Acme","model":"X1","in_catalog":true,"drifted":true,"components":[` +
 		`{"component":"bmc","status":"drifted","desired":"1.2","reported":[{"id":"BMC-Primary","version":"1.1"}]},` +
 		`{"component":"uefi","status":"unmatched","desired":"2.0","reported":[]},` +
 		`{"component":"cx7","status":"unmatched","desired":"28.47","reported":[]},` +

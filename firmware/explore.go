@@ -19,13 +19,17 @@ type Explorer struct {
 	Hosts Hosts
 	BMC   BMCClient
 	// Catalog is the files' catalog; the store's overrides are applied.
-	Catalog *Catalog
+	Catalog CatalogSource
 	Clock   clock.Clock
 	// MaxAge: a host observed more recently is not read again (default
 	// 30 min).
 	MaxAge time.Duration
 	// Concurrency bounds the inventories read at once (default 8).
 	Concurrency int
+	// Budget bounds one Explore: no read starts once it is spent (the
+	// rest, the oldest observations first, wait for the next one). Zero
+	// is no bound.
+	Budget time.Duration
 }
 
 // ExploreReport is what one Explore did.
@@ -34,6 +38,8 @@ type ExploreReport struct {
 	Observed []string `json:"observed,omitempty"`
 	// Failed maps a machine to why its inventory could not be read.
 	Failed map[string]string `json:"failed,omitempty"`
+	// Deferred counts the machines left for the next run by the budget.
+	Deferred int `json:"deferred,omitempty"`
 }
 
 // Explore reads the inventory of every managed host without a request
@@ -65,11 +71,7 @@ func (x *Explorer) Explore(ctx context.Context) (ExploreReport, error) {
 	if err != nil {
 		return rep, err
 	}
-	base := x.Catalog
-	if base == nil {
-		base = NewCatalog()
-	}
-	cat, err := base.WithOverrides(ovs)
+	cat, err := currentOf(x.Catalog).WithOverrides(ovs)
 	if err != nil {
 		return rep, err
 	}
@@ -92,13 +94,26 @@ func (x *Explorer) Explore(ctx context.Context) (ExploreReport, error) {
 		}
 		todo = append(todo, h.MachineID)
 	}
+	// The oldest readings first (never read before all), so that a budget
+	// spent leaves the freshest for the next run.
+	sort.SliceStable(todo, func(i, j int) bool { return seen[todo[i]].Before(seen[todo[j]]) })
+	deadline := time.Time{}
+	if x.Budget > 0 {
+		deadline = now.Add(x.Budget)
+	}
 	var mu sync.Mutex
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, workers)
 	var storeErr error
-	for _, m := range todo {
-		wg.Add(1)
+	deferred := 0
+	for i, m := range todo {
 		sem <- struct{}{}
+		if !deadline.IsZero() && !x.Clock.Now().Before(deadline) {
+			<-sem
+			deferred = len(todo) - i
+			break
+		}
+		wg.Add(1)
 		go func(m string) {
 			defer wg.Done()
 			defer func() { <-sem }()
@@ -127,6 +142,7 @@ func (x *Explorer) Explore(ctx context.Context) (ExploreReport, error) {
 		}(m)
 	}
 	wg.Wait()
+	rep.Deferred = deferred
 	sort.Strings(rep.Observed)
 	return rep, storeErr
 }

@@ -13,9 +13,12 @@ import (
 // every Settings.RunInterval, one pass at a time per site (see doc.go): a
 // Temporal schedule with overlap policy skip, or one process's ticker.
 type Manager struct {
-	Store   Store
-	Hosts   Hosts
-	Catalog *Catalog
+	Store Store
+	Hosts Hosts
+	// Catalog is the catalog of files (a *Catalog, or CatalogFiles re-read
+	// when the files change); the store's overrides are applied on top at
+	// every pass.
+	Catalog CatalogSource
 	// Settings are the site's; a zero duration takes its default.
 	Settings Settings
 	Clock    clock.Clock
@@ -69,22 +72,35 @@ type candidate struct {
 	assigned bool
 }
 
-// Pass runs one pass of the update manager:
+// Pass runs one pass of the update manager. One pass runs at a time per
+// site: the site's Temporal Schedule skips a run while the last one is
+// still going, and 'hostforge firmware run' is one process. It does:
 //
-//  1. clear completed requests: remove the update health report of hosts
+//  1. re-read the catalog files if they changed;
+//  2. clear completed requests: remove the update health report of hosts
 //     that carry it without a request (an update that ended without its
 //     restore, or a report left by hand);
-//  2. count the hosts in maintenance or in an update (a request) against
+//  3. count the hosts in maintenance or in an update (a request) against
 //     the budget;
-//  3. compute the ceiling (see Ceiling) from every managed host and the
+//  4. compute the ceiling (see Ceiling) from every managed host and the
 //     unhealthy ones;
-//  4. select drifted hosts through the gates (see doc.go), unassigned
+//  5. select drifted hosts through the gates (see doc.go), unassigned
 //     first, and create a request (initiator "automated") for as many as
 //     the ceiling leaves room for.
 func (m *Manager) Pass(ctx context.Context) (PassReport, error) {
 	s := m.Settings.WithDefaults()
 	now := m.Clock.Now()
-	rep := PassReport{At: now, Skipped: map[string]int{}}
+	return m.pass(ctx, PassReport{At: now, Skipped: map[string]int{}}, s, now)
+}
+
+// pass is Pass with its settings and time.
+func (m *Manager) pass(ctx context.Context, rep PassReport, s Settings, now time.Time) (PassReport, error) {
+	if r, ok := m.Catalog.(catalogRefresher); ok {
+		// Files that changed since the last pass take effect in this one;
+		// files refused leave the last good catalog (the source logs and
+		// counts them).
+		_, _ = r.Refresh()
+	}
 	hosts, err := m.Hosts.List(ctx)
 	if err != nil {
 		return rep, err
@@ -109,11 +125,7 @@ func (m *Manager) Pass(ctx context.Context) (PassReport, error) {
 	if err != nil {
 		return rep, err
 	}
-	base := m.Catalog
-	if base == nil {
-		base = NewCatalog()
-	}
-	cat, err := base.WithOverrides(ovs)
+	cat, err := currentOf(m.Catalog).WithOverrides(ovs)
 	if err != nil {
 		return rep, err
 	}
@@ -225,6 +237,12 @@ func (m *Manager) Pass(ctx context.Context) (PassReport, error) {
 		rep.Skipped = nil
 	}
 	return rep, nil
+}
+
+// catalogRefresher is a catalog source that can check its files now
+// (CatalogFiles).
+type catalogRefresher interface {
+	Refresh() (changed bool, err error)
 }
 
 // gate returns why a drifted host without a request may not be selected

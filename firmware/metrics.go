@@ -57,15 +57,42 @@ type Gauges struct {
 	Ceiling int `json:"ceiling"`
 }
 
+// GaugeStore is what the gauges are read from.
+type GaugeStore interface {
+	UpdateStore
+	PassStore
+}
+
 // GaugesOf computes the gauges from a pass report and the store's update
-// records.
-func GaugesOf(ctx context.Context, s UpdateStore, settings Settings, rep PassReport) (Gauges, error) {
+// records: the pass's figures, and Active and Exhausted counted from the
+// update records.
+func GaugesOf(ctx context.Context, s GaugeStore, settings Settings, rep PassReport) (Gauges, error) {
+	return gauges(ctx, s, settings, Gauges{Pending: rep.Pending, InMaintenance: rep.InMaintenance, Started: len(rep.Started), Ceiling: rep.Ceiling})
+}
+
+// StoredGauges computes the gauges as the store has them: the figures of
+// the site's last pass (PassStore), whoever ran it, and Active and
+// Exhausted counted from the update records. Before any pass the pass's
+// figures are zero.
+func StoredGauges(ctx context.Context, s GaugeStore, settings Settings) (Gauges, error) {
+	var g Gauges
+	f, ok, err := s.PassFigures(ctx)
+	if err != nil {
+		return Gauges{}, err
+	}
+	if ok {
+		g = Gauges{Pending: f.Pending, InMaintenance: f.InMaintenance, Started: f.Started, Ceiling: f.Ceiling}
+	}
+	return gauges(ctx, s, settings, g)
+}
+
+// gauges adds Active and Exhausted, from the update records, to g.
+func gauges(ctx context.Context, s GaugeStore, settings Settings, g Gauges) (Gauges, error) {
 	ups, err := s.Updates(ctx)
 	if err != nil {
 		return Gauges{}, err
 	}
 	max := settings.WithDefaults().MaxRetries
-	g := Gauges{Pending: rep.Pending, InMaintenance: rep.InMaintenance, Started: len(rep.Started), Ceiling: rep.Ceiling}
 	for _, u := range ups {
 		if u.Substate == Pending {
 			continue
@@ -85,7 +112,9 @@ func countTransition(m Metrics, before, after HostUpdate, completed bool) {
 	}
 	switch {
 	case completed:
-		if before.Substate == Restore {
+		// A cancelled update handed its host back without bringing it to
+		// its defaults: it is not a completed one.
+		if before.Substate == Restore && before.Cancel == nil {
 			m.UpdateCompleted(TargetHost)
 		}
 		return

@@ -18,6 +18,11 @@ type Operator struct {
 	Clock clock.Clock
 	// Settings are the site's (for the retry budget in Status).
 	Settings Settings
+	// Catalog is the catalog of files, which runtime overrides are checked
+	// against before they are written; CheckCatalog, when set, refuses an
+	// effective catalog that cannot work on the site.
+	Catalog      CatalogSource
+	CheckCatalog func(*Catalog) error
 }
 
 func (o *Operator) known(ctx context.Context, machines ...string) error {

@@ -29,6 +29,13 @@ type tomlModel struct {
 	Ordering            []string                 `toml:"ordering"`
 	ExplicitStartNeeded bool                     `toml:"explicit_start_needed"`
 	Components          map[string]tomlComponent `toml:"components"`
+	HostProfile         *tomlHostProfile         `toml:"host_profile"`
+}
+
+// tomlHostProfile is a model's host profile (NICo's host lifecycle
+// profile, kept with the model here).
+type tomlHostProfile struct {
+	DisableLockdown bool `toml:"disable_lockdown"`
 }
 
 type tomlComponent struct {
@@ -250,6 +257,9 @@ func (p *problems) model(cat *Catalog, path string, tm tomlModel) {
 		p.add(path, "model", "missing or empty")
 	}
 	m := &Model{Vendor: vendor, Model: model, ExplicitStartNeeded: tm.ExplicitStartNeeded, Components: map[ComponentType]*Component{}}
+	if tm.HostProfile != nil {
+		m.HostProfile = &HostProfile{DisableLockdown: tm.HostProfile.DisableLockdown}
+	}
 	seen := map[ComponentType]bool{}
 	for i, s := range tm.Ordering {
 		t, ok := ParseComponentType(s)

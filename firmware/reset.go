@@ -1,6 +1,11 @@
 package firmware
 
-import "context"
+import (
+	"context"
+	"errors"
+
+	"github.com/hostforge/hostforge/bmc"
+)
 
 // resetOutcome is what a BMC's reset status says of a reset sent earlier.
 type resetOutcome int
@@ -94,6 +99,14 @@ func (e *Executor) reset(ctx context.Context, sc *stepCtx, kind ResetKind, what 
 		}
 	}
 	if err := e.BMC.Reset(ctx, m, kind); err != nil {
+		if kind == ResetACPowerCycle && errors.Is(err, bmc.ErrUnsupported) {
+			// The BMC offers no AC power cycle at all (none of its reset
+			// types or OEM actions is one): nothing was sent. The drain
+			// becomes a power-off held for the drain wait (activate).
+			r.ResetSent, r.NoACPowerCycle, r.Errors = nil, true, 0
+			r.LastError = capOutput("no AC power cycle: " + err.Error())
+			return false, nil
+		}
 		sc.transient(err, what)
 		return false, nil
 	}

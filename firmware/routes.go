@@ -39,8 +39,11 @@ type Host struct {
 	// (it blocks allocation and suppresses alerting).
 	UpdateReport bool `json:"update_report,omitempty"`
 	// MNNVL: multi-node NVLink capable (GB200): subject to the manual
-	// upgrade gate.
-	MNNVL bool `json:"mnnvl,omitempty"`
+	// upgrade gate (requires_manual_upgrade); MNNVLFrom says where the
+	// host's data says so (the Ironic adapter: its trait, capability or
+	// property).
+	MNNVL     bool   `json:"mnnvl,omitempty"`
+	MNNVLFrom string `json:"mnnvl_from,omitempty"`
 	// DisableLockdown: the host profile keeps platform lockdown off, so
 	// restore does not turn it back on.
 	DisableLockdown bool `json:"disable_lockdown,omitempty"`
@@ -197,9 +200,25 @@ type BMCClient interface {
 	ResetStatus(ctx context.Context, machine string) (ResetStatus, error)
 	// Reset performs one power or BMC action.
 	Reset(ctx context.Context, machine string, kind ResetKind) error
+	// Lockdown reads platform lockdown: LockdownEnabled or
+	// LockdownDisabled, LockdownNone where the vendor has none hostforge
+	// knows.
+	Lockdown(ctx context.Context, machine string) (LockdownState, error)
 	// SetLockdown turns platform lockdown on or off where the vendor has it.
 	SetLockdown(ctx context.Context, machine string, enabled bool) error
 }
+
+// LockdownState is a host's platform lockdown as its BMC reports it.
+type LockdownState string
+
+// Lockdown states.
+const (
+	LockdownEnabled  LockdownState = "Enabled"
+	LockdownDisabled LockdownState = "Disabled"
+	// LockdownNone: the BMC has no platform lockdown hostforge knows (it
+	// is never changed).
+	LockdownNone LockdownState = "None"
+)
 
 // ScoutScript is a packaged upgrade script the on-host agent runs, with
 // its metadata.

@@ -75,6 +75,14 @@ type Settings struct {
 	// RunInterval is how often the update manager's pass runs
 	// (machine_update_run_interval, default 300 s).
 	RunInterval time.Duration `json:"machine_update_run_interval,omitempty"`
+	// PowerDrainWait is how long a power drain keeps the host off on a
+	// BMC that offers no AC power cycle: the drain is then a power-off
+	// held this long, and on (default 90 s, the pause NICo keeps after an
+	// AC cycle).
+	PowerDrainWait time.Duration `json:"power_drain_wait,omitempty"`
+	// HistoryRetention is how long finished updates are kept (default
+	// DefaultHistoryRetention, 90 days).
+	HistoryRetention time.Duration `json:"history_retention,omitempty"`
 }
 
 // Period is a span of time.
@@ -116,6 +124,8 @@ func (s Settings) WithDefaults() Settings {
 	n(&s.MaxUploadRetries, 5)
 	d(&s.UploadLease, 2*time.Hour)
 	d(&s.RunInterval, 300*time.Second)
+	d(&s.PowerDrainWait, 90*time.Second)
+	d(&s.HistoryRetention, DefaultHistoryRetention)
 	return s
 }
 

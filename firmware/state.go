@@ -101,6 +101,29 @@ type HostUpdate struct {
 	// Changed marks that firmware was activated during this update, so an
 	// assigned host is restarted back into its instance at restore.
 	Changed bool `json:"changed,omitempty"`
+	// StartLockdown is the host's platform lockdown when the update
+	// started (LockdownEnabled, LockdownDisabled; "" where the BMC has
+	// none); LockdownChanged marks that the update turned it off, so that
+	// restore turns it on again — and only then.
+	StartLockdown   LockdownState `json:"start_lockdown,omitempty"`
+	LockdownChanged bool          `json:"lockdown_changed,omitempty"`
+	// Reprotect marks a retry of a started update: checking sets the
+	// update report again and turns lockdown off again (when it was on at
+	// the start) before anything else, since a hand-back that failed may
+	// have undone them.
+	Reprotect bool `json:"reprotect,omitempty"`
+	// NoACPowerCycle marks that the BMC offers no AC power cycle: a power
+	// drain is a power-off held for Settings.PowerDrainWait, then on.
+	NoACPowerCycle bool `json:"no_ac_power_cycle,omitempty"`
+	// From is what the target's component reported when the target was
+	// chosen; Changes lists the components this update brought to their
+	// target, in order.
+	From    string            `json:"from,omitempty"`
+	Changes []ComponentChange `json:"changes,omitempty"`
+	// Cancel is an operator's cancellation: the update stops at its next
+	// step boundary where no push, task, agent run or reset is in flight,
+	// and hands the host back.
+	Cancel *CancelMark `json:"cancel,omitempty"`
 
 	// ResetRetries counts activation resets repeated for this target.
 	ResetRetries int `json:"reset_retries"`
@@ -131,6 +154,21 @@ type ResetMark struct {
 	At     time.Time   `json:"at"`
 }
 
+// ComponentChange is a component an update brought to its target: what
+// it reported before (its matching entries' versions, joined by ", ")
+// and the target.
+type ComponentChange struct {
+	Component ComponentType `json:"component"`
+	From      string        `json:"from"`
+	To        string        `json:"to"`
+}
+
+// CancelMark is an operator's cancellation of an update.
+type CancelMark struct {
+	By string    `json:"by"`
+	At time.Time `json:"at"`
+}
+
 // FailureInfo is a recorded failure of an attempt.
 type FailureInfo struct {
 	Code    string    `json:"code"`
@@ -146,12 +184,14 @@ type Transition struct {
 	Note string    `json:"note,omitempty"`
 }
 
-// maxHistory bounds HostUpdate.History.
-const maxHistory = 16
+// maxHistory bounds HostUpdate.History: enough for an update's substates
+// through its retries, kept with the finished update.
+const maxHistory = 64
 
-// Exhausted reports whether the update failed and spent its retry budget.
+// Exhausted reports whether the update failed and spent its retry budget
+// (and was not cancelled since: a cancelled update hands its host back).
 func (u HostUpdate) Exhausted(maxRetries int) bool {
-	return u.Substate == FailedFirmwareUpgrade && u.RetryCount >= maxRetries
+	return u.Substate == FailedFirmwareUpgrade && u.RetryCount >= maxRetries && u.Cancel == nil
 }
 
 // AttemptID names the current attempt's result of an upload or a script:

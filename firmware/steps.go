@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"reflect"
+	"slices"
 	"strings"
 	"time"
 
@@ -128,15 +129,16 @@ type Executor struct {
 	ScoutScripts ScoutScripts
 	// Scripts runs entries' local scripts (nil: such entries fail).
 	Scripts ScriptRunner
-	// Catalog is the merged catalog of files; the store's runtime
-	// overrides are applied on top at every use.
-	Catalog  *Catalog
+	// Catalog is the merged catalog of files (a *Catalog, or CatalogFiles
+	// re-read when the files change); the store's runtime overrides are
+	// applied on top at every use.
+	Catalog  CatalogSource
 	Settings Settings
 	// ScriptTimeout bounds a local script (default 1 h, at most
 	// MaxScriptTimeout).
 	ScriptTimeout time.Duration
-	// Artifacts resolves an entry's artifacts to local files before an
-	// upload takes its slot (nil: the BMC client resolves them itself).
+	// Artifacts resolves an entry's artifacts to local files once an
+	// upload has taken its slot (nil: the BMC client resolves them itself).
 	Artifacts ArtifactResolver
 	// Metrics receives the update counters (nil: none).
 	Metrics Metrics
@@ -203,7 +205,11 @@ func (e *Executor) run(ctx context.Context, in StepInput, want []Substate, fn fu
 	before := rec
 	before.NotBefore = time.Time{}
 	sc := &stepCtx{e: e, rec: rec, now: e.Clock.Now()}
-	if err := fn(ctx, sc); err != nil {
+	if c := rec.Cancel; c != nil && rec.Substate != Restore && !inFlight(rec) {
+		// An operator cancelled the update, and nothing it sent is still
+		// under way: the host is handed back as it is.
+		sc.move(Restore, "cancelled by "+c.By)
+	} else if err := fn(ctx, sc); err != nil {
 		return Progress{}, err
 	}
 	if sc.done {
@@ -235,6 +241,21 @@ func (e *Executor) run(ctx context.Context, in StepInput, want []Substate, fn fu
 	}
 	countTransition(e.Metrics, orig, saved, false)
 	return progressOf(saved, s.MaxRetries), nil
+}
+
+// inFlight reports whether the record has something under way that a
+// cancellation must wait out: a push sent or about to be asked about, the
+// BMC's task of a push, an agent or script run, a reset recorded as sent.
+func inFlight(r HostUpdate) bool {
+	switch {
+	case r.ResetSent != nil:
+		return true
+	case r.Substate == WaitingForFirmwareUpgrade:
+		return true
+	case r.Started && (r.Substate == WaitingForUpload || r.Substate == WaitingForScoutUpgrade || r.Substate == WaitingForScript):
+		return true
+	}
+	return false
 }
 
 // checkpoint persists the record in the middle of a step, before a
@@ -327,11 +348,7 @@ func (e *Executor) catalog(ctx context.Context) (*Catalog, error) {
 	if err != nil {
 		return nil, err
 	}
-	base := e.Catalog
-	if base == nil {
-		base = NewCatalog()
-	}
-	return base.WithOverrides(ovs)
+	return currentOf(e.Catalog).WithOverrides(ovs)
 }
 
 // load returns the machine's progress, creating its record when a request
@@ -378,7 +395,7 @@ func (e *Executor) pending(ctx context.Context, sc *stepCtx) error {
 	if !ok {
 		// The request was cleared before the start.
 		sc.done = true
-		return e.Store.Complete(ctx, m)
+		return e.Store.Complete(ctx, m, nil)
 	}
 	host, ok, err := e.Hosts.Get(ctx, m)
 	if err != nil {
@@ -407,13 +424,31 @@ func (e *Executor) pending(ctx context.Context, sc *stepCtx) error {
 		sc.transient(err, "reading the host's power state")
 		return nil
 	}
+	if sc.rec.StartLockdown == "" {
+		// What lockdown was is recorded before anything changes it: the
+		// hand-back restores it, and only when this update turned it off.
+		lock, err := e.BMC.Lockdown(ctx, m)
+		if err != nil {
+			sc.transient(err, "reading the platform lockdown")
+			return nil
+		}
+		if lock == "" {
+			lock = LockdownNone
+		}
+		sc.rec.StartLockdown = lock
+		if err := sc.checkpoint(ctx); err != nil {
+			return err
+		}
+	}
 	if err := e.Hosts.SetUpdateReport(ctx, m, ReportName); err != nil {
 		sc.transient(err, "setting the update health report")
 		return nil
 	}
-	if err := e.BMC.SetLockdown(ctx, m, false); err != nil {
-		sc.transient(err, "turning lockdown off")
-		return nil
+	if sc.rec.StartLockdown == LockdownEnabled {
+		if err := e.BMC.SetLockdown(ctx, m, false); err != nil {
+			sc.transient(err, "turning lockdown off")
+			return nil
+		}
 	}
 	if _, err := e.Store.PatchRequest(ctx, m, RequestPatch{StartedAt: sc.now}); err != nil {
 		return err
@@ -436,6 +471,19 @@ func (e *Executor) pending(ctx context.Context, sc *stepCtx) error {
 // ordering that needs work, and its route.
 func (e *Executor) checking(ctx context.Context, sc *stepCtx) error {
 	m := sc.rec.MachineID
+	if sc.rec.Reprotect {
+		if err := e.Hosts.SetUpdateReport(ctx, m, ReportName); err != nil {
+			sc.transient(err, "setting the update health report again for the retry")
+			return nil
+		}
+		if sc.rec.StartLockdown == LockdownEnabled {
+			if err := e.BMC.SetLockdown(ctx, m, false); err != nil {
+				sc.transient(err, "turning lockdown off again for the retry")
+				return nil
+			}
+		}
+		sc.rec.Reprotect = false
+	}
 	if e.Settings.RequiresManualUpgrade {
 		host, ok, err := e.Hosts.Get(ctx, m)
 		if err != nil {
@@ -472,14 +520,16 @@ func (e *Executor) checking(ctx context.Context, sc *stepCtx) error {
 		sc.move(Restore, fmt.Sprintf("no catalog entry for %s %s", inv.Identity.Manufacturer, inv.Identity.Model))
 		return nil
 	}
+	r := &sc.rec
+	noteChange(r, rep)
 	comp, entry, needs := model.NeedsWork(rep)
 	if !needs {
 		sc.move(Restore, "every component at its default")
 		return nil
 	}
-	r := &sc.rec
 	if r.Component != comp || r.Version != entry.Version {
 		r.Component, r.Version = comp, entry.Version
+		r.From = versionsOf(rep[comp])
 		r.Artifact, r.ResetRetries, r.UploadRetries, r.Rounds = 0, 0, 0, 0
 	} else {
 		r.Rounds++
@@ -527,6 +577,43 @@ func (e *Executor) checking(ctx context.Context, sc *stepCtx) error {
 	}
 	sc.move(WaitingForUpload, fmt.Sprintf("%s: artifact %d of %d", target, r.Artifact+1, r.Artifacts))
 	return nil
+}
+
+// versionsOf joins the versions the readings report, in order, without
+// repeats.
+func versionsOf(reads []Reading) string {
+	var vs []string
+	for _, x := range reads {
+		if !slices.Contains(vs, x.Version) {
+			vs = append(vs, x.Version)
+		}
+	}
+	return strings.Join(vs, ", ")
+}
+
+// noteChange records the record's target as changed once every reading of
+// its component reports it (whatever route installed it): the update's
+// list of components it brought to their target.
+func noteChange(r *HostUpdate, rep Reported) {
+	if r.Component == "" || r.Version == "" {
+		return
+	}
+	reads := rep[r.Component]
+	if len(reads) == 0 {
+		return
+	}
+	for _, x := range reads {
+		if x.Version != r.Version {
+			return
+		}
+	}
+	if n := len(r.Changes); n > 0 && r.Changes[n-1].Component == r.Component && r.Changes[n-1].To == r.Version {
+		return
+	}
+	if r.From == r.Version {
+		return // it reported the target before this update touched it
+	}
+	r.Changes = append(r.Changes, ComponentChange{Component: r.Component, From: r.From, To: r.Version})
 }
 
 // manual waits for an operator to mark the platform procedure complete.
@@ -816,7 +903,8 @@ type resetAction struct {
 // activationPlan is ResetForNewFirmware's sequence for a component:
 //
 //   - power_drains_needed = N > 0: N times ForceOff, 60 s, AC power
-//     cycle, 90 s, On, 5 s;
+//     cycle, 90 s, On, 5 s (on a BMC without an AC power cycle the host
+//     stays off for power_drain_wait instead of the cycle and its 90 s);
 //   - otherwise, uefi and combinedbmcuefi: ForceRestart;
 //   - bmc, except on Dell (the iDRAC activates itself): a BMC reset;
 //   - hgxbmc and gpu without drains: ForceOff, hgx_bmc_gpu_reboot_delay, On.
@@ -848,6 +936,13 @@ func (e *Executor) activate(ctx context.Context, sc *stepCtx) error {
 		return nil
 	}
 	a := plan[r.Phase]
+	if a.kind == ResetACPowerCycle && r.NoACPowerCycle {
+		// The BMC offers no AC power cycle: the drain is the power-off the
+		// plan just made, held for the drain wait; the plan's On follows.
+		r.Phase++
+		sc.after(e.Settings.PowerDrainWait)
+		return nil
+	}
 	if done, err := e.reset(ctx, sc, a.kind, "activation reset "+string(a.kind)); !done || err != nil {
 		return err
 	}
@@ -936,6 +1031,10 @@ func (e *Executor) failed(ctx context.Context, sc *stepCtx) error {
 	if ok && !req.Started() {
 		next = Pending
 	}
+	// A started update's retry protects the host again before it checks:
+	// a hand-back that failed may have removed the update report or turned
+	// lockdown back on.
+	r.Reprotect = next == CheckingFirmware
 	sc.move(next, fmt.Sprintf("retry %d of %d", r.RetryCount, e.Settings.MaxRetries))
 	return nil
 }
@@ -953,7 +1052,9 @@ func (e *Executor) restore(ctx context.Context, sc *stepCtx) error {
 		return nil
 	}
 	if r.Phase == 0 {
-		if !ok || !host.DisableLockdown {
+		// Lockdown goes back on only when this update turned it off (it was
+		// on at the start), and not when the host's profile keeps it off.
+		if r.StartLockdown == LockdownEnabled && !(ok && host.DisableLockdown) && !e.profileDisablesLockdown(ctx, m) {
 			if err := e.BMC.SetLockdown(ctx, m, true); err != nil {
 				sc.transient(err, "turning lockdown back on")
 				return nil
@@ -1000,6 +1101,43 @@ func (e *Executor) restore(ctx context.Context, sc *stepCtx) error {
 		sc.transient(err, "removing the update health report")
 		return nil
 	}
+	h, err := e.history(ctx, *r, sc.now)
+	if err != nil {
+		return err
+	}
 	sc.done = true
-	return e.Store.Complete(ctx, m)
+	return e.Store.Complete(ctx, m, &h)
+}
+
+// history is the record's update as it is kept once it ended.
+func (e *Executor) history(ctx context.Context, r HostUpdate, now time.Time) (UpdateHistory, error) {
+	h := UpdateHistory{MachineID: r.MachineID, Generation: r.Generation, FinishedAt: now, Outcome: OutcomeDone, Record: r}
+	if r.Cancel != nil {
+		h.Outcome, h.CancelledBy = OutcomeCancelled, r.Cancel.By
+	}
+	req, ok, err := e.Store.Request(ctx, r.MachineID)
+	if err != nil {
+		return h, err
+	}
+	if ok {
+		h.Initiator, h.Message, h.CreatedAt, h.StartedAt = req.Initiator, req.Message, req.CreatedAt, req.StartedAt
+	} else {
+		h.CreatedAt = time.Unix(0, r.Generation).UTC()
+	}
+	return h, nil
+}
+
+// profileDisablesLockdown reports whether the host's catalog model keeps
+// platform lockdown off (host_profile.disable_lockdown).
+func (e *Executor) profileDisablesLockdown(ctx context.Context, machine string) bool {
+	obs, ok, err := e.Store.Observed(ctx, machine)
+	if err != nil || !ok {
+		return false
+	}
+	cat, err := e.catalog(ctx)
+	if err != nil {
+		return false
+	}
+	m, ok := cat.ForHost(obs.Identity)
+	return ok && m.HostProfile != nil && m.HostProfile.DisableLockdown
 }

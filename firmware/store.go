@@ -24,6 +24,8 @@ type Store interface {
 	PushStore
 	ScoutTaskStore
 	SlotStore
+	HistoryStore
+	PassStore
 }
 
 // RequestStore holds host reprovisioning requests, one per machine.
@@ -45,10 +47,12 @@ type RequestStore interface {
 	// request whose update has started is refused and kept. deleted is
 	// false when there was none.
 	DeleteRequest(ctx context.Context, machine string, unstartedOnly bool) (deleted bool, err error)
-	// Complete ends a machine's update in one transaction: its request,
-	// its update record, its results, its pushes and its agent task are
-	// removed.
-	Complete(ctx context.Context, machine string) error
+	// Complete ends a machine's update in one transaction: h, when not
+	// nil, is kept in the history (HistoryStore) with the machine's
+	// results as they are then (h.Results is filled by the store); its
+	// request, its update record, its results, its pushes and its agent
+	// task are removed.
+	Complete(ctx context.Context, machine string, h *UpdateHistory) error
 }
 
 // UpdateStore holds each machine's update record (the workflow's state).
@@ -87,11 +91,25 @@ type ObservationStore interface {
 }
 
 // OverrideStore holds runtime catalog overrides (the last merge stage).
+// An override is keyed by vendor family, lower-cased model, component and
+// version.
 type OverrideStore interface {
 	// PutOverride upserts by vendor family, model, component and version.
 	PutOverride(ctx context.Context, o Override) error
 	DeleteOverride(ctx context.Context, vendor, model string, c ComponentType, version string) (deleted bool, err error)
 	Overrides(ctx context.Context) ([]Override, error)
+	// SwapOverride is the compare-and-set of an override: it writes next
+	// (nil: removes the override) if the stored override of its key is
+	// old — compared by UpdatedAt to the nanosecond; old nil means none is
+	// stored. old and next, when both given, have the same key. Otherwise
+	// FIRMWARE_STATE_CONFLICT and nothing changes.
+	SwapOverride(ctx context.Context, old, next *Override) error
+}
+
+// SameOverrideKey reports whether a and b are the same override slot:
+// vendor family, lower-cased model, component and version.
+func SameOverrideKey(a, b Override) bool {
+	return keyOf(a.Vendor, a.Model) == keyOf(b.Vendor, b.Model) && a.Component == b.Component && a.Entry.Version == b.Entry.Version
 }
 
 // ResultStore persists the outcome of uploads, scripts and on-host agent

@@ -72,16 +72,6 @@ func (e *Executor) upload(ctx context.Context, sc *stepCtx) error {
 			return nil
 		}
 	}
-	// The artifact is resolved (downloaded, verified) before the slot is
-	// taken: a slot is for an upload, not for a download.
-	if e.Artifacts != nil {
-		p, err := e.Artifacts.Resolve(ctx, req.Artifact)
-		if err != nil {
-			sc.transient(err, "resolving the artifact "+artifactName(req.Artifact))
-			return nil
-		}
-		req.Path = p
-	}
 	got, err := e.Store.AcquireUploadSlot(ctx, m, e.Settings.MaxUploads, sc.now, e.Settings.UploadLease)
 	if err != nil {
 		return err
@@ -91,6 +81,20 @@ func (e *Executor) upload(ctx context.Context, sc *stepCtx) error {
 		return nil
 	}
 	release := func() error { return e.Store.ReleaseUploadSlot(context.WithoutCancel(ctx), m) }
+	// The artifact is resolved (downloaded, verified) once the slot is
+	// taken: a host queued behind max_uploads does not download or hash
+	// it again at every look for a slot, only for the upload it makes.
+	if e.Artifacts != nil {
+		p, err := e.Artifacts.Resolve(ctx, req.Artifact)
+		if err != nil {
+			if rerr := release(); rerr != nil {
+				return rerr
+			}
+			sc.transient(err, "resolving the artifact "+artifactName(req.Artifact))
+			return nil
+		}
+		req.Path = p
+	}
 	list, err := e.BMC.Tasks(ctx, m)
 	if err != nil {
 		if rerr := release(); rerr != nil {

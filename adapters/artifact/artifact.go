@@ -17,9 +17,12 @@
 // otherwise) — no URL and no link planted in the cache leads a write or a
 // read out of it.
 //
+// A file that verified is not hashed again while it is unchanged — the
+// same device, inode, size and modification time — so a host that
+// resolves an artifact for each upload does not read gigabytes each time.
 // The file is opened by path again when it is pushed: the pusher (the
 // Redfish adapter) hashes the bytes it sends against the same digest, so
-// what reaches a BMC is what was verified.
+// what reaches a BMC is what was verified, whatever the file did since.
 package artifact
 
 import (
@@ -37,6 +40,8 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hostforge/hostforge"
@@ -61,6 +66,63 @@ type Cache struct {
 	// firmware.artifact_max_bytes).
 	MaxBytes int64
 	Log      *slog.Logger
+
+	// verified remembers the files verified against their digest, by what
+	// a change of the file shows in (see fileStamp): a file not changed
+	// since is not hashed again at every resolution.
+	mu       sync.Mutex
+	verified map[string]verifiedStamp
+	hashes   atomic.Int64
+}
+
+// verifiedStamp is a file as it was when it verified against digest.
+type verifiedStamp struct {
+	stamp  fileStamp
+	digest string
+}
+
+// fileStamp is what a change of a file shows in: its device and inode
+// (a file renamed over it), its size and its modification time (a file
+// rewritten in place).
+type fileStamp struct {
+	dev, ino uint64
+	size     int64
+	mod      int64
+}
+
+func stampOf(fi fs.FileInfo) fileStamp {
+	dev, ino := devIno(fi)
+	return fileStamp{dev: dev, ino: ino, size: fi.Size(), mod: fi.ModTime().UnixNano()}
+}
+
+// verifyFile verifies the open file at path against d, unless it verified
+// before and is unchanged since.
+func (c *Cache) verifyFile(path string, f fs.File, d firmware.Digest) error {
+	fi, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	st := stampOf(fi)
+	c.mu.Lock()
+	v, ok := c.verified[path]
+	c.mu.Unlock()
+	if ok && v.stamp == st && v.digest == d.Algorithm+":"+d.Hex() {
+		return nil
+	}
+	c.hashes.Add(1)
+	if err := verify(f, d); err != nil {
+		c.mu.Lock()
+		delete(c.verified, path)
+		c.mu.Unlock()
+		return err
+	}
+	c.mu.Lock()
+	if c.verified == nil {
+		c.verified = map[string]verifiedStamp{}
+	}
+	c.verified[path] = verifiedStamp{stamp: st, digest: d.Algorithm + ":" + d.Hex()}
+	c.mu.Unlock()
+	return nil
 }
 
 var _ firmware.ArtifactResolver = (*Cache)(nil)
@@ -114,7 +176,7 @@ func (c *Cache) Resolve(ctx context.Context, a firmware.Artifact) (string, error
 		case oerr == nil:
 			defer f.Close()
 			if hasDigest {
-				if err := verify(f, d); err != nil {
+				if err := c.verifyFile(a.Filename, f, d); err != nil {
 					return "", firmware.ArtifactMissing.New("the artifact %s does not match the catalog: %v", a.Filename, err)
 				}
 			}
@@ -176,7 +238,7 @@ func (c *Cache) openRoot(a firmware.Artifact) (*os.Root, error) {
 
 // cached returns the cached, verified download at rel; false when there
 // is none that verifies (a corrupted one is removed, to be fetched again).
-func cached(root *os.Root, rel string, d firmware.Digest) bool {
+func (c *Cache) cached(root *os.Root, rel string, d firmware.Digest) bool {
 	f, err := root.Open(rel)
 	if err != nil {
 		return false
@@ -184,7 +246,7 @@ func cached(root *os.Root, rel string, d firmware.Digest) bool {
 	st, serr := f.Stat()
 	verr := errors.New("not a regular file")
 	if serr == nil && st.Mode().IsRegular() {
-		verr = verify(f, d)
+		verr = c.verifyFile(filepath.Join(c.Dir, rel), f, d)
 	}
 	f.Close()
 	if verr == nil {
@@ -203,7 +265,7 @@ func (c *Cache) download(ctx context.Context, a firmware.Artifact, u *url.URL, d
 	key := "sha256-" + d.Hex()
 	rel := key + "/" + fileName(u)
 	dst := filepath.Join(c.Dir, key, fileName(u))
-	if cached(root, rel, d) {
+	if c.cached(root, rel, d) {
 		return dst, nil
 	}
 	timeout := c.Timeout

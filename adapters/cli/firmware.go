@@ -14,12 +14,12 @@ import (
 func (a *app) firmwareCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "firmware",
-		Short: "Managed-host firmware: drift, the catalog, requests, policy and windows",
+		Short: "Managed-host firmware: drift, the catalog and its overrides, requests, policy, windows, history, report, cancel, run",
 		Args:  cobra.NoArgs,
 		Example: `  hostforge firmware drift --catalog /etc/hostforge/firmware.toml --inventory ./r750-capture -o json
   hostforge firmware reprovision list --config site.yaml`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return usageErr(fmt.Errorf("missing subcommand: drift, show, auto-update, start-updates, reprovision, reset or approve"))
+			return usageErr(fmt.Errorf("missing subcommand: drift, show, config, auto-update, start-updates, reprovision, reset, approve, history, report, cancel or run"))
 		},
 	}
 	cmd.AddCommand(a.firmwareDriftCmd())
@@ -55,8 +55,10 @@ Per component, the status is:
   no-default  the component has no default version (ignored)
 An inventory entry whose Status.State is present and not Enabled, or whose Id
 or Name says it is a pending, staged or staging image, is not installed
-firmware and is left out before matching. A model without a catalog entry
-prints drifted: false and no components.
+firmware and is left out before matching. The JSON object's in_catalog says
+whether a catalog model matched the host: a model without a catalog entry
+prints in_catalog: false, drifted: false and no components (it is neither
+drifted nor compliant).
 
 The exit code is 0 whether or not the host drifted; 2 for an unreadable
 catalog or tree.

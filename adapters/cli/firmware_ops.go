@@ -65,7 +65,7 @@ func (a *app) firmwareFlags(cmd *cobra.Command) func(cmd *cobra.Command) (*fwOps
 			return nil, nil, err
 		}
 		o := &fwOps{fs: fs, out: *out, log: log,
-			op: &firmware.Operator{Store: fs.Store, Hosts: fs.Hosts, Clock: clock.Real{}, Settings: fs.Settings}}
+			op: &firmware.Operator{Store: fs.Store, Hosts: fs.Hosts, Clock: clock.Real{}, Settings: fs.Settings, Catalog: fs.Catalog, CheckCatalog: fs.CheckCatalog}}
 		return o, func() { _ = fs.Close() }, nil
 	}
 }
@@ -87,7 +87,8 @@ func (o *fwOps) print(w io.Writer, v any, text func(io.Writer)) error {
 }
 
 func (a *app) firmwareOpsCmds() []*cobra.Command {
-	return []*cobra.Command{a.fwAutoUpdateCmd(), a.fwStartUpdatesCmd(), a.fwReprovisionCmd(), a.fwResetCmd(), a.fwShowCmd(), a.fwApproveCmd()}
+	return []*cobra.Command{a.fwAutoUpdateCmd(), a.fwStartUpdatesCmd(), a.fwReprovisionCmd(), a.fwResetCmd(), a.fwShowCmd(), a.fwApproveCmd(),
+		a.fwConfigCmd(), a.fwHistoryCmd(), a.fwReportCmd(), a.fwCancelCmd(), a.fwRunCmd()}
 }
 
 func (a *app) fwAutoUpdateCmd() *cobra.Command {
@@ -543,46 +544,12 @@ unless the site's instance_autoreboot_period is open.
 	return cmd
 }
 
-func (a *app) fwShowCmd() *cobra.Command {
-	cmd := &cobra.Command{
-		Use:   "show --config FILE",
-		Short: "Show the effective host firmware catalog: the files merged, with the store's runtime overrides",
-		Long: `Print the effective host firmware catalog: the catalog files and firmware
-directories of firmware.catalog merged in order, with the runtime overrides
-of the state database on top. Per model: vendor, model, ordering,
-explicit_start_needed and each component's matcher and known firmware (the
-default marked).
-
-` + firmwareOpsHelp + "\n\n" + exitCodeHelp,
-		Example: `  hostforge firmware show --config site.yaml -o json`,
-		Args:    cobra.NoArgs,
-	}
-	open := a.firmwareFlags(cmd)
-	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
-		o, done, err := open(cmd)
-		if err != nil {
-			return err
-		}
-		defer done()
-		cat, err := effectiveCatalog(cmd.Context(), o.fs)
-		if err != nil {
-			return err
-		}
-		models := cat.Models()
-		if models == nil {
-			models = []*firmware.Model{}
-		}
-		return o.print(cmd.OutOrStdout(), models, func(w io.Writer) { printCatalog(w, models) })
-	}
-	return cmd
-}
-
 func effectiveCatalog(ctx context.Context, fs *wiring.FirmwareSystems) (*firmware.Catalog, error) {
 	ovs, err := fs.Store.Overrides(ctx)
 	if err != nil {
 		return nil, err
 	}
-	return fs.Catalog.WithOverrides(ovs)
+	return fs.Catalog.Current().WithOverrides(ovs)
 }
 
 func printCatalog(w io.Writer, models []*firmware.Model) {

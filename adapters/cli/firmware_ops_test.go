@@ -261,9 +261,24 @@ func TestFirmwareShow(t *testing.T) {
 	}
 	r := e.run(t, "firmware", "show", "-o", "json")
 	wantCode(t, r, ExitOK)
-	var models []firmware.Model
-	if err := json.Unmarshal([]byte(r.out), &models); err != nil || len(models) != 1 {
+	var shown struct {
+		Catalog struct {
+			Files []struct {
+				Path string `json:"path"`
+			} `json:"files"`
+		} `json:"catalog"`
+		Overrides            []firmware.Override `json:"overrides"`
+		ArtifactCache        string              `json:"artifact_cache"`
+		ArtifactCacheDefault bool                `json:"artifact_cache_default"`
+		Models               []firmware.Model    `json:"models"`
+	}
+	if err := json.Unmarshal([]byte(r.out), &shown); err != nil || len(shown.Models) != 1 {
 		t.Fatalf("output %q (%v)", r.out, err)
+	}
+	models := shown.Models
+	if len(shown.Catalog.Files) != 1 || !strings.HasSuffix(shown.Catalog.Files[0].Path, "catalog.toml") || len(shown.Overrides) != 1 ||
+		!shown.ArtifactCacheDefault || !strings.HasSuffix(shown.ArtifactCache, "firmware-artifacts") {
+		t.Errorf("what is in force: %+v", shown)
 	}
 	bmc := models[0].Components[firmware.BMC]
 	if bmc == nil || len(bmc.KnownFirmware) != 2 || !models[0].ExplicitStartNeeded {
@@ -276,7 +291,8 @@ func TestFirmwareShow(t *testing.T) {
 	}
 	r = e.run(t, "firmware", "show")
 	wantCode(t, r, ExitOK)
-	if !strings.Contains(r.out, "Dell / PowerEdge R750 (explicit start needed)") || !strings.Contains(r.out, "7.20.10.00") {
+	if !strings.Contains(r.out, "Dell / PowerEdge R750 (explicit start needed)") || !strings.Contains(r.out, "7.20.10.00") ||
+		!strings.Contains(r.out, "catalog.toml (modified") || !strings.Contains(r.out, "(the default, beside the state database)") {
 		t.Errorf("text:\n%s", r.out)
 	}
 }

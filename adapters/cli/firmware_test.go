@@ -25,6 +25,7 @@ func TestFirmwareDriftJSON(t *testing.T) {
 		Vendor     string `json:"vendor"`
 		Model      string `json:"model"`
 		Drifted    bool   `json:"drifted"`
+		InCatalog  bool   `json:"in_catalog"`
 		Components []struct {
 			Component string  `json:"component"`
 			Status    string  `json:"status"`
@@ -40,7 +41,7 @@ func TestFirmwareDriftJSON(t *testing.T) {
 	if err := dec.Decode(&got); err != nil {
 		t.Fatalf("output is not the documented object: %v\n%s", err, r.out)
 	}
-	if got.Vendor != "Lenovo" || got.Model != "ThinkSystem SR670 V2" || !got.Drifted {
+	if got.Vendor != "Lenovo" || got.Model != "ThinkSystem SR670 V2" || !got.Drifted || !got.InCatalog {
 		t.Fatalf("header %+v", got)
 	}
 	want := map[string]string{"bmc": "ok", "uefi": "drifted", "cx7": "drifted", "gpu": "no-default"}
@@ -110,7 +111,7 @@ func TestFirmwareDriftInput(t *testing.T) {
 		})
 	}
 	r := run(t, "", nil, "firmware", "drift", "--catalog", other, "--inventory", fixtureTree, "-o", "json")
-	if r.code != ExitOK || strings.TrimSpace(r.out) != "{\n  \"vendor\": \"Lenovo\",\n  \"model\": \"ThinkSystem SR670 V2\",\n  \"drifted\": false,\n  \"components\": []\n}" {
+	if r.code != ExitOK || strings.TrimSpace(r.out) != "{\n  \"vendor\": \"Lenovo\",\n  \"model\": \"ThinkSystem SR670 V2\",\n  \"in_catalog\": false,\n  \"drifted\": false,\n  \"components\": []\n}" {
 		t.Fatalf("model without a catalog entry: exit %d\n%s", r.code, r.out)
 	}
 }
@@ -131,5 +132,32 @@ func TestFirmwareDriftRealR750(t *testing.T) {
 	if !got.Drifted || len(got.Components) != 2 || got.Components[0].Component != firmware.UEFI ||
 		got.Components[0].Reported[0].Version != "1.8.2" || *got.Components[1].Desired != "7.10.30.00" {
 		t.Fatalf("report %+v", got)
+	}
+}
+
+// Each host object says whether a catalog model matched it: a host that is
+// not in the catalog is no longer indistinguishable from a compliant one.
+func TestFirmwareDriftInCatalog(t *testing.T) {
+	dir := t.TempDir()
+	other := filepath.Join(dir, "other.toml")
+	if err := os.WriteFile(other, []byte("vendor = \"Dell\"\nmodel = \"PowerEdge R750\"\n[components.bmc]\ncurrent_version_reported_as = \"x\"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		catalog string
+		want    bool
+	}{{fixtureCatalog, true}, {other, false}} {
+		r := run(t, "", nil, "firmware", "drift", "--catalog", c.catalog, "--inventory", fixtureTree, "-o", "json")
+		if r.code != ExitOK {
+			t.Fatalf("exit %d: %s", r.code, r.err)
+		}
+		var got map[string]any
+		if err := json.Unmarshal([]byte(r.out), &got); err != nil {
+			t.Fatal(err)
+		}
+		in, ok := got["in_catalog"].(bool)
+		if !ok || in != c.want {
+			t.Errorf("catalog %s: in_catalog %v (present %v), want %v\n%s", c.catalog, got["in_catalog"], ok, c.want, r.out)
+		}
 	}
 }

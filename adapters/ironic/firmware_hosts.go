@@ -40,7 +40,14 @@ type Instance struct {
 //     power and state sync, which is the report's meaning; maintenance for
 //     any other reason is "in maintenance" and consumes the update budget;
 //   - a node in a failed provision state (clean failed, deploy failed,
-//     error, inspect failed, rescue failed) or with a fault is unhealthy.
+//     error, inspect failed, rescue failed) or with a fault is unhealthy;
+//   - a node is MNNVL capable (multi-node NVLink, a GB200: the manual
+//     upgrade gate of requires_manual_upgrade applies) when it carries the
+//     trait CUSTOM_MNNVL, or its properties' capabilities string has
+//     mnnvl:true, or its property mnnvl is true (a boolean or "true"),
+//     checked in that order; Host.MNNVLFrom names the one found. A node
+//     list carries neither traits nor properties: the update workflow
+//     reads the node itself (Get) where the gate applies.
 //
 // SetUpdateReport does not take over another reason's maintenance (the
 // node is already out of scheduling, and an operator's reason must
@@ -87,7 +94,39 @@ func hostOf(n ironic.Node) firmware.Host {
 		}
 	}
 	h.Unhealthy = failedStates[n.ProvisionState]
+	h.MNNVLFrom = mnnvlFrom(n)
+	h.MNNVL = h.MNNVLFrom != ""
 	return h
+}
+
+// TraitMNNVL is the node trait of an MNNVL-capable host.
+const TraitMNNVL = "CUSTOM_MNNVL"
+
+// mnnvlFrom says where the node's data makes it MNNVL capable; "" when it
+// does not.
+func mnnvlFrom(n ironic.Node) string {
+	if n.HasTrait(TraitMNNVL) {
+		return "trait " + TraitMNNVL
+	}
+	if caps, ok := n.Properties["capabilities"].(string); ok {
+		for _, kv := range strings.Split(caps, ",") {
+			k, v, _ := strings.Cut(strings.TrimSpace(kv), ":")
+			if strings.EqualFold(k, "mnnvl") && strings.EqualFold(strings.TrimSpace(v), "true") {
+				return "properties.capabilities mnnvl:true"
+			}
+		}
+	}
+	switch v := n.Properties["mnnvl"].(type) {
+	case bool:
+		if v {
+			return "properties.mnnvl"
+		}
+	case string:
+		if strings.EqualFold(strings.TrimSpace(v), "true") {
+			return "properties.mnnvl"
+		}
+	}
+	return ""
 }
 
 func machineOf(n ironic.Node) string { return n.Name }

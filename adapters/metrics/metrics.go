@@ -19,6 +19,7 @@ type Firmware struct {
 	updates                                                       *prometheus.CounterVec
 	failures                                                      *prometheus.CounterVec
 	retries                                                       prometheus.Counter
+	catalogReloads                                                *prometheus.CounterVec
 }
 
 var _ firmware.Metrics = (*Firmware)(nil)
@@ -50,8 +51,9 @@ func NewFirmware(reg prometheus.Registerer) (*Firmware, error) {
 			[]string{"target", "cause"}),
 		retries: prometheus.NewCounter(prometheus.CounterOpts{Namespace: Namespace, Name: "host_reprovision_retries_total",
 			Help: "Automatic retries of failed host firmware reprovisioning."}),
+		catalogReloads: newCatalogReloads(),
 	}
-	for _, c := range []prometheus.Collector{f.pending, f.active, f.exhausted, f.inMaintenance, f.started, f.available, f.updates, f.failures, f.retries} {
+	for _, c := range []prometheus.Collector{f.pending, f.active, f.exhausted, f.inMaintenance, f.started, f.available, f.updates, f.failures, f.retries, f.catalogReloads} {
 		if err := reg.Register(c); err != nil {
 			return nil, err
 		}

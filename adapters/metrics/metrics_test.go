@@ -22,6 +22,9 @@ func TestFirmwareMetricsOnTheHandler(t *testing.T) {
 	f.UpdateCompleted(firmware.TargetHost)
 	f.UpdateFailed(firmware.TargetHost, "FIRMWARE_TASK_FAILED")
 	f.ReprovisionRetry()
+	f.CatalogReload(true)
+	f.CatalogReload(false)
+	f.CatalogReload(false)
 	srv := httptest.NewServer(metrics.Handler(reg))
 	defer srv.Close()
 	resp, err := srv.Client().Get(srv.URL)
@@ -42,6 +45,8 @@ func TestFirmwareMetricsOnTheHandler(t *testing.T) {
 		`hostforge_firmware_updates_total{phase="completed",target="host"} 1`,
 		`hostforge_firmware_update_failures_total{cause="FIRMWARE_TASK_FAILED",target="host"} 1`,
 		"hostforge_host_reprovision_retries_total 1",
+		`hostforge_firmware_catalog_reloads_total{result="ok"} 1`,
+		`hostforge_firmware_catalog_reloads_total{result="refused"} 2`,
 		"go_goroutines",
 	} {
 		if !strings.Contains(body, line+"\n") && !strings.Contains(body, line+" ") {

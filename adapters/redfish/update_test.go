@@ -181,7 +181,10 @@ func TestFirmwareMissingArtifactFile(t *testing.T) {
 
 func TestFirmwareLockdownOnlyWhereTheVendorHasIt(t *testing.T) {
 	clk := clock.NewFake(clock.Epoch)
-	r := newFWRig(t, newEmu(t, "lenovo", clk), clk, redfishemu.FirmwareOptions{Members: []fakes.FirmwareMember{{ID: "BMC-Primary", Version: "42S-2.83", State: "Enabled"}}})
+	r := newFWRig(t, newEmu(t, "ami", clk), clk, redfishemu.FirmwareOptions{Members: []fakes.FirmwareMember{{ID: "HostBMC_0", Version: "23.11.21"}}})
+	if got, err := r.client.Lockdown(context.Background(), "m1"); err != nil || got != firmware.LockdownNone {
+		t.Fatalf("Lockdown of a MegaRAC = %q, %v; want none", got, err)
+	}
 	if err := r.client.SetLockdown(context.Background(), "m1", false); err != nil {
 		t.Fatal(err)
 	}

@@ -1,7 +1,10 @@
 // Package script runs a firmware catalog entry's local script (the
 // entry's script field) on the worker, as firmware.ScriptRunner: the
 // script gets the machine's BMC address and credentials in its
-// environment — never in its arguments, never in a log — runs under its
+// environment — never in its arguments, never in a log — under hostforge's
+// names (HOSTFORGE_BMC_ADDRESS, _USERNAME, _PASSWORD) and NICo's (BMC_IP,
+// BMC_PORT, BMC_USERNAME, BMC_PASSWORD), so NICo's scripts run unchanged;
+// it runs under its
 // timeout in a process group of its own (a timeout kills every process
 // it started), and its output comes back capped, with the credentials
 // masked should the script echo them.
@@ -14,6 +17,7 @@ import (
 	"fmt"
 	"io/fs"
 	"log/slog"
+	"net"
 	"os"
 	"os/exec"
 	"strings"
@@ -35,6 +39,26 @@ const (
 	EnvBMCUsername = "HOSTFORGE_BMC_USERNAME"
 	EnvBMCPassword = "HOSTFORGE_BMC_PASSWORD"
 )
+
+// NICo's names for the BMC, which its legacy scripts read: the address
+// without its port (BMC_IP), the port when the address names one
+// (BMC_PORT), and the credential. A script written for NICo runs
+// unchanged.
+const (
+	EnvNICoBMCIP       = "BMC_IP"
+	EnvNICoBMCPort     = "BMC_PORT"
+	EnvNICoBMCUsername = "BMC_USERNAME"
+	EnvNICoBMCPassword = "BMC_PASSWORD"
+)
+
+// splitAddress splits host[:port] (an IPv6 host in brackets) into the
+// host and the port ("" when it names none).
+func splitAddress(addr string) (host, port string) {
+	if h, p, err := net.SplitHostPort(addr); err == nil {
+		return h, p
+	}
+	return strings.TrimSuffix(strings.TrimPrefix(addr, "["), "]"), ""
+}
 
 // Runner runs entries' scripts.
 type Runner struct {
@@ -103,9 +127,14 @@ func (r *Runner) Run(ctx context.Context, job firmware.ScriptJob) (firmware.Scri
 	runCtx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	cmd := exec.CommandContext(runCtx, job.Script) // no arguments: nothing secret can show in ps
+	host, port := splitAddress(addr)
 	cmd.Env = append(childenv.Minimal("TZ"),
 		EnvMachine+"="+job.MachineID, EnvComponent+"="+string(job.Component), EnvVersion+"="+job.Version, EnvJob+"="+job.ID,
-		EnvBMCAddress+"="+addr, EnvBMCUsername+"="+cred.Username, EnvBMCPassword+"="+cred.Password)
+		EnvBMCAddress+"="+addr, EnvBMCUsername+"="+cred.Username, EnvBMCPassword+"="+cred.Password,
+		EnvNICoBMCIP+"="+host, EnvNICoBMCUsername+"="+cred.Username, EnvNICoBMCPassword+"="+cred.Password)
+	if port != "" {
+		cmd.Env = append(cmd.Env, EnvNICoBMCPort+"="+port)
+	}
 	cmd.Dir = os.TempDir()
 	out := &capped{}
 	cmd.Stdout, cmd.Stderr = out, out

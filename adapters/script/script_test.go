@@ -91,3 +91,36 @@ func TestRunMissingScript(t *testing.T) {
 		t.Fatalf("= %+v, %v", o, err)
 	}
 }
+
+// NICo's legacy scripts read the BMC from BMC_IP, BMC_USERNAME and
+// BMC_PASSWORD (and stop with exit 3 when one is missing): they run
+// unchanged. BMC_IP is the address without its port; BMC_PORT carries a
+// port the address names.
+func TestRunNICoScriptEnvironment(t *testing.T) {
+	dir := t.TempDir()
+	seen := filepath.Join(dir, "seen")
+	p := write(t, dir, "nico-upgrade.sh", `for v in BMC_IP BMC_USERNAME BMC_PASSWORD; do
+  eval "x=\${$v:-}"
+  [ -n "$x" ] || { echo "$v is not set" >&2; exit 3; }
+done
+[ "$BMC_PASSWORD" = '`+password+`' ] || { echo "wrong password" >&2; exit 4; }
+echo "ip=$BMC_IP port=${BMC_PORT:-} user=$BMC_USERNAME" > `+seen+`
+`)
+	for _, c := range []struct{ addr, want string }{
+		{"10.0.0.7:8443", "ip=10.0.0.7 port=8443 user=root"},
+		{"10.0.0.8", "ip=10.0.0.8 port= user=root"},
+		{"[fd00::7]:443", "ip=fd00::7 port=443 user=root"},
+	} {
+		r := &script.Runner{Locate: func(context.Context, string) (string, bmc.Credential, error) {
+			return c.addr, bmc.Credential{Username: "root", Password: password}, nil
+		}}
+		o, err := r.Run(context.Background(), firmware.ScriptJob{ID: "1-script-1-0", MachineID: "m1", Script: p, Component: firmware.BMC, Version: "1", Timeout: time.Minute})
+		if err != nil || !o.OK {
+			t.Fatalf("%s: NICo's script failed: %+v, %v", c.addr, o, err)
+		}
+		b, _ := os.ReadFile(seen)
+		if got := strings.TrimSpace(string(b)); got != c.want {
+			t.Errorf("%s: the script saw %q, want %q", c.addr, got, c.want)
+		}
+	}
+}

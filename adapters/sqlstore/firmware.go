@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"errors"
+	"sort"
 	"strings"
 	"time"
 
@@ -157,10 +158,52 @@ func (s *FirmwareStore) DeleteRequest(ctx context.Context, machine string, unsta
 	return deleted, err
 }
 
-// Complete removes the machine's request, update record, results, pushes
-// and agent task.
-func (s *FirmwareStore) Complete(ctx context.Context, machine string) error {
+// Complete keeps h (with the machine's results) in the history and
+// removes the machine's request, update record, results, pushes and agent
+// task, in one transaction.
+func (s *FirmwareStore) Complete(ctx context.Context, machine string, h *firmware.UpdateHistory) error {
 	return s.inTx(ctx, "completing the update of "+machine, func(tx *Tx) error {
+		if h != nil {
+			kept := *h
+			kept.Results = nil
+			rows, err := tx.Query(ctx, `SELECT doc FROM firmware_results WHERE machine_id = ?`, machine)
+			if err != nil {
+				return err
+			}
+			for rows.Next() {
+				var doc []byte
+				var r firmware.Result
+				if err := rows.Scan(&doc); err != nil {
+					rows.Close()
+					return err
+				}
+				if err := json.Unmarshal(doc, &r); err != nil {
+					rows.Close()
+					return err
+				}
+				kept.Results = append(kept.Results, r)
+			}
+			rows.Close()
+			if err := rows.Err(); err != nil {
+				return err
+			}
+			sort.Slice(kept.Results, func(i, j int) bool {
+				a, b := kept.Results[i], kept.Results[j]
+				if !a.At.Equal(b.At) {
+					return a.At.Before(b.At)
+				}
+				return a.ID < b.ID
+			})
+			doc, err := json.Marshal(kept)
+			if err != nil {
+				return err
+			}
+			if _, err := tx.Exec(ctx, `INSERT INTO firmware_history (machine_id, generation, finished_at, doc) VALUES (?, ?, ?, ?)
+				ON CONFLICT (machine_id, generation) DO UPDATE SET finished_at = excluded.finished_at, doc = excluded.doc`,
+				machine, kept.Generation, Nanos(kept.FinishedAt), string(doc)); err != nil {
+				return err
+			}
+		}
 		for _, q := range []string{
 			`DELETE FROM firmware_requests WHERE machine_id = ?`,
 			`DELETE FROM firmware_updates WHERE machine_id = ?`,
@@ -397,6 +440,57 @@ func (s *FirmwareStore) PutOverride(ctx context.Context, o firmware.Override) er
 	return Wrap(err, "firmware store: writing an override")
 }
 
+// SwapOverride writes next (nil: deletes) if the stored override of its
+// key is old (nil: none), by one conditional statement.
+func (s *FirmwareStore) SwapOverride(ctx context.Context, old, next *firmware.Override) error {
+	var ref firmware.Override
+	switch {
+	case old == nil && next == nil:
+		return firmware.RequestRefused.New("an override swap needs the old override or the new one")
+	case next != nil:
+		ref = *next
+		if old != nil && !firmware.SameOverrideKey(*old, *next) {
+			return firmware.RequestRefused.New("an override swap changes one override: %s / %s %s %s is not %s / %s %s %s",
+				old.Vendor, old.Model, old.Component, old.Entry.Version, next.Vendor, next.Model, next.Component, next.Entry.Version)
+		}
+	default:
+		ref = *old
+	}
+	fam, model := overrideKey(ref.Vendor, ref.Model)
+	var res sql.Result
+	var err error
+	switch {
+	case next == nil:
+		res, err = s.db.Exec(ctx, `DELETE FROM firmware_overrides WHERE family = ? AND model_key = ? AND component = ? AND version = ? AND updated_at = ?`,
+			fam, model, string(ref.Component), ref.Entry.Version, Nanos(old.UpdatedAt))
+	default:
+		doc, merr := json.Marshal(next)
+		if merr != nil {
+			return Wrap(merr, "firmware store: encoding an override")
+		}
+		if old == nil {
+			res, err = s.db.Exec(ctx, `INSERT INTO firmware_overrides (family, model_key, component, version, updated_at, doc) VALUES (?, ?, ?, ?, ?, ?)
+				ON CONFLICT (family, model_key, component, version) DO NOTHING`,
+				fam, model, string(ref.Component), ref.Entry.Version, Nanos(next.UpdatedAt), string(doc))
+		} else {
+			res, err = s.db.Exec(ctx, `UPDATE firmware_overrides SET updated_at = ?, doc = ?
+				WHERE family = ? AND model_key = ? AND component = ? AND version = ? AND updated_at = ?`,
+				Nanos(next.UpdatedAt), string(doc), fam, model, string(ref.Component), ref.Entry.Version, Nanos(old.UpdatedAt))
+		}
+	}
+	if err != nil {
+		return Wrap(err, "firmware store: swapping an override")
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return Wrap(err, "firmware store: swapping an override")
+	}
+	if n == 0 {
+		return firmware.StateConflict.New("override %s / %s %s %s changed since it was read", ref.Vendor, ref.Model, ref.Component, ref.Entry.Version)
+	}
+	return nil
+}
+
 // DeleteOverride removes an override.
 func (s *FirmwareStore) DeleteOverride(ctx context.Context, vendor, model string, c firmware.ComponentType, version string) (bool, error) {
 	fam, m := overrideKey(vendor, model)
@@ -584,4 +678,64 @@ func (s *FirmwareStore) UploadSlots(ctx context.Context, now time.Time) (int, er
 	var n int
 	err := s.db.QueryRow(ctx, `SELECT COUNT(*) FROM firmware_upload_slots WHERE expires_at > ?`, Nanos(now)).Scan(&n)
 	return n, Wrap(err, "firmware store: counting upload slots")
+}
+
+// History lists the machine's finished updates, oldest first.
+func (s *FirmwareStore) History(ctx context.Context, machine string) ([]firmware.UpdateHistory, error) {
+	rows, err := s.db.Query(ctx, `SELECT doc FROM firmware_history WHERE machine_id = ? ORDER BY finished_at, generation`, machine)
+	if err != nil {
+		return nil, Wrap(err, "firmware store: listing the history of %s", machine)
+	}
+	defer rows.Close()
+	var out []firmware.UpdateHistory
+	for rows.Next() {
+		var doc []byte
+		if err := rows.Scan(&doc); err != nil {
+			return nil, Wrap(err, "firmware store: listing the history of %s", machine)
+		}
+		var h firmware.UpdateHistory
+		if err := json.Unmarshal(doc, &h); err != nil {
+			return nil, Wrap(err, "firmware store: decoding the history of %s", machine)
+		}
+		out = append(out, h)
+	}
+	return out, Wrap(rows.Err(), "firmware store: listing the history of %s", machine)
+}
+
+// PruneHistory removes the finished updates that finished before before.
+func (s *FirmwareStore) PruneHistory(ctx context.Context, before time.Time) (int, error) {
+	res, err := s.db.Exec(ctx, `DELETE FROM firmware_history WHERE finished_at < ?`, Nanos(before))
+	if err != nil {
+		return 0, Wrap(err, "firmware store: pruning the history")
+	}
+	n, err := res.RowsAffected()
+	return int(n), Wrap(err, "firmware store: pruning the history")
+}
+
+// PutPassFigures replaces the figures of the last pass.
+func (s *FirmwareStore) PutPassFigures(ctx context.Context, f firmware.PassFigures) error {
+	doc, err := json.Marshal(f)
+	if err != nil {
+		return Wrap(err, "firmware store: encoding the pass figures")
+	}
+	_, err = s.db.Exec(ctx, `INSERT INTO firmware_pass (id, at, doc) VALUES (1, ?, ?) ON CONFLICT (id) DO UPDATE SET at = excluded.at, doc = excluded.doc`,
+		Nanos(f.At), string(doc))
+	return Wrap(err, "firmware store: writing the pass figures")
+}
+
+// PassFigures returns the figures of the last pass.
+func (s *FirmwareStore) PassFigures(ctx context.Context) (firmware.PassFigures, bool, error) {
+	var doc []byte
+	err := s.db.QueryRow(ctx, `SELECT doc FROM firmware_pass WHERE id = 1`).Scan(&doc)
+	if errors.Is(err, sql.ErrNoRows) {
+		return firmware.PassFigures{}, false, nil
+	}
+	if err != nil {
+		return firmware.PassFigures{}, false, Wrap(err, "firmware store: reading the pass figures")
+	}
+	var f firmware.PassFigures
+	if err := json.Unmarshal(doc, &f); err != nil {
+		return firmware.PassFigures{}, false, Wrap(err, "firmware store: decoding the pass figures")
+	}
+	return f, true, nil
 }

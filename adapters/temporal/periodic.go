@@ -133,20 +133,18 @@ func ProjectionSteps(p *enrollment.Projector) *flow.Table {
 }
 
 // FirmwarePeriodic binds the exploration and pass workflows' steps to a
-// site's firmware systems.
+// site's firmware cycle (firmware.Cycle: its explorer, its update manager
+// and the metrics its pass publishes to).
 type FirmwarePeriodic struct {
-	Explorer *firmware.Explorer
-	Manager  *firmware.Manager
-	// Metrics, when set, receives the gauges after each pass.
-	Metrics firmware.Metrics
+	Cycle *firmware.Cycle
 	// Client starts the update workflows; nil takes the client of the
 	// worker running the step (activity.GetClient).
 	Client client.Client
 	// TaskQueue is where the update workflows run; "" takes the queue of
 	// the worker running the step.
 	TaskQueue string
-	// Log receives a line per pass and per exploration that failed on
-	// some hosts (nil discards).
+	// Log receives a line per update workflow start (nil discards); the
+	// cycle logs its own.
 	Log *slog.Logger
 }
 
@@ -160,12 +158,10 @@ func (f *FirmwarePeriodic) log() *slog.Logger {
 // Steps are StepExplore, StepPass and StepStartUpdates.
 func (f *FirmwarePeriodic) Steps() *flow.Table {
 	return flow.MustTable(
+		// Hosts whose BMC could not be read are logged and reported; the
+		// next run reads them again.
 		flow.Bind(StepExplore, exploreAttempt, func(ctx context.Context, _ PeriodicInput) (firmware.ExploreReport, error) {
-			rep, err := f.Explorer.Explore(ctx)
-			if len(rep.Failed) > 0 {
-				f.log().Warn("some hosts' firmware inventories could not be read", "phase", "firmware_explore", "failed", rep.Failed)
-			}
-			return rep, classified(err, "the exploration of the firmware inventories")
+			return f.Cycle.Explore(ctx), nil
 		}),
 		flow.Bind(StepPass, passAttempt, f.pass),
 		flow.Bind(StepStartUpdates, startAttempt, f.startUpdates),
@@ -173,18 +169,8 @@ func (f *FirmwarePeriodic) Steps() *flow.Table {
 }
 
 func (f *FirmwarePeriodic) pass(ctx context.Context, _ PeriodicInput) (firmware.PassReport, error) {
-	rep, err := f.Manager.Pass(ctx)
-	if err != nil {
-		return rep, classified(err, "the update manager's pass")
-	}
-	if f.Metrics != nil {
-		if g, err := firmware.GaugesOf(ctx, f.Manager.Store, f.Manager.Settings, rep); err == nil {
-			f.Metrics.Gauges(g)
-		}
-	}
-	f.log().Info("firmware update manager pass", "phase", "firmware_pass", "hosts", rep.Total, "pending", rep.Pending, "ceiling", rep.Ceiling,
-		"in_maintenance", rep.InMaintenance, "started", rep.Started, "skipped", rep.Skipped, "unmatched", len(rep.Unmatched))
-	return rep, nil
+	rep, err := f.Cycle.Pass(ctx)
+	return rep.Pass, classified(err, "the update manager's pass")
 }
 
 func (f *FirmwarePeriodic) startUpdates(ctx context.Context, _ PeriodicInput) ([]string, error) {
@@ -200,7 +186,8 @@ func (f *FirmwarePeriodic) startUpdates(ctx context.Context, _ PeriodicInput) ([
 	if c == nil {
 		return nil, TemporalUnavailable.At("firmware_pass").New("starting firmware updates: no Temporal client (FirmwarePeriodic.Client is nil and this is not a worker's activity)")
 	}
-	started, err := StartFirmwareUpdates(ctx, c, queue, f.Manager.Store, f.Manager.Settings)
+	m := f.Cycle.Manager
+	started, err := StartFirmwareUpdates(ctx, c, queue, m.Store, m.Settings)
 	if len(started) > 0 {
 		f.log().Info("firmware update workflows started", "phase", "firmware_pass", "machines", started)
 	}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -17,6 +18,7 @@ import (
 	"github.com/hostforge/hostforge/adapters/redfish"
 	"github.com/hostforge/hostforge/adapters/scout"
 	"github.com/hostforge/hostforge/adapters/script"
+	"github.com/hostforge/hostforge/adapters/sqlstore"
 	"github.com/hostforge/hostforge/adapters/vault"
 	"github.com/hostforge/hostforge/bmc"
 	"github.com/hostforge/hostforge/clock"
@@ -38,8 +40,12 @@ credential the vault item bmc-admin-<machine>.
                                        # firmware directories, merged in order
     scout_scripts: /opt/hostforge/scout-firmware-scripts   # optional: packaged
                                        # <vendor>/<model>/<component>/upgrade.sh
+                                       # (needs the scout: server below)
     artifact_cache: /var/cache/hostforge/firmware   # downloads of URL artifacts (each
-                                       # verified by its sha256 from the catalog)
+                                       # verified by its sha256 from the catalog);
+                                       # default: firmware-artifacts beside a SQLite
+                                       # state database; required on PostgreSQL
+                                       # when the catalog has URL artifacts
     artifact_max_bytes: 16GiB          # cap of one download [16GiB]
     script_timeout: 1h                 # an entry's local script (at most 5h)
     explore_interval: 30m              # re-read each host's inventory this often
@@ -59,7 +65,10 @@ credential the vault item bmc-admin-<machine>.
       # max_reset_retries [5], no_reset_retries, initial_reset_wait [20m],
       # hgx_bmc_gpu_reboot_delay [30s], task_poll [30s], task_timeout [2h],
       # task_gone_grace [15m], inventory_poll [2m], recheck [5m],
-      # max_transient_errors [10], max_upload_retries [5], upload_lease [2h]
+      # max_transient_errors [10], max_upload_retries [5], upload_lease [2h],
+      # power_drain_wait [90s] (a drain on a BMC without an AC power cycle:
+      # the host is held off this long), history_retention [2160h] (90 days
+      # of finished updates kept for 'hostforge firmware history')
     scout:                             # the on-host agent's server (hostforge worker)
       listen: 0.0.0.0:8643
       cert_file: /etc/hostforge/scout.crt   # TLS is required
@@ -146,6 +155,8 @@ type FirmwareSettings struct {
 	MaxUploadRetries             int                 `yaml:"max_upload_retries"`
 	UploadLease                  enrollment.Duration `yaml:"upload_lease"`
 	RunInterval                  enrollment.Duration `yaml:"machine_update_run_interval"`
+	PowerDrainWait               enrollment.Duration `yaml:"power_drain_wait"`
+	HistoryRetention             enrollment.Duration `yaml:"history_retention"`
 }
 
 // PeriodConfig is a span of time (RFC 3339 instants).
@@ -170,7 +181,7 @@ func (s FirmwareSettings) Settings() firmware.Settings {
 		HGXRebootDelay: s.HGXRebootDelay.D(), TaskPoll: s.TaskPoll.D(), TaskTimeout: s.TaskTimeout.D(),
 		TaskGoneGrace: s.TaskGoneGrace.D(), InventoryPoll: s.InventoryPoll.D(), Recheck: s.Recheck.D(),
 		MaxTransientErrors: s.MaxTransientErrors, MaxUploadRetries: s.MaxUploadRetries, UploadLease: s.UploadLease.D(),
-		RunInterval: s.RunInterval.D(),
+		RunInterval: s.RunInterval.D(), PowerDrainWait: s.PowerDrainWait.D(), HistoryRetention: s.HistoryRetention.D(),
 	}.WithDefaults()
 }
 
@@ -214,6 +225,10 @@ func (c *Config) validateFirmware() error {
 			return c.keyError("firmware.settings."+key, "%d: want 0 (the default) or more", v)
 		}
 	}
+	if strings.TrimSpace(f.ScoutScripts) != "" && f.Scout == nil {
+		return c.keyError("firmware.scout_scripts", "the packaged agent scripts need the agent's server: add the firmware.scout section (listen, "+
+			"cert_file, key_file, site_secret_item), or remove scout_scripts; without the server every agent task would wait out its deadline")
+	}
 	if sc := f.Scout; sc != nil {
 		switch {
 		case sc.Listen == "":
@@ -237,10 +252,14 @@ func (c *Config) validateFirmware() error {
 // FirmwareSystems are the firmware update's systems: the store, the
 // managed hosts, the BMCs, the routes and the catalog.
 type FirmwareSystems struct {
-	Store    firmware.Store
-	Hosts    *ironicapi.FirmwareHosts
-	Catalog  *firmware.Catalog
-	Settings firmware.Settings
+	Store firmware.Store
+	Hosts *ironicapi.FirmwareHosts
+	// Catalog is the catalog of firmware.catalog's files, re-read when
+	// they change; CheckCatalog refuses an effective catalog the site
+	// cannot use (URL artifacts without a cache).
+	Catalog      *firmware.CatalogFiles
+	CheckCatalog func(*firmware.Catalog) error
+	Settings     firmware.Settings
 	// Executor runs the update workflow's steps (Metrics unset: the
 	// worker sets it).
 	Executor *firmware.Executor
@@ -252,8 +271,21 @@ type FirmwareSystems struct {
 	ScoutListen string
 	// Explorer keeps the hosts' inventory readings fresh.
 	Explorer *firmware.Explorer
+	// ArtifactCache is where URL artifacts are downloaded: the config's
+	// artifact_cache, else (ArtifactCacheDefault) DefaultArtifactCacheDir
+	// beside the SQLite state database; "" when there is none.
+	ArtifactCache        string
+	ArtifactCacheDefault bool
 
 	closers []func() error
+}
+
+// Cycle is the site's periodic firmware work on these systems (the update
+// manager on the real clock, the explorer), publishing to m (nil: none),
+// its stored pass figures naming holder.
+func (f *FirmwareSystems) Cycle(m firmware.Metrics, log *slog.Logger, holder string) *firmware.Cycle {
+	mgr := &firmware.Manager{Store: f.Store, Hosts: f.Hosts, Catalog: f.Catalog, Settings: f.Settings, Clock: clock.Real{}}
+	return &firmware.Cycle{Manager: mgr, Explorer: f.Explorer, Metrics: m, Log: log, Holder: holder}
 }
 
 // Close closes the store.
@@ -281,8 +313,14 @@ func OpenFirmware(ctx context.Context, cfg *Config, v *vault.File, log *slog.Log
 	if fc == nil {
 		return nil, cfg.invalid("firmware", "missing: this command needs the firmware: section")
 	}
-	cat, err := firmware.LoadCatalog(fc.Catalog...)
+	cacheDir, cacheDefault := ArtifactCacheDir(cfg)
+	check := func(c *firmware.Catalog) error { return checkDownloads(cfg, c, cacheDir) }
+	settings := fc.Settings.Settings()
+	cat, err := firmware.OpenCatalogFiles(fc.Catalog, firmware.CatalogFilesOptions{Check: check, Log: log, Every: min(settings.RunInterval, 30*time.Second)})
 	if err != nil {
+		if ConfigInvalid.Is(err) {
+			return nil, err
+		}
 		return nil, cfg.invalid("firmware.catalog", "%v", err)
 	}
 	secrets = secrets.OrNew()
@@ -292,7 +330,7 @@ func OpenFirmware(ctx context.Context, cfg *Config, v *vault.File, log *slog.Log
 		}
 		v.Secrets = secrets
 	}
-	fs := &FirmwareSystems{Catalog: cat, Settings: fc.Settings.Settings()}
+	fs := &FirmwareSystems{Catalog: cat, CheckCatalog: check, Settings: settings, ArtifactCache: cacheDir, ArtifactCacheDefault: cacheDefault}
 	store, closeStore, err := openFirmwareStore(ctx, cfg)
 	if err != nil {
 		return nil, err
@@ -319,7 +357,7 @@ func OpenFirmware(ctx context.Context, cfg *Config, v *vault.File, log *slog.Log
 		BMC:           &redfish.Firmware{Connector: conn, Locate: locate, Log: log},
 		Scripts:       &script.Runner{Locate: locate, Log: log},
 		ScriptTimeout: fc.ScriptTimeout.D(),
-		Artifacts:     &artifact.Cache{Dir: fc.ArtifactCache, MaxBytes: int64(fc.ArtifactMaxBytes), Log: log},
+		Artifacts:     &artifact.Cache{Dir: cacheDir, MaxBytes: int64(fc.ArtifactMaxBytes), Log: log},
 	}
 	if fc.ScoutScripts != "" {
 		exec.ScoutScripts = firmware.ScoutDir{Dir: fc.ScoutScripts}
@@ -468,4 +506,39 @@ func (l *lazyNodes) SetMaintenance(ctx context.Context, ident string, on bool, r
 		return err
 	}
 	return c.SetMaintenance(ctx, ident, on, reason)
+}
+
+// DefaultArtifactCacheDir is the artifact cache's directory beside the
+// SQLite state database when the config names none.
+const DefaultArtifactCacheDir = "firmware-artifacts"
+
+// ArtifactCacheDir is where URL artifacts are downloaded: firmware.
+// artifact_cache, else DefaultArtifactCacheDir in the directory of the
+// SQLite state database (isDefault); "" on a shared PostgreSQL database
+// without artifact_cache (each worker needs a directory of its own).
+func ArtifactCacheDir(cfg *Config) (dir string, isDefault bool) {
+	if cfg.Firmware != nil && strings.TrimSpace(cfg.Firmware.ArtifactCache) != "" {
+		return cfg.Firmware.ArtifactCache, false
+	}
+	if lc := cfg.Ledger; lc != nil && sqlstore.Driver(lc.Driver) == sqlstore.SQLite && strings.TrimSpace(lc.Path) != "" {
+		return filepath.Join(filepath.Dir(lc.Path), DefaultArtifactCacheDir), true
+	}
+	return "", false
+}
+
+// checkDownloads refuses a catalog with URL artifacts when there is no
+// artifact cache: every update of them would fail FIRMWARE_ARTIFACT_MISSING.
+func checkDownloads(cfg *Config, cat *firmware.Catalog, cacheDir string) error {
+	if cacheDir != "" {
+		return nil
+	}
+	if urls := cat.Downloads(); len(urls) > 0 {
+		more := ""
+		if len(urls) > 1 {
+			more = fmt.Sprintf(" and %d more", len(urls)-1)
+		}
+		return cfg.invalid("firmware.artifact_cache", "missing: the catalog downloads artifacts (%s%s) and there is no directory to cache them in; "+
+			"set artifact_cache (a directory of this worker)", urls[0], more)
+	}
+	return nil
 }

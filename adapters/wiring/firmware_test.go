@@ -119,7 +119,7 @@ func TestOpenFirmwareOnSQLite(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer fs.Close()
-	if _, ok := fs.Catalog.ForHost(firmware.Identity{Manufacturer: "Dell Inc.", Model: "PowerEdge R750"}); !ok {
+	if _, ok := fs.Catalog.Current().ForHost(firmware.Identity{Manufacturer: "Dell Inc.", Model: "PowerEdge R750"}); !ok {
 		t.Error("the catalog lacks the R750")
 	}
 	if _, err := fs.Store.CreateRequest(context.Background(), firmware.Request{MachineID: "m1", Initiator: "t"}); err != nil {

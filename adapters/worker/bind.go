@@ -1,12 +1,13 @@
 package worker
 
 import (
+	"fmt"
 	"log/slog"
+	"os"
 
 	"github.com/hostforge/hostforge/adapters/metrics"
 	"github.com/hostforge/hostforge/adapters/temporal"
 	"github.com/hostforge/hostforge/adapters/wiring"
-	"github.com/hostforge/hostforge/clock"
 	"github.com/hostforge/hostforge/enrollment"
 	"github.com/hostforge/hostforge/extensions"
 	"github.com/hostforge/hostforge/extensions/extensionsfake"
@@ -17,6 +18,9 @@ import (
 type bound struct {
 	workflows []temporal.Workflow
 	schedules []temporal.Schedule
+	// cycle is the site's firmware cycle, whose stored gauges the worker
+	// publishes when its metrics are read (nil without firmware:).
+	cycle *firmware.Cycle
 }
 
 // binder binds one workflow (and its schedule, for periodic work) to the
@@ -97,12 +101,9 @@ func bindFirmware(b *bound, sys *wiring.Systems, m *metrics.Firmware, log *slog.
 	}
 	fw.Executor.Metrics = m
 	b.workflows = append(b.workflows, temporal.Workflow{Name: "firmware", Steps: fw.Executor.Steps(), Definitions: []temporal.Definition{temporal.FirmwareUpdate}})
-	periodic := &temporal.FirmwarePeriodic{
-		Explorer: fw.Explorer,
-		Manager:  &firmware.Manager{Store: fw.Store, Hosts: fw.Hosts, Catalog: fw.Catalog, Settings: fw.Settings, Clock: clock.Real{}},
-		Metrics:  m,
-		Log:      log,
-	}
+	host, _ := os.Hostname()
+	b.cycle = fw.Cycle(m, log, fmt.Sprintf("%s/%d", host, os.Getpid()))
+	periodic := &temporal.FirmwarePeriodic{Cycle: b.cycle, Log: log}
 	b.workflows = append(b.workflows, temporal.Workflow{Name: "firmware-periodic", Steps: periodic.Steps(), Definitions: []temporal.Definition{temporal.Explore, temporal.Pass}})
 	every := fw.Settings.WithDefaults().RunInterval
 	b.schedules = append(b.schedules,

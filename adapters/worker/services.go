@@ -36,9 +36,19 @@ type httpService struct {
 }
 
 // serveMetrics serves reg on /metrics at addr.
-func (s *services) serveMetrics(reg *prometheus.Registry, addr string) error {
+func (s *services) serveMetrics(reg *prometheus.Registry, addr string, before func(context.Context)) error {
 	mux := http.NewServeMux()
-	mux.Handle("/metrics", metrics.Handler(reg))
+	h := metrics.Handler(reg)
+	if before != nil {
+		// What is read from elsewhere (the store) is brought up to date
+		// as the metrics are read.
+		inner := h
+		h = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			before(r.Context())
+			inner.ServeHTTP(w, r)
+		})
+	}
+	mux.Handle("/metrics", h)
 	a, err := s.serve("metrics", mux, addr, nil)
 	if err != nil {
 		return err
@@ -116,7 +126,7 @@ func ServeMetrics(reg *prometheus.Registry, addr string, status io.Writer, log *
 		log = slog.New(slog.DiscardHandler)
 	}
 	s := &services{status: status, log: log}
-	if err := s.serveMetrics(reg, addr); err != nil {
+	if err := s.serveMetrics(reg, addr, nil); err != nil {
 		return nil, err
 	}
 	return s.stop, nil

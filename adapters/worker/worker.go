@@ -19,6 +19,7 @@ import (
 	"github.com/hostforge/hostforge/adapters/metrics"
 	"github.com/hostforge/hostforge/adapters/temporal"
 	"github.com/hostforge/hostforge/adapters/wiring"
+	"github.com/hostforge/hostforge/firmware"
 )
 
 // Options configure a worker. Zero fields take the defaults noted.
@@ -63,6 +64,7 @@ type Worker struct {
 	registry  *prometheus.Registry
 	workflows []temporal.Workflow
 	schedules []temporal.Schedule
+	cycle     *firmware.Cycle
 	ran       sync.Once
 }
 
@@ -115,12 +117,29 @@ func New(sys *wiring.Systems, c client.Client, o Options) (*Worker, error) {
 	if err != nil {
 		return nil, err
 	}
-	w.workflows, w.schedules = b.workflows, b.schedules
+	w.workflows, w.schedules, w.cycle = b.workflows, b.schedules, b.cycle
 	for _, s := range w.schedules {
 		ex.Workflows.DeclareSchedule(s.Purpose, s.Every)
 	}
 	return w, nil
 }
+
+// publishStored sets the firmware gauges from the store before the
+// metrics are read: the site's pass runs on one worker per interval, and
+// every worker shows its figures, not zeros or its own last pass's.
+func (w *Worker) publishStored(ctx context.Context) {
+	if w.cycle == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, gaugeReadTimeout)
+	defer cancel()
+	if _, err := w.cycle.PublishStored(ctx); err != nil {
+		w.o.Log.Warn("reading the firmware gauges from the store", "phase", "worker", "error", err.Error())
+	}
+}
+
+// gaugeReadTimeout bounds the store reads of one scrape.
+const gaugeReadTimeout = 5 * time.Second
 
 // Workflows names the workflows the worker runs on its systems.
 func (w *Worker) Workflows() []string {
@@ -163,7 +182,7 @@ func (w *Worker) run(ctx context.Context) error {
 	svc := &services{status: w.o.Status, log: w.o.Log}
 	defer svc.stop()
 	if w.o.MetricsListen != "" {
-		if err := svc.serveMetrics(w.registry, w.o.MetricsListen); err != nil {
+		if err := svc.serveMetrics(w.registry, w.o.MetricsListen, w.publishStored); err != nil {
 			return err
 		}
 	}

@@ -3,8 +3,10 @@
 // to tenants, some in maintenance, a few faulty — on virtual time: the
 // update manager's pass every 5 minutes, every request's update workflow
 // on the shared runtime, worker restarts and crashes between a BMC action
-// and its write at seeded ticks. Every invariant of the specification is
-// checked on every tick.
+// and its write at seeded ticks, a catalog change (an operator's runtime
+// override of the R750's bmc default, after which every R750 is updated
+// again) and operator cancellations of running updates. Every invariant
+// of the specification is checked on every tick.
 //
 //	go run ./examples/fwsim -hosts 1000 -seed 1
 //	go run ./examples/fwsim -hosts 10000 -o json
@@ -44,6 +46,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 	faulty := fs.Float64("faulty", def.Faulty, "share of the drifted hosts with a fault, 0..1")
 	ceiling := fs.Int("ceiling-percent", def.CeilingPercent, "max_concurrent_machine_updates_percent")
 	restarts := fs.Int("restarts", def.Restarts, "worker restarts at random ticks")
+	catalogAt := fs.Duration("catalog-change-at", def.CatalogChangeAt, "virtual time of the operator's catalog change (0: none)")
+	cancels := fs.Float64("cancellations", def.Cancellations, "share of the drifted hosts whose running update an operator cancels, 0..1")
 	store := fs.String("store", "memory", "state store: memory, or sqlite:PATH (a new file)")
 	out := fs.String("o", "text", "output: text or json")
 	if err := fs.Parse(args); err != nil {
@@ -53,7 +57,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "fwsim: -hosts %d is outside 1..20000\n", *hosts)
 		return 2
 	}
-	for name, v := range map[string]float64{"drifted": *drifted, "assigned": *assigned, "maintenance": *maint, "faulty": *faulty} {
+	for name, v := range map[string]float64{"drifted": *drifted, "assigned": *assigned, "maintenance": *maint, "faulty": *faulty, "cancellations": *cancels} {
 		if v < 0 || v > 1 {
 			fmt.Fprintf(stderr, "fwsim: -%s %v is outside 0..1\n", name, v)
 			return 2
@@ -65,6 +69,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	c := fwsim.DefaultConfig(*hosts, *seed)
 	c.Drifted, c.Assigned, c.Maintenance, c.Faulty, c.CeilingPercent, c.Restarts = *drifted, *assigned, *maint, *faulty, *ceiling, *restarts
+	c.CatalogChangeAt, c.Cancellations = *catalogAt, *cancels
 	ctx := context.Background()
 	switch {
 	case *store == "memory":

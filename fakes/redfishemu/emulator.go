@@ -18,6 +18,11 @@
 //     after ScheduleDelay, Running after a host reset, Completed after
 //     RunDuration; a queued or running job refuses further settings writes
 //     (IDRAC.2.8.LC068 / SYS011); DELETE removes a job that is not running;
+//   - an action takes only the values its resource allows: the inline
+//     <Parameter>@Redfish.AllowableValues, or its @Redfish.ActionInfo
+//     resource's Parameters (a refused value answers 400
+//     ActionParameterValueNotInList and changes nothing); XCC's OEM
+//     LenovoComputerSystem.SystemReset (ACPowerCycle) resets the host;
 //   - Manager.Reset: the BMC stops answering (connections dropped) for
 //     ResetDowntime (SetResetDowntime while serving); ComputerSystem.Reset
 //     boots the host, and an AMI BMC answers boot writes with 503 while it
@@ -556,6 +561,11 @@ func (e *Emulator) serve(r *http.Request, p string, now time.Time) (int, map[str
 		if err := json.NewDecoder(io.LimitReader(r.Body, 1<<20)).Decode(&body); err != nil && err != io.EOF {
 			return redfishError(http.StatusBadRequest, "Base.1.8.MalformedJSON", "The request body submitted was malformed JSON.")
 		}
+		if r.Method == http.MethodPost {
+			if st, hdr, b := e.refusedAction(p, body); st != 0 {
+				return st, hdr, b
+			}
+		}
 		if st, hdr, b, ok := e.firmwareRequest(r.Method, p, body); ok {
 			return st, hdr, b
 		}
@@ -775,6 +785,9 @@ func (e *Emulator) post(p string, body map[string]any, now time.Time) (int, map[
 		return http.StatusNoContent, nil, nil
 	case strings.HasSuffix(p, "/Actions/ComputerSystem.Reset"):
 		e.hostReset(strings.TrimSuffix(p, "/Actions/ComputerSystem.Reset"), now)
+		return http.StatusNoContent, nil, nil
+	case strings.HasSuffix(p, lenovoSystemReset) && e.actionOf(p) != nil:
+		e.hostReset(strings.TrimSuffix(p, lenovoSystemReset), now)
 		return http.StatusNoContent, nil, nil
 	}
 	return redfishError(http.StatusMethodNotAllowed, "Base.1.8.OperationNotAllowed", "POST is not allowed on "+p)

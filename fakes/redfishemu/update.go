@@ -29,7 +29,9 @@ import (
 // own members: the real captures when the emulator serves one), staged
 // firmware that only the reset its image needs makes active, the systems'
 // PowerState and LastResetTime and the managers' LastResetTime as the
-// resets leave them, and Dell's system lockdown attribute. The
+// resets leave them, and platform lockdown where the tree shows it
+// (Dell's system lockdown attribute, Supermicro's SysLockdown, XCC's
+// IPMI-over-KCS access, Oem.Lenovo.KCSEnabled). The
 // firmware state is a fakes.FirmwareBMC, the same fake the firmware
 // package's tests run against, so the emulator and the fake agree.
 
@@ -110,6 +112,11 @@ type firmwareSide struct {
 	hold      time.Duration
 	counter   *PushCounter
 	lockdown  string // the Dell manager attributes resource, "" elsewhere
+	// sysLockdown is Supermicro's SysLockdown resource; kcs the XCC
+	// manager whose Oem.Lenovo.KCSEnabled is lockdown's IPMI-over-KCS
+	// access ("" where the tree has none).
+	sysLockdown string
+	kcs         string
 
 	mu       sync.Mutex
 	inFlight int
@@ -220,6 +227,38 @@ func (e *Emulator) EnableFirmware(o FirmwareOptions) (*fakes.FirmwareBMC, error)
 	vendor := map[string]string{"dell": "Dell", "lenovo": "Lenovo", "ami": "AMI", "supermicro": "Supermicro"}[e.vendor]
 	fw.fb = fakes.NewFirmwareBMC(e.clock, manufacturer, model, vendor, members)
 
+	// Lockdown where the tree shows it: iDRAC's attribute (on unless the
+	// tree says otherwise), Supermicro's SysLockdown, XCC's KCS access;
+	// none elsewhere.
+	hasLockdown := e.vendor == "dell"
+	for _, p := range e.memberPaths("/redfish/v1/Managers") {
+		d := e.docs[p]
+		if d == nil {
+			continue
+		}
+		oem, _ := d["Oem"].(map[string]any)
+		if smc, ok := oem["Supermicro"].(map[string]any); ok && e.vendor == "supermicro" {
+			if l, ok := smc["SysLockdown"].(map[string]any); ok {
+				lp, _ := l["@odata.id"].(string)
+				if ld := e.docs[clean(lp)]; ld != nil {
+					if on, ok := ld["SysLockdownEnabled"].(bool); ok {
+						fw.sysLockdown, hasLockdown = clean(lp), true
+						fw.fb.SetLockdownState(on)
+					}
+				}
+			}
+		}
+		if lo, ok := oem["Lenovo"].(map[string]any); ok && e.vendor == "lenovo" {
+			if on, ok := lo["KCSEnabled"].(bool); ok {
+				fw.kcs, hasLockdown = p, true
+				fw.fb.SetLockdownState(!on)
+			}
+		}
+		break
+	}
+	if !hasLockdown {
+		fw.fb.NoLockdown()
+	}
 	if e.vendor == "dell" {
 		for _, p := range e.memberPaths("/redfish/v1/Managers") {
 			a := p + "/Attributes"
@@ -639,6 +678,36 @@ func (e *Emulator) firmwareRequest(method, p string, body map[string]any) (int, 
 			}
 		}
 		return 0, nil, nil, false // the generic handling boots the host
+	case method == http.MethodPost && strings.HasSuffix(p, lenovoSystemReset) && e.actionOf(p) != nil:
+		// XCC's AC power cycle: the host loses and regains power, and
+		// comes back on.
+		for _, k := range []string{"ACPowerCycle", "On"} {
+			if err := fb.Reset(context.Background(), k); err != nil {
+				st, h, b := e.firmwareError(err)
+				return st, h, b, true
+			}
+		}
+		return 0, nil, nil, false // the generic handling boots the host
+	case method == http.MethodPatch && p == f.sysLockdown:
+		if on, ok := body["SysLockdownEnabled"].(bool); ok {
+			if err := fb.SetLockdown(context.Background(), on); err != nil {
+				st, h, b := e.firmwareError(err)
+				return st, h, b, true
+			}
+		}
+		return 0, nil, nil, false // the generic handling merges the property
+	case method == http.MethodPatch && p == f.kcs && f.kcs != "":
+		if oem, ok := body["Oem"].(map[string]any); ok {
+			if l, ok := oem["Lenovo"].(map[string]any); ok {
+				if on, ok := l["KCSEnabled"].(bool); ok {
+					if err := fb.SetLockdown(context.Background(), !on); err != nil {
+						st, h, b := e.firmwareError(err)
+						return st, h, b, true
+					}
+				}
+			}
+		}
+		return 0, nil, nil, false // the generic handling merges the property
 	case method == http.MethodPost && strings.HasSuffix(p, "/Actions/Manager.Reset"):
 		if err := fb.Reset(context.Background(), "BMCReset"); err != nil {
 			st, h, b := e.firmwareError(err)

@@ -135,3 +135,33 @@ func TestUpdateServiceTasksAndStaging(t *testing.T) {
 		t.Errorf("a bad lockdown value: %d", w.Code)
 	}
 }
+
+// An action takes only the values its resource allows (here its inline
+// ResetType@Redfish.AllowableValues; the real captures' ActionInfo
+// resources are exercised through the Redfish adapter): a value outside
+// them is refused with 400 and takes no effect.
+func TestActionAllowableValues(t *testing.T) {
+	e, err := redfishemu.New("ami", redfishemu.Options{Clock: clock.NewFake(clock.Epoch), AdminPassword: pw})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fb, err := e.EnableFirmware(redfishemu.FirmwareOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		rt   string
+		want int
+	}{{"FullPowerCycle", 400}, {"ForceOff", 204}, {"Bogus", 400}, {"On", 204}} {
+		r := httptest.NewRequest(http.MethodPost, "/redfish/v1/Systems/DGX/Actions/ComputerSystem.Reset", bytes.NewBufferString(`{"ResetType":"`+c.rt+`"}`))
+		r.SetBasicAuth(e.AdminUser(), pw)
+		w := httptest.NewRecorder()
+		e.ServeHTTP(w, r)
+		if w.Code != c.want {
+			t.Errorf("%s: HTTP %d, want %d: %s", c.rt, w.Code, c.want, w.Body)
+		}
+	}
+	if rs := fb.State().Resets; len(rs) != 2 || rs[0] != "ForceOff" || rs[1] != "On" {
+		t.Errorf("resets %v; a refused reset took effect", rs)
+	}
+}

@@ -163,6 +163,24 @@ func (b *BMCs) Reset(ctx context.Context, machine string, kind firmware.ResetKin
 	return classify(fb.Reset(ctx, string(kind)), "reset "+string(kind), machine)
 }
 
+// Lockdown reads platform lockdown.
+func (b *BMCs) Lockdown(ctx context.Context, machine string) (firmware.LockdownState, error) {
+	fb, err := b.of(machine)
+	if err != nil {
+		return "", err
+	}
+	on, has, err := fb.Lockdown(ctx)
+	switch {
+	case err != nil:
+		return "", classify(err, "reading lockdown", machine)
+	case !has:
+		return firmware.LockdownNone, nil
+	case on:
+		return firmware.LockdownEnabled, nil
+	}
+	return firmware.LockdownDisabled, nil
+}
+
 // SetLockdown turns lockdown on or off.
 func (b *BMCs) SetLockdown(ctx context.Context, machine string, on bool) error {
 	fb, err := b.of(machine)

@@ -25,6 +25,8 @@ type MemStore struct {
 	pushes    map[string][]firmware.Push // machine → in recorded order
 	scout     map[string]firmware.ScoutTask
 	slots     map[string]time.Time // holder → lease expiry
+	history   map[string][]firmware.UpdateHistory
+	figures   *firmware.PassFigures
 	fail      func(op string) error
 }
 
@@ -49,6 +51,7 @@ func NewMemStore() *MemStore {
 		pushes:    map[string][]firmware.Push{},
 		scout:     map[string]firmware.ScoutTask{},
 		slots:     map[string]time.Time{},
+		history:   map[string][]firmware.UpdateHistory{},
 	}
 }
 
@@ -99,6 +102,20 @@ func copyUpdate(u firmware.HostUpdate) firmware.HostUpdate {
 			h[i] = t
 		}
 		u.History = h
+	}
+	if u.ResetSent != nil {
+		m := *u.ResetSent
+		m.At = utc(m.At)
+		u.ResetSent = &m
+	}
+	if u.Cancel != nil {
+		c := *u.Cancel
+		c.At = utc(c.At)
+		u.Cancel = &c
+	}
+	u.Changes = append([]firmware.ComponentChange(nil), u.Changes...)
+	if len(u.Changes) == 0 {
+		u.Changes = nil
 	}
 	return u
 }
@@ -221,13 +238,35 @@ func (s *MemStore) DeleteRequest(_ context.Context, machine string, unstartedOnl
 	return true, nil
 }
 
-// Complete removes the machine's request, update record, results, pushes
-// and agent task.
-func (s *MemStore) Complete(_ context.Context, machine string) error {
+// Complete keeps h (with the machine's results) in the history and
+// removes the machine's request, update record, results, pushes and agent
+// task.
+func (s *MemStore) Complete(_ context.Context, machine string, h *firmware.UpdateHistory) error {
 	if err := s.lock("Complete"); err != nil {
 		return err
 	}
 	defer s.mu.Unlock()
+	if h != nil {
+		kept := copyHistory(*h)
+		kept.Results = nil
+		for k, r := range s.results {
+			if k[0] == machine {
+				kept.Results = append(kept.Results, r)
+			}
+		}
+		sortResults(kept.Results)
+		list := s.history[machine]
+		replaced := false
+		for i := range list {
+			if list[i].Generation == kept.Generation {
+				list[i], replaced = kept, true
+			}
+		}
+		if !replaced {
+			list = append(list, kept)
+		}
+		s.history[machine] = list
+	}
 	delete(s.requests, machine)
 	delete(s.updates, machine)
 	delete(s.scout, machine)
@@ -403,6 +442,39 @@ func (s *MemStore) PutOverride(_ context.Context, o firmware.Override) error {
 	return nil
 }
 
+// SwapOverride writes next (nil: deletes) if the stored override of its
+// key is old (nil: none).
+func (s *MemStore) SwapOverride(_ context.Context, old, next *firmware.Override) error {
+	if err := s.lock("SwapOverride"); err != nil {
+		return err
+	}
+	defer s.mu.Unlock()
+	var key overrideKey
+	switch {
+	case old == nil && next == nil:
+		return firmware.RequestRefused.New("an override swap needs the old override or the new one")
+	case next != nil:
+		key = keyOfOverride(next.Vendor, next.Model, next.Component, next.Entry.Version)
+		if old != nil && !firmware.SameOverrideKey(*old, *next) {
+			return firmware.RequestRefused.New("an override swap changes one override: %s / %s %s %s is not %s / %s %s %s",
+				old.Vendor, old.Model, old.Component, old.Entry.Version, next.Vendor, next.Model, next.Component, next.Entry.Version)
+		}
+	default:
+		key = keyOfOverride(old.Vendor, old.Model, old.Component, old.Entry.Version)
+	}
+	cur, ok := s.overrides[key]
+	switch {
+	case old == nil && ok, old != nil && !ok, old != nil && cur.UpdatedAt.UnixNano() != old.UpdatedAt.UnixNano():
+		return firmware.StateConflict.New("override %s / %s %s %s changed since it was read", key.family, key.model, key.c, key.version)
+	}
+	if next == nil {
+		delete(s.overrides, key)
+	} else {
+		s.overrides[key] = copyOverride(*next)
+	}
+	return nil
+}
+
 // DeleteOverride removes an override.
 func (s *MemStore) DeleteOverride(_ context.Context, vendor, model string, c firmware.ComponentType, version string) (bool, error) {
 	if err := s.lock("DeleteOverride"); err != nil {
@@ -570,4 +642,105 @@ func (s *MemStore) UploadSlots(_ context.Context, now time.Time) (int, error) {
 		}
 	}
 	return n, nil
+}
+
+func copyHistory(h firmware.UpdateHistory) firmware.UpdateHistory {
+	h.CreatedAt, h.StartedAt, h.FinishedAt = utc(h.CreatedAt), utc(h.StartedAt), utc(h.FinishedAt)
+	h.Record = copyUpdate(h.Record)
+	h.Results = append([]firmware.Result(nil), h.Results...)
+	for i := range h.Results {
+		h.Results[i].At = utc(h.Results[i].At)
+	}
+	return h
+}
+
+func sortResults(rs []firmware.Result) {
+	sort.Slice(rs, func(i, j int) bool {
+		if !rs[i].At.Equal(rs[j].At) {
+			return rs[i].At.Before(rs[j].At)
+		}
+		return rs[i].ID < rs[j].ID
+	})
+}
+
+// History lists the machine's finished updates, oldest first.
+func (s *MemStore) History(_ context.Context, machine string) ([]firmware.UpdateHistory, error) {
+	if err := s.lock("History"); err != nil {
+		return nil, err
+	}
+	defer s.mu.Unlock()
+	out := make([]firmware.UpdateHistory, 0, len(s.history[machine]))
+	for _, h := range s.history[machine] {
+		out = append(out, copyHistory(h))
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		if !out[i].FinishedAt.Equal(out[j].FinishedAt) {
+			return out[i].FinishedAt.Before(out[j].FinishedAt)
+		}
+		return out[i].Generation < out[j].Generation
+	})
+	return out, nil
+}
+
+// PruneHistory removes the finished updates that finished before before.
+func (s *MemStore) PruneHistory(_ context.Context, before time.Time) (int, error) {
+	if err := s.lock("PruneHistory"); err != nil {
+		return 0, err
+	}
+	defer s.mu.Unlock()
+	n := 0
+	for m, list := range s.history {
+		keep := list[:0]
+		for _, h := range list {
+			if h.FinishedAt.Before(before) {
+				n++
+				continue
+			}
+			keep = append(keep, h)
+		}
+		if len(keep) == 0 {
+			delete(s.history, m)
+		} else {
+			s.history[m] = keep
+		}
+	}
+	return n, nil
+}
+
+// PutPassFigures replaces the stored figures of the last pass.
+func (s *MemStore) PutPassFigures(_ context.Context, f firmware.PassFigures) error {
+	if err := s.lock("PutPassFigures"); err != nil {
+		return err
+	}
+	defer s.mu.Unlock()
+	f.At = utc(f.At)
+	if f.Skipped != nil {
+		sk := make(map[string]int, len(f.Skipped))
+		for k, v := range f.Skipped {
+			sk[k] = v
+		}
+		f.Skipped = sk
+	}
+	s.figures = &f
+	return nil
+}
+
+// PassFigures returns the figures of the last pass.
+func (s *MemStore) PassFigures(context.Context) (firmware.PassFigures, bool, error) {
+	if err := s.lock("PassFigures"); err != nil {
+		return firmware.PassFigures{}, false, err
+	}
+	defer s.mu.Unlock()
+	if s.figures == nil {
+		return firmware.PassFigures{}, false, nil
+	}
+	f := *s.figures
+	if f.Skipped != nil {
+		sk := make(map[string]int, len(f.Skipped))
+		for k, v := range f.Skipped {
+			sk[k] = v
+		}
+		f.Skipped = sk
+	}
+	return f, true, nil
 }

@@ -215,19 +215,29 @@ func testUnavailable(t *testing.T, h BMCHarness) {
 	}
 }
 
+// Lockdown reads what SetLockdown set, as the BMC keeps it.
 func testLockdown(t *testing.T, h BMCHarness) {
 	ctx := context.Background()
+	if got, err := h.Client.Lockdown(ctx, h.Machine); err != nil || got != firmware.LockdownEnabled {
+		t.Fatalf("Lockdown of a locked-down BMC = %q, %v", got, err)
+	}
 	if err := h.Client.SetLockdown(ctx, h.Machine, false); err != nil {
 		t.Fatal(err)
 	}
 	if h.FW.State().Lockdown {
 		t.Error("lockdown still on")
 	}
+	if got, err := h.Client.Lockdown(ctx, h.Machine); err != nil || got != firmware.LockdownDisabled {
+		t.Errorf("Lockdown after turning it off = %q, %v", got, err)
+	}
 	if err := h.Client.SetLockdown(ctx, h.Machine, true); err != nil {
 		t.Fatal(err)
 	}
 	if !h.FW.State().Lockdown {
 		t.Error("lockdown still off")
+	}
+	if got, err := h.Client.Lockdown(ctx, h.Machine); err != nil || got != firmware.LockdownEnabled {
+		t.Errorf("Lockdown after turning it on = %q, %v", got, err)
 	}
 }
 

@@ -26,6 +26,9 @@ var sameInstant = cmp.Comparer(func(a, b time.Time) bool { return a.Equal(b) })
 func Run(t *testing.T, newStore func(t *testing.T) firmware.Store) {
 	t.Run("Requests", func(t *testing.T) { testRequests(t, newStore(t)) })
 	t.Run("Complete", func(t *testing.T) { testComplete(t, newStore(t)) })
+	t.Run("History", func(t *testing.T) { testHistory(t, newStore(t)) })
+	t.Run("SwapOverride", func(t *testing.T) { testSwapOverride(t, newStore(t)) })
+	t.Run("PassFigures", func(t *testing.T) { testPassFigures(t, newStore(t)) })
 	t.Run("UpdateRecords", func(t *testing.T) { testUpdates(t, newStore(t)) })
 	t.Run("ConcurrentCompareAndSet", func(t *testing.T) { testConcurrentCAS(t, newStore(t)) })
 	t.Run("Policies", func(t *testing.T) { testPolicies(t, newStore(t)) })
@@ -147,7 +150,7 @@ func testComplete(t *testing.T, s firmware.Store) {
 		_, err = s.PutPush(ctx, firmware.Push{MachineID: m, ID: "1-upload-1-0", Component: firmware.UEFI, Version: "1.2", Image: "/fw/bios.bin", At: t0})
 		must(t, err)
 	}
-	must(t, s.Complete(ctx, "m1"))
+	must(t, s.Complete(ctx, "m1", nil))
 	if _, ok, _ := s.Request(ctx, "m1"); ok {
 		t.Error("request kept")
 	}
@@ -175,7 +178,10 @@ func testComplete(t *testing.T, s firmware.Store) {
 	if !ok1 || !ok2 || !ok3 {
 		t.Errorf("another machine's state was removed: %v %v %v", ok1, ok2, ok3)
 	}
-	must(t, s.Complete(ctx, "never-had-one"))
+	must(t, s.Complete(ctx, "never-had-one", nil))
+	if hs, err := s.History(ctx, "m1"); err != nil || len(hs) != 0 {
+		t.Errorf("Complete without a history entry kept %+v, %v", hs, err)
+	}
 }
 
 func fullUpdate() firmware.HostUpdate {
@@ -537,5 +543,129 @@ func testConcurrentSlots(t *testing.T, s firmware.Store) {
 	wg.Wait()
 	if p := peak.Load(); p > 2 || p < 1 {
 		t.Fatalf("peak slots held %d, want 1..2", p)
+	}
+}
+
+// Complete keeps the finished update with the machine's results as they
+// were, lists a machine's updates oldest first, replaces an entry of the
+// same generation, and the retention prunes by finish time.
+func testHistory(t *testing.T, s firmware.Store) {
+	ctx := context.Background()
+	rec := fullUpdate()
+	rec.Substate = firmware.Restore
+	rec.Changes = []firmware.ComponentChange{{Component: firmware.CX7, From: "28.39", To: "28.47"}}
+	rec.Cancel = &firmware.CancelMark{By: "operator jdoe", At: t0.Add(time.Hour)}
+	for i, m := range []string{"m1", "m1", "m2"} {
+		_, err := s.CreateRequest(ctx, firmware.Request{MachineID: m, Initiator: "operator", CreatedAt: t0})
+		must(t, err)
+		_, err = s.PutResult(ctx, firmware.Result{MachineID: m, ID: fmt.Sprintf("%d-upload-1-0", i), Kind: firmware.ResultUpload, OK: true, TaskID: "JID_1", At: t0.Add(time.Duration(i) * time.Minute)})
+		must(t, err)
+		r := rec
+		r.MachineID, r.Generation = m, int64(i+1)
+		h := firmware.UpdateHistory{MachineID: m, Generation: int64(i + 1), Initiator: "operator", Message: "CHG-1", CreatedAt: t0, StartedAt: t0.Add(time.Minute),
+			FinishedAt: t0.Add(time.Duration(10-i) * time.Hour), Outcome: firmware.OutcomeCancelled, CancelledBy: "operator jdoe", Record: r}
+		must(t, s.Complete(ctx, m, &h))
+	}
+	hs, err := s.History(ctx, "m1")
+	must(t, err)
+	if len(hs) != 2 || hs[0].Generation != 2 || hs[1].Generation != 1 {
+		t.Fatalf("History(m1) = %+v; want both updates, the one that finished first first", hs)
+	}
+	got := hs[1]
+	if got.Outcome != firmware.OutcomeCancelled || got.CancelledBy != "operator jdoe" || !got.FinishedAt.Equal(t0.Add(10*time.Hour)) ||
+		!got.StartedAt.Equal(t0.Add(time.Minute)) || got.Message != "CHG-1" {
+		t.Errorf("kept %+v", got)
+	}
+	if len(got.Results) != 1 || got.Results[0].ID != "0-upload-1-0" || got.Results[0].TaskID != "JID_1" {
+		t.Errorf("kept results %+v; want the result the machine had when it ended", got.Results)
+	}
+	if len(hs[0].Results) != 1 || hs[0].Results[0].ID != "1-upload-1-0" {
+		t.Errorf("the second update kept results %+v; want its own only", hs[0].Results)
+	}
+	want := rec
+	want.MachineID, want.Generation = "m1", 1
+	if diff := cmp.Diff(want, got.Record, sameInstant); diff != "" {
+		t.Errorf("kept record differs (-want +got):\n%s", diff)
+	}
+	// The same update completed again (a rerun after a lost answer) is
+	// kept once.
+	again := hs[0]
+	must(t, s.Complete(ctx, "m1", &again))
+	if hs, _ := s.History(ctx, "m1"); len(hs) != 2 {
+		t.Errorf("a second Complete of the same update: %d entries, want 2", len(hs))
+	}
+	n, err := s.PruneHistory(ctx, t0.Add(9*time.Hour+30*time.Minute))
+	must(t, err)
+	if n != 2 {
+		t.Errorf("PruneHistory removed %d, want 2 (finished at +9h and +8h)", n)
+	}
+	if hs, _ := s.History(ctx, "m1"); len(hs) != 1 || hs[0].Generation != 1 {
+		t.Errorf("after the prune m1 keeps %+v; want generation 1", hs)
+	}
+	if hs, _ := s.History(ctx, "m2"); len(hs) != 0 {
+		t.Errorf("after the prune m2 keeps %+v", hs)
+	}
+	if hs, err := s.History(ctx, "nope"); err != nil || len(hs) != 0 {
+		t.Errorf("History(nope) = %+v, %v", hs, err)
+	}
+}
+
+// SwapOverride writes, replaces and removes an override only against the
+// version it was read at.
+func testSwapOverride(t *testing.T, s firmware.Store) {
+	ctx := context.Background()
+	a := firmware.Override{Vendor: "Dell", Model: "PowerEdge R750", Component: firmware.BMC, Entry: firmware.Entry{Version: "7.10", Default: true}, UpdatedAt: t0}
+	must(t, s.SwapOverride(ctx, nil, &a))
+	if err := s.SwapOverride(ctx, nil, &a); !firmware.StateConflict.Is(err) {
+		t.Fatalf("a second create = %v; want FIRMWARE_STATE_CONFLICT", err)
+	}
+	b := a
+	b.Vendor, b.Model, b.UpdatedAt = "Dell Inc.", "poweredge r750", t0.Add(time.Second)
+	b.Entry.Artifacts = []firmware.Artifact{{Filename: "/fw/idrac.exe"}}
+	stale := a
+	stale.UpdatedAt = t0.Add(-time.Second)
+	if err := s.SwapOverride(ctx, &stale, &b); !firmware.StateConflict.Is(err) {
+		t.Fatalf("a swap against a stale read = %v; want FIRMWARE_STATE_CONFLICT", err)
+	}
+	must(t, s.SwapOverride(ctx, &a, &b))
+	ovs, err := s.Overrides(ctx)
+	must(t, err)
+	if len(ovs) != 1 || !ovs[0].UpdatedAt.Equal(b.UpdatedAt) || len(ovs[0].Entry.Artifacts) != 1 {
+		t.Fatalf("after the swap: %+v", ovs)
+	}
+	other := a
+	other.Entry.Version = "7.20"
+	if err := s.SwapOverride(ctx, &a, &other); err == nil {
+		t.Fatal("a swap between two keys was accepted")
+	}
+	if err := s.SwapOverride(ctx, &a, nil); !firmware.StateConflict.Is(err) {
+		t.Fatalf("a delete against a stale read = %v", err)
+	}
+	must(t, s.SwapOverride(ctx, &ovs[0], nil))
+	if ovs, _ := s.Overrides(ctx); len(ovs) != 0 {
+		t.Fatalf("after the delete: %+v", ovs)
+	}
+	if err := s.SwapOverride(ctx, &a, nil); !firmware.StateConflict.Is(err) {
+		t.Fatalf("a delete of an absent override = %v", err)
+	}
+}
+
+// The last pass's figures are stored and read back; none before a pass.
+func testPassFigures(t *testing.T, s firmware.Store) {
+	ctx := context.Background()
+	if _, ok, err := s.PassFigures(ctx); err != nil || ok {
+		t.Fatalf("PassFigures before a pass = %v, %v", ok, err)
+	}
+	f := firmware.PassFigures{At: t0, Holder: "w1/12", Total: 100, Unhealthy: 2, InMaintenance: 4, Ceiling: 10, Available: 3, Pending: 7,
+		Started: 3, Unmatched: 1, Skipped: map[string]int{firmware.SkipCeiling: 4}}
+	must(t, s.PutPassFigures(ctx, f))
+	got, ok, err := s.PassFigures(ctx)
+	if err != nil || !ok || !cmp.Equal(got, f, sameInstant) {
+		t.Fatalf("PassFigures = %+v, %v, %v; want %+v", got, ok, err, f)
+	}
+	f.Pending, f.Skipped = 0, nil
+	must(t, s.PutPassFigures(ctx, f))
+	if got, _, _ := s.PassFigures(ctx); got.Pending != 0 || len(got.Skipped) != 0 {
+		t.Fatalf("the figures were not replaced: %+v", got)
 	}
 }

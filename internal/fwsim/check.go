@@ -39,7 +39,7 @@ func (c *checker) drifted(o *firmware.Observed) bool {
 		return m.drifted
 	}
 	d := false
-	if m, ok := c.s.cat.ForHost(o.Identity); ok {
+	if m, ok := c.s.eff.ForHost(o.Identity); ok {
 		for _, line := range m.Evaluate(o.Reported) {
 			d = d || line.Status == firmware.StatusDrifted
 		}
@@ -175,6 +175,34 @@ func (c *checker) afterWake(ctx context.Context, machine string) {
 	}
 }
 
+// afterEnd checks an update that ended: its host handed back (no request,
+// no record, no update report), the update kept in the history; one an
+// operator cancelled says so, and by whom.
+func (c *checker) afterEnd(ctx context.Context, machine string) {
+	s := c.s
+	_, hasReq, _ := s.store.Store.Request(ctx, machine)
+	_, hasRec, _ := s.store.Store.Update(ctx, machine)
+	h, _, _ := s.hosts.Get(ctx, machine)
+	if hasReq || hasRec || h.UpdateReport {
+		c.fail("%s: an ended update left its request (%v), record (%v) or update report (%v)", machine, hasReq, hasRec, h.UpdateReport)
+	}
+	hs, err := s.store.Store.History(ctx, machine)
+	if err != nil {
+		return // a store fault: nothing to conclude
+	}
+	if len(hs) == 0 {
+		c.fail("%s: an ended update was not kept in the history", machine)
+		return
+	}
+	last := hs[len(hs)-1]
+	if last.Outcome == firmware.OutcomeCancelled && last.CancelledBy != "operator fwsim" {
+		c.fail("%s: a cancelled update does not say who cancelled it: %q", machine, last.CancelledBy)
+	}
+	if _, planned := s.cancelAt[machine]; last.Outcome == firmware.OutcomeCancelled && !planned {
+		c.fail("%s: an update no operator cancelled ended cancelled", machine)
+	}
+}
+
 // tick checks what must hold at every moment: upload slots within
 // max_uploads.
 func (c *checker) tick(ctx context.Context, _ *event) {
@@ -204,7 +232,7 @@ func (c *checker) end(ctx context.Context) {
 			c.fail("%s: reading its inventory at the end: %v", name, err)
 			continue
 		}
-		d := firmware.Drift(s.cat, inv)
+		d := firmware.Drift(s.eff, inv)
 		if len(d.Unmatched()) > 0 {
 			rep.Unmatched++
 			if !h.NoCX7 {

@@ -7,7 +7,12 @@
 // request's update workflow runs on the shared runtime, ended at every
 // sleep and resumed from the store at its wake (so every sleep is a worker
 // restart); on top, whole-worker restarts and crashes between a BMC action
-// and its write happen at seeded ticks.
+// and its write happen at seeded ticks, an operator changes the catalog
+// (a runtime override of the R750's bmc default: every R750 is updated
+// again) and cancels a share of the running updates (their hosts are
+// handed back and selected again). The DGX's BMC has no AC power cycle
+// and no lockdown, as the real capture: its power drains are power-offs
+// held for the drain wait.
 //
 // The checker holds the specification's invariants on every tick: the
 // updates plus the hosts in maintenance never exceed the ceiling;
@@ -15,7 +20,8 @@
 // window; no assigned host starts without approval or the autoreboot
 // period; at the end every host is compliant, failed with its budget spent
 // (exactly the faulty ones), or flagged unmatched, and none is left in
-// maintenance.
+// maintenance; every update that ended handed its host back and is kept in
+// the history, a cancelled one saying who cancelled it.
 //
 // # The fault-schedule suite
 //

@@ -66,11 +66,11 @@ func (f *faultStore) PutResult(ctx context.Context, r firmware.Result) (firmware
 }
 
 // Complete fails after a crash point.
-func (f *faultStore) Complete(ctx context.Context, m string) error {
+func (f *faultStore) Complete(ctx context.Context, m string, h *firmware.UpdateHistory) error {
 	if err := f.write(); err != nil {
 		return err
 	}
-	return f.Store.Complete(ctx, m)
+	return f.Store.Complete(ctx, m, h)
 }
 
 // PatchRequest fails after a crash point.

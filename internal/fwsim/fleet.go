@@ -82,6 +82,13 @@ current_version_reported_as = "^BIOS$"
 known_firmware = [ { version = "BIOS Date: 01/15/2024 Ver 1.6", filename = "/fw/smc/bios-1.6.bin", default = true } ]
 `
 
+// The R750 bmc default an operator's runtime override brings
+// (Config.CatalogChangeAt), and its image.
+const (
+	dellNextBMC      = "7.20.10.00"
+	dellNextBMCImage = "/fw/dell/idrac-7.20.10.00.exe"
+)
+
 // Profile is one of the simulated models.
 type Profile string
 
@@ -167,6 +174,8 @@ var profileDefs = map[Profile]profileDef{
 			{key: "/fw/dell/bios-1.13.2.exe", targets: []string{"Installed-159-1.8.2__BIOS.Setup.1-1"}, version: "1.13.2", activation: fakes.ActivateHostReboot, taskTime: 4 * time.Minute},
 			{key: "/fw/dell/idrac-7.10.30.00.exe", targets: []string{"Installed-25227-6.00.30.00__iDRAC.Embedded.1-1"}, version: "7.10.30.00", activation: fakes.ActivateSelf, taskTime: 12 * time.Minute},
 			{key: "/fw/dell/cpld-1.0.7.exe", targets: []string{"Installed-27763-1.0.5__CPLD.Embedded.1"}, version: "1.0.7", activation: fakes.ActivateACCycle, taskTime: 3 * time.Minute},
+			// The bmc default the operator's runtime override brings.
+			{key: dellNextBMCImage, targets: []string{"Installed-25227-6.00.30.00__iDRAC.Embedded.1-1"}, version: dellNextBMC, activation: fakes.ActivateSelf, taskTime: 12 * time.Minute},
 		},
 	},
 	ProfileLenovo: {
@@ -197,7 +206,9 @@ var profileDefs = map[Profile]profileDef{
 			{key: "/fw/nvidia/hgx-23.04-b.fwpkg", targets: []string{"HGX_FW_BMC_0"}, version: "HGX-23.04", activation: fakes.ActivatePowerCycle, taskTime: 15 * time.Minute},
 			{key: "/fw/nvidia/hostbmc-24.01.05.bin", targets: []string{"HostBMC_0"}, version: "24.01.05", activation: fakes.ActivateHostReboot, taskTime: 10 * time.Minute},
 			{key: "/fw/nvidia/hostbios-01.02.00.bin", targets: []string{"HostBIOS_0"}, version: "01.02.00", activation: fakes.ActivateHostReboot, taskTime: 5 * time.Minute},
-			{key: "https://fw.example.invalid/cx7-28.47.2682.bin", targets: []string{"CX7_0", "CX7_1"}, version: "28.47.2682", activation: fakes.ActivateACCycle},
+			// The DGX's MegaRAC offers no AC power cycle: its drain is a
+			// power-off held for the drain wait, which activates the card.
+			{key: "https://fw.example.invalid/cx7-28.47.2682.bin", targets: []string{"CX7_0", "CX7_1"}, version: "28.47.2682", activation: fakes.ActivatePowerCycle},
 		},
 	},
 	ProfileSupermicro: {
@@ -293,6 +304,12 @@ func bmcOf(clk clock.Clock, h Host) *fakes.FirmwareBMC {
 		ms = append(ms, fakes.FirmwareMember{ID: m.id, Version: v, State: m.state})
 	}
 	fb := fakes.NewFirmwareBMC(clk, def.manufacturer, def.model, def.vendor, ms)
+	if h.Profile == ProfileDGX {
+		// As the real capture: no AC power cycle among the reset types, no
+		// platform lockdown.
+		fb.NoACPowerCycle()
+		fb.NoLockdown()
+	}
 	// The fault hits the first component in the profile's ordering that
 	// the host's drift makes the workflow install.
 	faulted := firstImage(h)

@@ -331,8 +331,8 @@ func (s *schedStore) PatchRequest(ctx context.Context, m string, p firmware.Requ
 	return call(ctx, s.in, SysStore, "PatchRequest", true, func() (firmware.Request, error) { return s.Store.PatchRequest(ctx, m, p) })
 }
 
-func (s *schedStore) Complete(ctx context.Context, m string) error {
-	return call0(ctx, s.in, SysStore, "Complete", true, func() error { return s.Store.Complete(ctx, m) })
+func (s *schedStore) Complete(ctx context.Context, m string, h *firmware.UpdateHistory) error {
+	return call0(ctx, s.in, SysStore, "Complete", true, func() error { return s.Store.Complete(ctx, m, h) })
 }
 
 func (s *schedStore) Observed(ctx context.Context, m string) (firmware.Observed, bool, error) {
@@ -432,6 +432,10 @@ func (b *schedBMC) Tasks(ctx context.Context, m string) (firmware.TaskList, erro
 
 func (b *schedBMC) ResetStatus(ctx context.Context, m string) (firmware.ResetStatus, error) {
 	return call(ctx, b.in, SysBMC, "reset_status", false, func() (firmware.ResetStatus, error) { return b.BMCClient.ResetStatus(ctx, m) })
+}
+
+func (b *schedBMC) Lockdown(ctx context.Context, m string) (firmware.LockdownState, error) {
+	return call(ctx, b.in, SysBMC, "lockdown_status", false, func() (firmware.LockdownState, error) { return b.BMCClient.Lockdown(ctx, m) })
 }
 
 func (b *schedBMC) SetLockdown(ctx context.Context, m string, on bool) error {

@@ -26,6 +26,11 @@ type Report struct {
 	Steps    int `json:"steps"`
 	Restarts int `json:"restarts"`
 	Crashes  int `json:"crashes"`
+	// CatalogChanges counts the operator's runtime overrides; Cancelled
+	// the updates an operator cancelled while they ran (each handed its
+	// host back, which a later pass selected again).
+	CatalogChanges int `json:"catalog_changes"`
+	Cancelled      int `json:"cancelled"`
 	// End states.
 	Compliant int `json:"compliant"`
 	Exhausted int `json:"exhausted"`
@@ -52,6 +57,7 @@ func (r *Report) WriteText(w io.Writer) error {
 		c.Hosts, c.Seed, 100*c.Drifted, 100*c.Assigned, 100*c.Maintenance, 100*c.Faulty, c.CeilingPercent)
 	fmt.Fprintf(&b, "wall %s, peak heap %.1f MiB, virtual %s\n", r.Wall.Round(time.Millisecond), float64(r.PeakHeap)/(1<<20), r.Virtual.Round(time.Minute))
 	fmt.Fprintf(&b, "ticks %d, passes %d, requests started %d, step calls %d, restarts %d, crashes %d\n", r.Ticks, r.Passes, r.Started, r.Steps, r.Restarts, r.Crashes)
+	fmt.Fprintf(&b, "catalog changes %d, updates cancelled while they ran %d\n", r.CatalogChanges, r.Cancelled)
 	fmt.Fprintf(&b, "end: %d compliant, %d failed with their budget spent, %d flagged unmatched\n", r.Compliant, r.Exhausted, r.Unmatched)
 	codes := make([]string, 0, len(r.Failures))
 	for k := range r.Failures {

@@ -21,7 +21,7 @@ const (
 
 // Ops lists, per system, the operations a fault may target.
 var Ops = fleetsim.Catalog{
-	SysBMC:   {"inventory", "lockdown", "reset", "reset_status", "task", "tasks", "upload"},
+	SysBMC:   {"inventory", "lockdown", "lockdown_status", "reset", "reset_status", "task", "tasks", "upload"},
 	SysStore: {"AcquireUploadSlot", "Complete", "Observed", "Overrides", "PatchRequest", "PutObserved", "PutPush", "PutResult", "PutUpdate", "Pushes", "ReleaseUploadSlot", "Request", "Result", "Update"},
 	SysHosts: {"ClearUpdateReport", "Get", "SetUpdateReport"},
 }

@@ -41,6 +41,14 @@ type Config struct {
 	// store write fails transiently.
 	CrashRate      float64 `json:"crash_rate"`
 	StoreFaultRate float64 `json:"store_fault_rate"`
+	// CatalogChangeAt is when an operator sets a new default of the Dell
+	// R750's bmc by a runtime override (0: never): every R750, compliant
+	// or not, drifts again and is updated again.
+	CatalogChangeAt time.Duration `json:"catalog_change_at,omitempty"`
+	// Cancellations is the share of drifted hosts whose update an operator
+	// cancels while it runs: the host is handed back, selected again by a
+	// later pass and brought to compliance.
+	Cancellations float64 `json:"cancellations,omitempty"`
 	// Horizon bounds the virtual time (default 10 days).
 	Horizon time.Duration `json:"horizon"`
 	// NoTickChecks checks the invariants only at the end.
@@ -62,10 +70,12 @@ type Config struct {
 
 // DefaultConfig is the benchmark's fleet: 40 % drifted, 20 % assigned, 2 %
 // in maintenance, 3 % of the drifted faulty, 1 % held back by policy, a
-// ceiling of 5 %, three worker restarts and a few crashes.
+// ceiling of 5 %, three worker restarts and a few crashes, a catalog
+// change at 20 h (a new R750 bmc default) and 2 % of the drifted hosts'
+// updates cancelled while they run.
 func DefaultConfig(hosts int, seed uint64) Config {
 	return Config{Hosts: hosts, Seed: seed, Drifted: 0.4, Assigned: 0.2, Maintenance: 0.02, Faulty: 0.03, PolicyOff: 0.01,
-		CeilingPercent: 5, Restarts: 3, CrashRate: 0.002, StoreFaultRate: 0.001}
+		CeilingPercent: 5, Restarts: 3, CrashRate: 0.002, StoreFaultRate: 0.001, CatalogChangeAt: 20 * time.Hour, Cancellations: 0.02}
 }
 
 // Settings are the site settings the simulation runs with.
@@ -90,6 +100,8 @@ const (
 	evPolicyOn
 	evRestart
 	evObserve
+	evCatalog
+	evCancel
 )
 
 type event struct {
@@ -136,6 +148,8 @@ type Sim struct {
 	scout   *firmwarefake.Scout
 	scripts *firmwarefake.Scripts
 	cat     *firmware.Catalog
+	// eff is the effective catalog: cat with the operator's overrides.
+	eff *firmware.Catalog
 
 	exec  *firmware.Executor
 	steps *flow.Table
@@ -146,6 +160,13 @@ type Sim struct {
 	waking  map[string]bool // a wake is scheduled
 	started map[string]bool // the request's start was checked
 	final   map[string]string
+	// finalAt is when a host's update ended; a request created after it
+	// is a new update (the catalog changed, an update was cancelled).
+	finalAt map[string]time.Time
+	// cancelAt is how long after its start an operator cancels a host's
+	// update; cancelled marks those scheduled.
+	cancelAt  map[string]time.Duration
+	cancelled map[string]bool
 
 	rep *Report
 	chk *checker
@@ -160,12 +181,13 @@ func Build(c Config) (*Sim, error) {
 		c.Horizon = 10 * 24 * time.Hour
 	}
 	s := &Sim{cfg: c, settings: c.Settings().WithDefaults(), clk: clock.NewFake(clock.Epoch), start: clock.Epoch,
-		rng: rand.New(rand.NewPCG(c.Seed, 0x73696d)), byName: map[string]*Host{}, waking: map[string]bool{}, started: map[string]bool{}, final: map[string]string{}}
+		rng: rand.New(rand.NewPCG(c.Seed, 0x73696d)), byName: map[string]*Host{}, waking: map[string]bool{}, started: map[string]bool{}, final: map[string]string{},
+		finalAt: map[string]time.Time{}, cancelAt: map[string]time.Duration{}, cancelled: map[string]bool{}}
 	cat, err := firmware.ParseCatalog("fwsim.toml", []byte(Catalog))
 	if err != nil {
 		return nil, err
 	}
-	s.cat = cat
+	s.cat, s.eff = cat, cat
 	var base firmware.Store = firmwarefake.NewMemStore()
 	if c.Store != nil {
 		st, reopen, err := c.Store()
@@ -176,6 +198,14 @@ func Build(c Config) (*Sim, error) {
 	}
 	s.store = &faultStore{Store: base, rng: rand.New(rand.NewPCG(c.Seed, 0x73746f)), rate: c.StoreFaultRate}
 	s.Hosts = buildHosts(c)
+	// Cancellations are drawn apart from the fleet, so that a seed's fleet
+	// stays what it is with them or without.
+	crng := rand.New(rand.NewPCG(c.Seed, 0x63616e))
+	for _, h := range s.Hosts {
+		if h.Drifted && crng.Float64() < c.Cancellations {
+			s.cancelAt[h.Machine] = time.Minute + time.Duration(crng.Int64N(int64(45*time.Minute)))
+		}
+	}
 	s.hosts = firmwarefake.NewHosts()
 	s.bmcs = firmwarefake.NewBMCs()
 	s.scout = firmwarefake.NewScout(s.store, s.bmcs, s.clk)
@@ -271,6 +301,9 @@ func (s *Sim) Run(ctx context.Context) *Report {
 			s.schedule(h.PolicyOnAt, evPolicyOn, h.Machine)
 		}
 	}
+	if s.cfg.CatalogChangeAt > 0 {
+		s.schedule(s.cfg.CatalogChangeAt, evCatalog, "")
+	}
 	for i := range s.cfg.Restarts {
 		s.schedule(time.Duration(1+s.rng.Int64N(int64(36*time.Hour)))+time.Duration(i), evRestart, "")
 	}
@@ -321,6 +354,10 @@ func (s *Sim) Run(ctx context.Context) *Report {
 			s.restart()
 		case evObserve:
 			s.observe(ctx, ev.machine)
+		case evCatalog:
+			s.changeCatalog(ctx)
+		case evCancel:
+			s.cancel(ctx, ev.machine)
 		}
 		if !s.cfg.NoTickChecks {
 			s.chk.tick(ctx, ev)
@@ -348,7 +385,7 @@ func (s *Sim) observe(ctx context.Context, machine string) {
 		return
 	}
 	rep := firmware.Reported{}
-	if m, ok := s.cat.ForHost(inv.Identity); ok {
+	if m, ok := s.eff.ForHost(inv.Identity); ok {
 		rep = m.Readings(inv.Entries)
 	}
 	_ = s.store.Store.PutObserved(ctx, firmware.Observed{MachineID: machine, Identity: inv.Identity, Reported: rep, At: s.clk.Now()})
@@ -372,6 +409,15 @@ func (s *Sim) pass(ctx context.Context) bool {
 	}
 	live := 0
 	for _, r := range reqs {
+		if s.final[r.MachineID] != "" && r.CreatedAt.After(s.finalAt[r.MachineID]) {
+			// A new update of a host whose last one ended.
+			delete(s.final, r.MachineID)
+			s.started[r.MachineID] = false
+			if s.byName[r.MachineID].Assigned {
+				// The tenant approves the new update too.
+				s.scheduleAt(s.clk.Now(), evApprove, r.MachineID)
+			}
+		}
 		if s.final[r.MachineID] == "" {
 			live++
 			if !s.waking[r.MachineID] {
@@ -450,11 +496,17 @@ func (s *Sim) wake(ctx context.Context, machine string) {
 	case errors.Is(err, errYield):
 		s.waking[machine] = true
 		s.scheduleAt(rt.wakeAt, evWake, machine)
+		if after, planned := s.cancelAt[machine]; planned && !s.cancelled[machine] && s.started[machine] {
+			// The operator cancels this update a while into it.
+			s.cancelled[machine] = true
+			s.scheduleAt(s.clk.Now().Add(after), evCancel, machine)
+		}
 	case err == nil:
-		s.final[machine] = res.Outcome
+		s.final[machine], s.finalAt[machine] = res.Outcome, s.clk.Now()
 		s.observe(ctx, machine)
+		s.chk.afterEnd(ctx, machine)
 	case firmware.RetriesExhausted.Is(err):
-		s.final[machine] = res.Outcome
+		s.final[machine], s.finalAt[machine] = res.Outcome, s.clk.Now()
 		if res.Failure != nil {
 			s.rep.Failures[res.Failure.Code]++
 		}
@@ -472,6 +524,46 @@ func (s *Sim) wake(ctx context.Context, machine string) {
 		s.waking[machine] = true
 		s.scheduleAt(s.clk.Now().Add(time.Minute), evWake, machine)
 	}
+}
+
+// changeCatalog is the operator's runtime override: the R750's bmc gets a
+// new default (its image is on every R750's BMC), so every R750 drifts
+// again; the effective catalog is what the checker reads from then on.
+func (s *Sim) changeCatalog(ctx context.Context) {
+	op := &firmware.Operator{Store: s.store, Hosts: s.hosts, Clock: s.clk, Catalog: s.cat}
+	ov := firmware.Override{Vendor: "Dell", Model: "PowerEdge R750", Component: firmware.BMC,
+		Entry: firmware.Entry{Version: dellNextBMC, Default: true, Artifacts: []firmware.Artifact{{Filename: dellNextBMCImage}}}}
+	if _, err := op.SetOverride(ctx, ov); err != nil {
+		// A store fault: the operator tries again a minute later.
+		s.scheduleAt(s.clk.Now().Add(time.Minute), evCatalog, "")
+		return
+	}
+	eff, _, err := op.EffectiveCatalog(ctx)
+	if err != nil {
+		s.chk.fail("reading the effective catalog after the change: %v", err)
+		return
+	}
+	s.eff = eff
+	s.chk.cache = nil
+	s.rep.CatalogChanges++
+}
+
+// cancel is an operator cancelling a host's running update (one that
+// ended meanwhile is left alone).
+func (s *Sim) cancel(ctx context.Context, machine string) {
+	if s.final[machine] != "" {
+		return
+	}
+	u, ok, err := s.store.Store.Update(ctx, machine)
+	if err != nil || !ok || u.Cancel != nil {
+		return
+	}
+	op := &firmware.Operator{Store: s.store, Hosts: s.hosts, Clock: s.clk}
+	if _, err := op.Cancel(ctx, machine, "operator fwsim"); err != nil {
+		s.scheduleAt(s.clk.Now().Add(time.Minute), evCancel, machine)
+		return
+	}
+	s.rep.Cancelled++
 }
 
 // errYield ends a body at its sleep.
