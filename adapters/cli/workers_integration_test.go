@@ -8,6 +8,7 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -33,7 +34,6 @@ import (
 	"github.com/hostforge/hostforge/adapters/temporal"
 	"github.com/hostforge/hostforge/adapters/vault"
 	"github.com/hostforge/hostforge/enrollment"
-	"github.com/hostforge/hostforge/extensions"
 	"github.com/hostforge/hostforge/fakes"
 	"github.com/hostforge/hostforge/fakes/redfishemu"
 	"github.com/hostforge/hostforge/intent"
@@ -390,10 +390,24 @@ extensions:
 	perInterval := int(elapsed/(2*time.Second)) + 1
 
 	// Every host's side effects, once each.
-	hookIDs, _ := recv.got()
-	deliveries := map[string]int{}
-	for _, id := range hookIDs {
-		deliveries[id]++
+	// Deliveries per device (the body names it), and each delivery ID
+	// received once.
+	hookIDs, bodies := recv.got()
+	deliveries, seen := map[string]int{}, map[string]int{}
+	for i, id := range hookIDs {
+		seen[id]++
+		var b struct {
+			Device string `json:"device"`
+		}
+		if err := json.Unmarshal(bodies[i], &b); err != nil {
+			t.Errorf("delivery %s: body %s: %v", id, bodies[i], err)
+		}
+		deliveries[b.Device]++
+	}
+	for id, n := range seen {
+		if n != 1 {
+			t.Errorf("delivery %s received %d times", id, n)
+		}
 	}
 	ups, _ := store.Updates(context.Background())
 	fwRuns := map[string]int{}
@@ -416,11 +430,7 @@ extensions:
 			}
 			pushes = b.Emulator.Pushes()
 		}
-		j := outcome[n]
-		hooks := 0
-		if j.Node != "" {
-			hooks = deliveries[extensions.DeliveryID(extensions.ServerRegisteredEventID(n, j.Node), "registration", "hook")]
-		}
+		hooks := deliveries[n]
 		table = append(table, fmt.Sprintf("%-24s %-28s rotations %d  pushes %d  firmware runs %d  webhook deliveries %d", n, rh.want, rotations, pushes, fwRuns[n], hooks))
 		wantRot, wantPush, wantHook := 0, 0, 0
 		if rh.want == ironic.StateAvailable || rh.want == ironic.LinkDown.Code {

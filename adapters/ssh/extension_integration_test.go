@@ -40,7 +40,7 @@ func TestIntegrationExtensionTaskOnRealSSHD(t *testing.T) {
 	if x == nil {
 		t.Fatal(ps)
 	}
-	rendered, err := x.Render(extensions.ServerRegisteredStage, []byte(`{"server": {"serialNumber": "6SBT0R3", "model": "Power Edge; R450"}, "marker": "`+marker+`"}`), extensions.RenderOptions{Strict: true})
+	rendered, err := x.Render(t.Context(), extensions.ServerRegisteredStage, []byte(`{"server": {"serialNumber": "6SBT0R3", "model": "Power Edge; R450"}, "marker": "`+marker+`"}`), extensions.RenderOptions{Strict: true})
 	if err != nil {
 		t.Fatal(err)
 	}
