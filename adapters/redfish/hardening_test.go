@@ -117,6 +117,14 @@ func TestCheckLink(t *testing.T) {
 		if err := redfish.CheckLink(tc.link); (err == nil) != tc.ok {
 			t.Errorf("CheckLink(%q) = %v, want ok=%v", tc.link, err, tc.ok)
 		}
+		// A push URI may lie outside /redfish/, nothing else differs.
+		pushOK := tc.ok || tc.link == "/other/v1"
+		if err := redfish.CheckPushURI(tc.link); (err == nil) != pushOK {
+			t.Errorf("CheckPushURI(%q) = %v, want ok=%v", tc.link, err, pushOK)
+		}
+	}
+	if err := redfish.CheckPushURI("/mfwupdate"); err != nil {
+		t.Errorf("CheckPushURI(XCC's /mfwupdate) = %v", err)
 	}
 }
 

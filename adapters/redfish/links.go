@@ -21,15 +21,25 @@ import (
 // no control or space character — in its raw form and percent-decoded.
 // Anything else could move a request, and the credential it carries, off
 // the BMC.
-func CheckLink(p string) error {
+func CheckLink(p string) error { return checkPath(p, true) }
+
+// CheckPushURI is CheckLink for an UpdateService's MultipartHttpPushUri,
+// which Redfish lets a BMC serve outside /redfish/ (Lenovo XCC answers
+// /mfwupdate): any absolute path of the BMC's own origin, with none of
+// what could move the request elsewhere.
+func CheckPushURI(p string) error { return checkPath(p, false) }
+
+func checkPath(p string, underRedfish bool) error {
 	dec, err := url.PathUnescape(p)
 	if err != nil {
 		return fmt.Errorf("not a valid escaped path")
 	}
 	for _, s := range []string{p, dec} {
 		switch {
-		case !strings.HasPrefix(s, "/redfish/") && s != "/redfish":
+		case underRedfish && !strings.HasPrefix(s, "/redfish/") && s != "/redfish":
 			return fmt.Errorf("not an absolute path under /redfish/")
+		case !strings.HasPrefix(s, "/"):
+			return fmt.Errorf("not an absolute path")
 		case strings.Contains(s, "//"):
 			return fmt.Errorf("holds an authority or an empty segment (//)")
 		case strings.Contains(s, "@"):

@@ -72,8 +72,11 @@ func convert(ctx context.Context, sec *hostforge.Secrets, err error) error {
 
 // follow checks that p is a path on the BMC's own service before a request
 // goes there.
-func (c *client) follow(p string) error {
-	if err := CheckLink(p); err != nil {
+func (c *client) follow(p string) error { return c.followChecked(p, CheckLink) }
+
+// followChecked is follow with the path check given.
+func (c *client) followChecked(p string, check func(string) error) error {
+	if err := check(p); err != nil {
 		return bmc.LinkOffOrigin.New("%s answered the link %q: %v; refused, nothing was sent there", c.endpoint.Host, c.secrets.Scrub(p), err)
 	}
 	u, err := url.Parse(c.endpoint.String() + p)

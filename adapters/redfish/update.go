@@ -257,7 +257,7 @@ func (f *Firmware) Upload(ctx context.Context, machine string, u firmware.Upload
 	if err != nil {
 		return "", firmware.ArtifactMissing.Wrap(err, "machine %s: reading the artifact %s", machine, file)
 	}
-	if err := c.follow(push); err != nil {
+	if err := c.followChecked(push, CheckPushURI); err != nil {
 		return "", err
 	}
 	start := time.Now()

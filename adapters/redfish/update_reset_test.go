@@ -27,18 +27,13 @@ import (
 )
 
 // captureEmu serves a real capture with its firmware side enabled. The
-// XCC's push URI (/mfwupdate, outside /redfish/) is moved under
-// /redfish/v1, where the adapter follows links.
+// XCC's push URI stays where the capture has it (/mfwupdate, outside
+// /redfish/): the adapter pushes to any path of the BMC's own origin.
 func captureEmu(t *testing.T, dir string, clk *clock.Fake) (*redfishemu.Emulator, *fakes.FirmwareBMC, *redfish.Firmware, *httptest.Server) {
 	t.Helper()
 	e, err := redfishemu.FromDir(realdata.Path(t, dir), redfishemu.Options{Clock: clk, AdminUser: "hostforge", AdminPassword: adminPW})
 	if err != nil {
 		t.Fatal(err)
-	}
-	if us := e.Doc("/redfish/v1/UpdateService"); us != nil && us["MultipartHttpPushUri"] == "/mfwupdate" {
-		if err := e.SetProperties("/redfish/v1/UpdateService", map[string]any{"MultipartHttpPushUri": "/redfish/v1/UpdateService/MultipartUpload"}); err != nil {
-			t.Fatal(err)
-		}
 	}
 	fb, err := e.EnableFirmware(redfishemu.FirmwareOptions{})
 	if err != nil {
@@ -135,10 +130,16 @@ known_firmware = [ { version = %q, filename = %q, default = true, power_drains_n
 			if got := strings.Join(fb.State().Resets[before:], " "); got != c.resets {
 				t.Errorf("resets %q, want %q", got, c.resets)
 			}
+			push, pushed := e.Doc("/redfish/v1/UpdateService")["MultipartHttpPushUri"].(string), false
 			for _, r := range e.Requests()[sent:] {
 				if r.Method == http.MethodPost && strings.Contains(r.Path, "/Actions/") && r.Status >= 400 {
 					t.Errorf("the update sent an action the BMC refused: %s %s %d", r.Method, r.Path, r.Status)
 				}
+				pushed = pushed || (r.Method == http.MethodPost && r.Path == push && r.Status/100 == 2)
+			}
+			if !pushed {
+				// XCC's is /mfwupdate, outside /redfish/.
+				t.Errorf("the image was not pushed to the capture's MultipartHttpPushUri %q", push)
 			}
 		})
 	}
