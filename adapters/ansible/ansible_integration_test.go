@@ -63,11 +63,13 @@ func TestRealPlaybookOutputsAreStored(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			ev, _, err := extensions.NewEvent("", extensions.ServerRegisteredStage, []byte(`{"server": {"serialNumber": "6SBT0R3", "model": "PowerEdge R450", "ramGbytes": 32}}`))
-			if err != nil {
-				t.Fatal(err)
-			}
+			// Each firing is a new event (a fresh ID): the same event fired
+			// again would skip the task that succeeded.
 			fire := func(playbook string) extensions.Report {
+				ev, _, err := extensions.NewEvent("", extensions.ServerRegisteredStage, []byte(`{"server": {"serialNumber": "6SBT0R3", "model": "PowerEdge R450", "ramGbytes": 32}}`))
+				if err != nil {
+					t.Fatal(err)
+				}
 				x, ps := extensions.Parse(def(playbook), filepath.Join(defs, "inventory.json"))
 				if x == nil {
 					t.Fatal(ps)
