@@ -3,11 +3,8 @@ package cli
 import (
 	"context"
 	"fmt"
-	"io"
 	"log/slog"
-	"strings"
 	"sync"
-	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -37,8 +34,11 @@ type systems struct {
 	// wired are the real systems behind --config, nil otherwise.
 	wired *wiring.Systems
 	// ledger settles completion proof after each local run; nil without one.
-	ledger  *ledgerWiring
-	closers []func()
+	ledger *ledgerWiring
+	// quietSteps leaves out the runtime's line per step outcome: the
+	// progress shows them (text output at the default log level).
+	quietSteps bool
+	closers    []func()
 }
 
 func (s *systems) close() {
@@ -66,32 +66,6 @@ func (a *app) systems(cmd *cobra.Command, demo bool, config string) (*systems, e
 		return a.realSystems(cmd.Context(), cfg, log)
 	}
 	return nil, inputErr("name the systems to run against: --config FILE, or --demo for the built-in fake rack")
-}
-
-// logger builds the slog logger of --log-level, writing to the error stream.
-func (a *app) logger(cmd *cobra.Command) (*slog.Logger, error) {
-	lvl, _ := cmd.Flags().GetString("log-level")
-	var l slog.Level
-	switch strings.ToLower(lvl) {
-	case "", "warn":
-		l = slog.LevelWarn
-	case "debug":
-		l = slog.LevelDebug
-	case "info":
-		l = slog.LevelInfo
-	case "error":
-		l = slog.LevelError
-	case "off":
-		return slog.New(slog.DiscardHandler), nil
-	default:
-		return nil, inputErr("--log-level %q: want debug, info, warn, error or off", lvl)
-	}
-	return slog.New(a.secrets.Handler(slog.NewTextHandler(a.streams.Err, &slog.HandlerOptions{Level: l}))), nil
-}
-
-// logLevelFlag adds --log-level to a command that talks to systems.
-func logLevelFlag(cmd *cobra.Command) {
-	cmd.Flags().String("log-level", "warn", "log level of the structured log on standard error: debug, info, warn, error or off")
 }
 
 // hostResult is one host's outcome.
@@ -231,12 +205,10 @@ verifies; --max-attempts replaces the site's attempt budget (1 fails fast).
 			args = sys.demo.HostNames()
 		}
 		params := o.params()
-		var prog *progress
-		if *o.output == formatText {
-			prog = newProgress(cmd.OutOrStdout(), a.streams.Terminal, args)
-		}
-		results := enrollAll(cmd.Context(), sys, args, params, o.parallel, prog)
-		return printEnroll(cmd.OutOrStdout(), *o.output, args, results)
+		rep := a.startReport(cmd, *o.output, args, sys.clock, sys.demo != nil)
+		sys.quietSteps = rep.quietSteps
+		results := enrollAll(cmd.Context(), sys, args, params, o.parallel, rep)
+		return rep.end(results)
 	}
 	return cmd
 }
@@ -262,9 +234,10 @@ func duplicate(names []string) string {
 	return ""
 }
 
-// enrollAll enrols the devices, parallel at a time, and returns their
-// results in the order given. prog may be nil.
-func enrollAll(ctx context.Context, sys *systems, devices []string, p enrollment.Params, parallel int, prog *progress) []hostResult {
+// enrollAll enrols the devices, parallel at a time, reports each as it
+// finishes and returns their results in the order given.
+func enrollAll(ctx context.Context, sys *systems, devices []string, p enrollment.Params, parallel int, rep *enrollReport) []hostResult {
+	prog := rep.prog
 	results := make([]hostResult, len(devices))
 	next := make(chan int)
 	var wg sync.WaitGroup
@@ -274,6 +247,7 @@ func enrollAll(ctx context.Context, sys *systems, devices []string, p enrollment
 			defer wg.Done()
 			for i := range next {
 				results[i] = enrollOne(ctx, sys, devices[i], p, prog)
+				rep.host(results[i])
 			}
 		}()
 	}
@@ -309,6 +283,11 @@ func enrollOne(ctx context.Context, sys *systems, device string, p enrollment.Pa
 		rt.Subject = device
 		if prog != nil {
 			rt.OnEvent = prog.event
+		}
+		if sys.quietSteps {
+			// The progress shows every step's outcome; the log would
+			// say each again.
+			rt.Log = nil
 		}
 		r.Result, err = enrollment.Enroll(ctx, rt, req)
 	}
@@ -357,76 +336,6 @@ func fireServerRegistered(ctx context.Context, sys *systems, res enrollment.Resu
 		rows = append(rows, fireJSON{Task: "(dispatch)", Status: string(extensions.StatusFailed), Message: f.Code + ": " + f.Message})
 	}
 	return rows
-}
-
-// printEnroll writes the summary (or the JSON lines) and returns the exit status.
-func printEnroll(w io.Writer, format string, devices []string, results []hostResult) error {
-	failures := make([]*hostforge.Failure, 0, len(results))
-	for _, r := range results {
-		if r.Failure != nil {
-			failures = append(failures, r.Failure)
-		}
-	}
-	code := worst(failures)
-	if format == formatJSON {
-		for _, r := range results {
-			j := enrollJSON{Device: r.Result.Device, Enrolled: r.Result.Enrolled && r.Result.Failure == nil, Instance: r.Result.Instance,
-				Node: r.Result.Node, ProvisionState: r.Result.ProvisionState, PlatformClass: r.Result.PlatformClass,
-				ElapsedSeconds: r.Elapsed.Seconds(), Phases: r.Result.Phases, Failure: failureOut(r.Failure), Proof: r.Proof, ExitCode: exitCodeOf(r.Failure),
-				WorkflowID: r.WorkflowID, Extensions: r.Extensions}
-			if j.Phases == nil {
-				j.Phases = []enrollment.PhaseRecord{}
-			}
-			if err := writeJSONLine(w, j); err != nil {
-				return err
-			}
-		}
-		return exitWith(code)
-	}
-	fmt.Fprintln(w)
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "HOST\tRESULT\tOWNER\tINSTANCE\tSTATE\tPLATFORM CLASS\tELAPSED")
-	enrolled := 0
-	for _, r := range results {
-		result, owner := "enrolled", "-"
-		if r.Failure != nil {
-			result, owner = r.Failure.Code, string(r.Failure.Owner)
-		} else {
-			enrolled++
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Result.Device, result, owner, dash(r.Result.Instance),
-			dash(r.Result.ProvisionState), dash(r.Result.PlatformClass), fmtElapsed(r.Elapsed))
-	}
-	if err := tw.Flush(); err != nil {
-		return err
-	}
-	fmt.Fprintf(w, "\n%d of %d enrolled.\n", enrolled, len(devices))
-	first := true
-	for _, r := range results {
-		if r.Failure == nil {
-			continue
-		}
-		if first {
-			fmt.Fprintln(w, "\nOperator actions:")
-			first = false
-		}
-		fmt.Fprintf(w, "  %s — %s (owner %s, %s)\n      %s\n      next: %s\n", r.Result.Device, r.Failure.Code, r.Failure.Owner,
-			retryWord(r.Failure.Retryable), oneLine(failureOut(r.Failure).Message), r.Failure.Action)
-	}
-	first = true
-	for _, r := range results {
-		for _, e := range r.Extensions {
-			if first {
-				fmt.Fprintln(w, "\nserverRegistered extensions (they do not change the enrollment's result):")
-				first = false
-			}
-			fmt.Fprintf(w, "  %s — %s %s (delivery %s)\n", r.Result.Device, e.Task, e.Status, dash(e.DeliveryID))
-			if e.Status != string(extensions.StatusSucceeded) && e.Message != "" {
-				fmt.Fprintf(w, "      %s\n", oneLine(e.Message))
-			}
-		}
-	}
-	return exitWith(code)
 }
 
 func retryWord(retryable bool) string {
