@@ -148,7 +148,7 @@ password rotation; --no-inspection skips inspection and verification;
 verifies; --max-attempts replaces the site's attempt budget (1 fails fast).
 
 ` + wiring.ConfigHelp + `
-` + exitCodeHelp,
+` + exitCodes(ExitOK, ExitUsage, ExitOnSite, ExitInfra, ExitFleetManager, ExitBug, ExitCancelled, exitSeveralHosts),
 		Example: `  hostforge enroll --demo
   hostforge enroll --demo --parallel 4 gpu-r1-u02 cpu-r1-u10
   hostforge enroll --config /etc/hostforge/lab1.yaml --force-inspection cpu-r1-u10
@@ -184,6 +184,9 @@ verifies; --max-attempts replaces the site's attempt budget (1 fails fast).
 		}
 		if dup := duplicate(args); dup != "" {
 			return inputErr("device %s is named twice", dup)
+		}
+		if err := o.temporal.check(); err != nil {
+			return err
 		}
 		if o.temporal.address != "" {
 			if o.demo {

@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"path/filepath"
@@ -11,9 +12,33 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/hostforge/hostforge"
 	"github.com/hostforge/hostforge/adapters/lab"
 	"github.com/hostforge/hostforge/enrollment"
 )
+
+// LabNotRunning is a config file a lab wrote whose lab has stopped: its
+// ports are closed, so nothing it names would answer.
+var LabNotRunning = hostforge.Declare(hostforge.Spec{
+	Code:      "LAB_NOT_RUNNING",
+	Phase:     "cli",
+	Owner:     hostforge.OwnerInfraEng,
+	Retryable: false,
+	Action:    "The config file is a lab's, and that lab is not running: start it again ('hostforge lab --dir DIR', which writes a fresh lab.yaml with its new ports), then run the command again. Nothing was contacted.",
+})
+
+// checkLab refuses a config file written by a lab that has stopped, before
+// anything it names is contacted.
+func checkLab(config string) error {
+	if filepath.Base(config) != lab.ConfigFile {
+		return nil
+	}
+	dir := filepath.Dir(config)
+	if st := lab.Status(dir); st.Lab && !st.Running {
+		return usageErr(LabNotRunning.New("%s was written by the lab in %s, which is not running", config, dir))
+	}
+	return nil
+}
 
 // Ironic's and ironic-inspector's loopback defaults, as
 // scripts/ironic/ironic-up starts them.
@@ -55,7 +80,7 @@ Ironic is detected (--ironic, then $IRONIC_URL, then 127.0.0.1:6385), never
 installed from here; without one, lab.yaml turns the Ironic gate off and the
 rack enrols as far as NetBox activation.
 
-` + exitCodeHelp,
+` + exitCodes(ExitOK, ExitUsage, ExitBug, ExitCancelled),
 		Example: `  hostforge lab &
   hostforge enroll --config lab/lab.yaml $(cat lab/hosts)
 
@@ -92,6 +117,10 @@ rack enrols as far as NetBox activation.
 		timing := lab.FastTiming()
 		timing.LinkBudget = enrollment.Duration(linkBudget)
 		l, err := lab.Start(ctx, lab.Options{Dir: dir, IronicURL: ironicURL, InspectorURL: inspectorURL, Timing: &timing, Log: log})
+		var busy *lab.BusyError
+		if errors.As(err, &busy) {
+			return inputErr("--dir %s: a lab is already running there (PID %d); stop it (kill %d) or give another --dir", dir, busy.PID, busy.PID)
+		}
 		if err != nil {
 			return inputErr("starting the lab in %s: %v", dir, err)
 		}

@@ -106,7 +106,7 @@ Ctrl-C (or SIGTERM) stops polling and lets running steps finish for up to
 worker.
 
 ` + wiring.ConfigHelp + `
-` + exitCodeHelp,
+` + exitCodes(ExitOK, ExitUsage, ExitInfra, ExitBug, ExitCancelled),
 		Example: `  hostforge worker --config /etc/hostforge/lab1.yaml --temporal temporal.example.net:7233
   hostforge worker --config lab/lab.yaml --temporal 127.0.0.1:7233 --task-queue lab1
   hostforge worker --config /etc/hostforge/site.yaml --temporal 127.0.0.1:7233 --metrics-listen 0.0.0.0:9464`,
@@ -130,6 +130,9 @@ worker.
 			return inputErr("--stop-timeout %s: want 0 or more", stopTimeout)
 		case maxSteps < 0:
 			return inputErr("--max-concurrent-steps %d: want 0 or more", maxSteps)
+		}
+		if err := tf.check(); err != nil {
+			return err
 		}
 		// Interrupted, running steps get --stop-timeout to finish (the
 		// worker's promise), and the worker a second more to stop.
