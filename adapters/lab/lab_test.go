@@ -1,8 +1,8 @@
 package lab_test
 
 import (
-	"errors"
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
