@@ -269,7 +269,7 @@ func enrollOne(ctx context.Context, sys *systems, device string, p enrollment.Pa
 		prog.begin(device, start)
 	}
 	r := hostResult{Result: enrollment.Result{Device: device}}
-	req, err := enrollment.Submit(ctx, sys.netbox, device, sys.site, sys.siteConfig, sys.pcReady, p)
+	req, err := enrollment.Submit(ctx, sys.netbox, device, enrollment.SubmitOptions{Site: sys.site, Config: sys.siteConfig, PlatformClassReady: sys.pcReady, Params: p})
 	// With a ledger the device is recorded in it, and its identity and
 	// reference revision snapshotted, before the run (as a Temporal
 	// submitter snapshots them). A ledger that does not answer does not

@@ -180,7 +180,7 @@ func TestLabBMCsReportLinksThroughTheWiring(t *testing.T) {
 func TestLabDHCPThroughTheWiring(t *testing.T) {
 	l, sys := startLab(t)
 	ctx := context.Background()
-	req, err := enrollment.Submit(ctx, sys.NetBox, "cpu-r1-u10", sys.Site, sys.SiteConfig, false, enrollment.Params{})
+	req, err := enrollment.Submit(ctx, sys.NetBox, "cpu-r1-u10", enrollment.SubmitOptions{Site: sys.Site, Config: sys.SiteConfig})
 	if err != nil {
 		t.Fatal(err)
 	}
