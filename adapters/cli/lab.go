@@ -74,7 +74,10 @@ the fleet manager's ledger, DIR/ledger.db (SQLite), with the platform-class
 gate on: enrolments record each host's platform class in NetBox and in the
 ledger and settle their completion proof against the ledger's projection of
 Ironic ('hostforge ledger show --config DIR/lab.yaml HOST'). Each run
-starts fresh: BMCs at factory settings, a new vault, an empty ledger.
+starts fresh: BMCs at factory settings, a new vault, an empty ledger. One
+lab runs per directory: it holds DIR/lab.lock, and a second lab there is
+refused (exit 2, naming the running one's PID). Once it stops, commands
+given its lab.yaml say the lab is not running (LAB_NOT_RUNNING).
 
 Ironic is detected (--ironic, then $IRONIC_URL, then 127.0.0.1:6385), never
 installed from here; without one, lab.yaml turns the Ironic gate off and the
