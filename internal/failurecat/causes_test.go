@@ -4,7 +4,6 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
@@ -54,6 +53,9 @@ func renderCauses(root string) (string, error) {
 			msg = "(from its cause)"
 		}
 		where := s.Package
+		if where == "." {
+			where = "hostforge"
+		}
 		if s.Func != "" {
 			where += "." + s.Func
 		}
@@ -206,5 +208,4 @@ func h(err error) error { return a2.A.Wrap(err, msg()) }
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("sites:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
-	_ = filepath.Join
 }
