@@ -59,14 +59,25 @@ func (l *liveArea) measure() {
 	l.cols, l.rows = cols, rows
 }
 
-// resized re-measures the terminal. Terminals that reflow on a resize
-// (tmux, VTE, iTerm2, kitty) rewrap the rows already drawn at the new
-// width, so the area takes more lines than it has rows after a shrink:
-// the next erase moves up by that many.
+// resized re-measures the terminal (on SIGWINCH).
 func (l *liveArea) resized() {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	l.remeasure()
+}
+
+// remeasure reads the terminal's size again. Terminals that reflow on a
+// resize (tmux, VTE, iTerm2, kitty) rewrap the rows already drawn at the
+// new width, so after a shrink the area takes more lines than it has rows:
+// the next erase moves up by that many. Every redraw re-measures too, as
+// the terminal reflows at once and SIGWINCH arrives a moment later: a
+// redraw in between would otherwise leave the rewrapped rows behind.
+func (l *liveArea) remeasure() {
+	cols := l.cols
 	l.measure()
+	if l.cols == cols {
+		return
+	}
 	lines := 0
 	for _, r := range l.drawn {
 		lines += max(1, (width(r)+l.cols-1)/l.cols)
@@ -86,6 +97,7 @@ func (l *liveArea) height() int {
 func (l *liveArea) draw(rows []string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	l.remeasure()
 	var b strings.Builder
 	l.erase(&b)
 	l.write(&b, rows)
@@ -98,6 +110,7 @@ func (l *liveArea) draw(rows []string) {
 func (l *liveArea) above(w io.Writer, p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	l.remeasure()
 	rows := l.drawn
 	var b strings.Builder
 	l.erase(&b)
@@ -113,19 +126,28 @@ func (l *liveArea) above(w io.Writer, p []byte) (int, error) {
 func (l *liveArea) close() {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	l.remeasure()
 	var b strings.Builder
 	l.erase(&b)
 	l.drawn = nil
 	io.WriteString(l.out, b.String())
 }
 
-// erase moves the cursor to the area's first line and clears to the end
-// of the screen.
+// erase clears the area's lines one by one and leaves the cursor on its
+// first line. Not "clear to the end of the screen": from the screen's
+// top-left corner tmux takes that for a cleared screen and keeps a copy in
+// its scrollback (scroll-on-clear), a stale copy of the area per redraw.
 func (l *liveArea) erase(b *strings.Builder) {
 	if l.lines > 0 {
 		fmt.Fprintf(b, "\x1b[%dA", l.lines)
+		for range l.lines {
+			// Clear the line and move down; the cursor's line below the
+			// area exists, so this never scrolls.
+			b.WriteString("\x1b[2K\x1b[1B")
+		}
+		fmt.Fprintf(b, "\x1b[%dA", l.lines)
 	}
-	b.WriteString("\r\x1b[J")
+	b.WriteString("\r")
 	l.lines = 0
 }
 

@@ -45,7 +45,11 @@ func (s *screen) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-func (s *screen) size() (int, int) { return s.cols, s.rows }
+func (s *screen) size() (int, int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.cols, s.rows
+}
 
 // lines are the screen's lines, trailing blanks removed.
 func (s *screen) lines() []string {

@@ -1,7 +1,7 @@
 # shellcheck shell=bash
 # tmux: Debian's tmux, the terminal the live-view test of cmd/hostforge runs
-# 'hostforge enroll' in (a real pty, at 80 and 160 columns, resized while it
-# runs) and reads back with capture-pane. Each test starts its own tmux
+# 'hostforge enroll' in (a real pty, at 80 and 160 columns) and reads back
+# with capture-pane. Each test starts its own tmux
 # server on a socket of its own and kills it. Sourced by
 # scripts/integration, which defines apt_install and say.
 #
