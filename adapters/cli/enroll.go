@@ -136,11 +136,12 @@ run from its history: the same progress, summary, exit codes and -o json
 is submitted at once and the workers' capacity paces them. Interrupting the
 command stops following; the workflows carry on.
 
-Progress shows a line per host with its current phase/step, elapsed time and
-what it waits for ("node locked by conductor-2, retry in 20s"): redrawn in
-place on a terminal, a line per event otherwise. A summary table and each
-failure's operator action follow; -o json prints one JSON object per host
-instead (and no progress).
+Progress shows a row per host with its current phase/step, elapsed time and
+what it waits for ("waiting (next attempt in 20s): node locked by
+conductor-2"): on a terminal a live area cut to its width and redrawn in
+place, log lines above it (or in --log-file); otherwise a line per event. A
+summary table and each failure's operator action follow; -o json prints one
+JSON object per host instead, as each host finishes (and no progress).
 
 Operator parameters: --force-bmc-restart cold-resets the BMC even without a
 password rotation; --no-inspection skips inspection and verification;
