@@ -27,7 +27,7 @@ func Example() {
 	site.AddHost(fakes.HostSpec{Name: "cpu-r1-u10", Class: intent.ClassCPUBaremetal, Manufacturer: "Dell", Model: "PowerEdge R7615", Vendor: "dell"})
 
 	exec := enrolltest.Executor(site, slog.New(slog.DiscardHandler)) // every phase wired to the site's fakes
-	rt := exec.Local(site.Clock)                                      // a flow.Local; or the Temporal runtime
+	rt := exec.Local(site.Clock)                                     // a flow.Local; or the Temporal runtime
 	cfg := enrollment.SiteConfig{
 		ConfigureDHCP:               true,
 		ConfigureBMC:                true,
