@@ -307,7 +307,7 @@ func TestResolve(t *testing.T) {
 		{"gpu with ztp on stdin", append(gpu, "--ztp", "-"), "infiniband: {rails: 4}\n", ExitOK, "GB300_LENOVOHG635NV2_IB_01\n", nil},
 		{"gpu without ztp", gpu, "", ExitOK, "GB300_LENOVOHG635NV2_NORDMA_01\n", nil},
 		{"cpu", []string{"platform-class", "resolve", "--manufacturer", "Dell", "--model", "PowerEdge R7615", "--device-class", "CPU_BAREMETAL"}, "", ExitOK, "NOGPU_DELLPOWEREDGER7615_NORDMA_01\n", nil},
-		{"gpu with ztp lacking infiniband", append(gpu, "--ztp", "testdata/ztp-empty.yaml"), "", ExitInfra, "", []string{"PLATFORM_CLASS_UNRESOLVABLE", "no infiniband section", "action: Populate"}},
+		{"gpu with ztp lacking infiniband", append(gpu, "--ztp", "testdata/ztp-empty.yaml"), "", ExitInfra, "", []string{"PLATFORM_CLASS_UNRESOLVABLE", "no infiniband section", "action: Fix the NetBox data"}},
 		{"gpu without gpu_type", []string{"platform-class", "resolve", "--manufacturer", "Dell", "--model", "PowerEdge XE9680", "--device-class", "GPU_COMPUTE"}, "", ExitInfra, "", []string{"PLATFORM_CLASS_UNRESOLVABLE", "gpu_type"}},
 		{"ztp file missing", append(gpu, "--ztp", "testdata/nope.json"), "", ExitUsage, "", []string{"INPUT_INVALID", "--ztp testdata/nope.json"}},
 		{"ztp not yaml", append(gpu, "--ztp", "-"), "{infiniband: [", ExitUsage, "", []string{"INPUT_INVALID", "not JSON or YAML"}},
