@@ -28,6 +28,16 @@ var (
 		Retryable: true,
 		Action:    "The BMC's Redfish service did not answer: check the BMC's power, cabling and DHCP lease (phase 1), then rerun.",
 	})
+	// TLSUntrusted is a BMC whose certificate the site does not trust: a
+	// configuration matter, not the BMC's power or cabling, and nothing a
+	// rerun changes.
+	TLSUntrusted = hostforge.Declare(hostforge.Spec{
+		Code:      "BMC_TLS_UNTRUSTED",
+		Phase:     "configure_bmc",
+		Owner:     hostforge.OwnerInfraEng,
+		Retryable: false,
+		Action:    "The BMC answered with a TLS certificate the site does not trust (the message gives why and the certificate's SHA-256). Check the SHA-256 out of band (the BMC's console or its vendor tool), then trust the BMC in the config: its CA in bmc.ca_file or a bmc.tls rule's ca_file, or the SHA-256 as a bmc.tls rule's fingerprint_sha256 ('bmc detect': --ca-file) — and rerun. Nothing was sent to the BMC.",
+	})
 	CredentialMissing = hostforge.Declare(hostforge.Spec{
 		Code:      "BMC_CREDENTIAL_MISSING",
 		Phase:     "configure_bmc",

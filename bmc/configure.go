@@ -190,7 +190,8 @@ func (r *run) wait(reason string, after time.Duration, format string, args ...an
 
 func (r *run) configure(ctx context.Context) error {
 	if r.c.Connector == nil || r.c.Vault == nil {
-		return InputInvalid.New("%s: the BMC configurator has no connector or vault", r.t.Device)
+		// A wiring defect, not a NetBox field to fix.
+		return hostforge.Unclassified.New("%s: the BMC configurator has no connector or vault", r.t.Device)
 	}
 	fields, err := r.item(ctx, r.t.AdminItem)
 	if err != nil {

@@ -59,7 +59,8 @@ func LinkStates(nics []HostNIC, macs []string) map[string]link.State {
 // never UNKNOWN: the fail-open applies to unknown values only.
 func (l *LinkReader) FrontendLinks(ctx context.Context, bmcAddress, credentialItem string, macs []string) (map[string]link.State, error) {
 	if l.Connector == nil || l.Vault == nil {
-		return nil, LinkUnobservable.New("%s: link reader has no connector or vault", bmcAddress)
+		// A wiring defect, not a BMC to check.
+		return nil, hostforge.Unclassified.New("%s: link reader has no connector or vault", bmcAddress)
 	}
 	cred, err := AdminCredential(ctx, l.Vault, credentialItem)
 	if err != nil {

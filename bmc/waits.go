@@ -100,23 +100,23 @@ func Waits() []WaitSpec {
 	return []WaitSpec{
 		{Reason: WaitBusy, Budget: BusyBudget, Backoff: BusyBackoff,
 			Exhausted: func(step string, last *hostforge.Wait, waited, budget time.Duration) error {
-				return ServiceUnavailable.Wrap(last, "step %s: the BMC stayed busy for %s (budget %s): %s", step, waited, budget, last.Detail)
+				return ServiceUnavailable.New("step %s: the BMC stayed busy for %s (budget %s): %s", step, waited, budget, last.Detail)
 			}},
 		{Reason: WaitUnreachable, Budget: BusyBudget, Backoff: BusyBackoff,
 			Exhausted: func(step string, last *hostforge.Wait, waited, budget time.Duration) error {
-				return Unreachable.Wrap(last, "step %s: the BMC did not answer for %s (budget %s): %s", step, waited, budget, last.Detail)
+				return Unreachable.New("step %s: the BMC did not answer for %s (budget %s): %s", step, waited, budget, last.Detail)
 			}},
 		{Reason: WaitReset, Budget: ResetWaitBudget,
 			Exhausted: func(step string, last *hostforge.Wait, waited, budget time.Duration) error {
-				return ResetTimeout.Wrap(last, "step %s: waited %s (budget %s) after the cold reset: %s", step, waited, budget, last.Detail)
+				return ResetTimeout.New("step %s: waited %s (budget %s) after the cold reset: %s", step, waited, budget, last.Detail)
 			}},
 		{Reason: WaitJobSchedule, Budget: JobsPerRun * (JobScheduleBudget + JobPoll),
 			Exhausted: func(step string, last *hostforge.Wait, waited, budget time.Duration) error {
-				return JobNotScheduled.Wrap(last, "step %s: waited %s (budget %s) for the Lifecycle Controller; the job is still queued and the rerun deletes it: %s", step, waited, budget, last.Detail)
+				return JobNotScheduled.New("step %s: waited %s (budget %s) for the Lifecycle Controller; the job is still queued and the rerun deletes it: %s", step, waited, budget, last.Detail)
 			}},
 		{Reason: WaitJobRun, Budget: JobsPerRun * JobRunBudget,
 			Exhausted: func(step string, last *hostforge.Wait, waited, budget time.Duration) error {
-				return JobFailed.Wrap(last, "step %s: waited %s (budget %s) for settings jobs to finish: %s", step, waited, budget, last.Detail)
+				return JobFailed.New("step %s: waited %s (budget %s) for settings jobs to finish: %s", step, waited, budget, last.Detail)
 			}},
 	}
 }

@@ -132,11 +132,11 @@ func TestBackfillErrors(t *testing.T) {
 func TestSubmitReadsTheDeviceClass(t *testing.T) {
 	site := backfillSite()
 	ctx := context.Background()
-	req, err := enrollment.Submit(ctx, site.NetBox, "gpu-1", "lab1", enrollment.SiteConfig{}, true, enrollment.Params{})
+	req, err := enrollment.Submit(ctx, site.NetBox, "gpu-1", enrollment.SubmitOptions{Site: "lab1", PlatformClassReady: true})
 	if err != nil || req.DeviceClass != intent.ClassGPUCompute || !req.Snapshot.PlatformClassActivityReady || req.Snapshot.Site.IronicTag != "ironic" {
 		t.Fatalf("req = %+v, %v", req, err)
 	}
-	if _, err := enrollment.Submit(ctx, site.NetBox, "ghost", "lab1", enrollment.SiteConfig{}, true, enrollment.Params{}); hostforge.CodeOf(err) != "NETBOX_DEVICE_NOT_FOUND" {
+	if _, err := enrollment.Submit(ctx, site.NetBox, "ghost", enrollment.SubmitOptions{Site: "lab1", PlatformClassReady: true}); hostforge.CodeOf(err) != "NETBOX_DEVICE_NOT_FOUND" {
 		t.Fatalf("ghost: %v", err)
 	}
 }

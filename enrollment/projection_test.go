@@ -129,7 +129,7 @@ func TestProofAgainstTheProjection(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	req, err := enrollment.Submit(ctx, site.NetBox, host, "lab1", enrolltest.DemoSiteConfig(), true, enrollment.Params{})
+	req, err := enrollment.Submit(ctx, site.NetBox, host, enrollment.SubmitOptions{Site: "lab1", Config: enrolltest.DemoSiteConfig(), PlatformClassReady: true})
 	if err != nil {
 		t.Fatal(err)
 	}

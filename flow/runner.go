@@ -127,7 +127,7 @@ func (m *Meter) spend(step string, w *hostforge.Wait) (time.Duration, error) {
 		if m.policy.Exhausted != nil {
 			return 0, m.policy.Exhausted(step, w, m.waited, m.policy.Budget)
 		}
-		return 0, WaitBudgetExhausted.Wrap(w, "step %s waited %s for %s, past its %s budget; last: %s", step, m.waited, w.Reason, m.policy.Budget, w.Detail)
+		return 0, WaitBudgetExhausted.New("step %s waited %s for %s, past its %s budget; last: %s", step, m.waited, w.Reason, m.policy.Budget, w.Detail)
 	}
 	m.waited += after
 	return after, nil

@@ -64,7 +64,8 @@ func (v VaultCredentials) BMCCredential(ctx context.Context, spec NodeSpec) (Cre
 func (p *Phases) credential(ctx context.Context, spec NodeSpec) (Credential, error) {
 	device := spec.Name
 	if p.Credentials == nil {
-		return Credential{}, CredentialMissing.New("device %s: no credential source is configured", device)
+		// A wiring defect, not a vault item to create.
+		return Credential{}, hostforge.Unclassified.New("device %s: no credential source is configured", device)
 	}
 	c, err := p.Credentials.BMCCredential(ctx, spec)
 	if err != nil {

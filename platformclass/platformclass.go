@@ -27,7 +27,7 @@ var (
 		Phase:     "record_platform_class",
 		Owner:     hostforge.OwnerInfraEng,
 		Retryable: false,
-		Action:    "Populate custom_fields.gpu_type on the device type or fix the device's config_context ztp block in NetBox, then rerun the enrollment (or the platform-class backfill).",
+		Action:    "Fix the NetBox data the message names — custom_fields.gpu_type, or the manufacturer and model, on the device type; the device's config_context ztp block; or a platform_class longer than the fleet manager takes — then rerun the enrollment (or the platform-class backfill).",
 	})
 	RecordFailed = hostforge.Declare(hostforge.Spec{
 		Code:      "PLATFORM_CLASS_RECORD_FAILED",

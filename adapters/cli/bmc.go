@@ -81,7 +81,7 @@ are accepted for emulators.
 A BMC of no supported vendor (HPE iLO, OpenBMC, a generic DMTF service) fails
 with BMC_VENDOR_UNSUPPORTED, exit code 4.
 
-` + exitCodeHelp,
+` + exitCodes(ExitOK, ExitUsage, ExitOnSite, ExitInfra, ExitBug, ExitCancelled),
 		Example: `  HOSTFORGE_BMC_PASSWORD=... hostforge bmc detect --url https://10.10.0.12 --user root
   hostforge bmc detect --url https://10.10.0.12 --ca-file site-bmc-ca.pem -o json
   hostforge bmc detect --url http://127.0.0.1:8000`,
@@ -120,11 +120,11 @@ with BMC_VENDOR_UNSUPPORTED, exit code 4.
 		if o.caFile != "" {
 			pem, err := os.ReadFile(o.caFile)
 			if err != nil {
-				return inputErr("--ca-file %s: %v", o.caFile, err)
+				return inputFileErr("--ca-file %s: %v", o.caFile, err)
 			}
 			pool := x509.NewCertPool()
 			if !pool.AppendCertsFromPEM(pem) {
-				return inputErr("--ca-file %s: no PEM certificate in it", o.caFile)
+				return inputFileErr("--ca-file %s: no PEM certificate in it", o.caFile)
 			}
 			tc.RootCAs = pool
 		}
@@ -291,11 +291,18 @@ func (rd *redfishReader) get(ctx context.Context, path string) ([]byte, error) {
 		if errors.Is(err, context.Canceled) {
 			return nil, err
 		}
-		var certErr *tls.CertificateVerificationError
-		if errors.As(err, &certErr) {
-			return nil, bmc.Unreachable.New("GET %s%s: the BMC's certificate is not trusted (%v): pass --ca-file with the CA that signed it", rd.base, path, certErr.Err)
+		if u := redfish.Untrusted(rd.base, err); u != nil {
+			if f, ok := hostforge.AsFailure(u); ok {
+				f.Phase = "bmc_detect"
+			}
+			return nil, u
 		}
-		return nil, bmc.Unreachable.Wrap(err, "GET %s%s", rd.base, path)
+		// url.Error repeats the method and the URL the message gives.
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err
+		}
+		return nil, bmc.Unreachable.At("bmc_detect").Wrap(err, "GET %s%s", rd.base, path)
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(io.LimitReader(resp.Body, 4<<20))

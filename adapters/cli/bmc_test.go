@@ -119,12 +119,13 @@ func TestBMCDetectAccess(t *testing.T) {
 	wantCode(t, r, ExitUsage)
 	wantError(t, r, "--url")
 
-	// TLS is verified by default: a self-signed BMC is refused with the fix.
+	// TLS is verified by default: a self-signed BMC is refused with the
+	// fix — its own code, owned by the engineers who keep bmc.tls.
 	tlsSrv := httptest.NewTLSServer(bmcSrv)
 	defer tlsSrv.Close()
 	r = run(t, "", nil, "bmc", "detect", "--url", tlsSrv.URL)
-	wantCode(t, r, ExitOnSite)
-	wantError(t, r, "BMC_UNREACHABLE", "not trusted", "--ca-file")
+	wantCode(t, r, ExitInfra)
+	wantError(t, r, "BMC_TLS_UNTRUSTED", "not trusted", "--ca-file", "bmc.tls")
 
 	// The explicit opt-in reads it, and says so.
 	r = run(t, "", nil, "bmc", "detect", "--url", tlsSrv.URL, "--insecure-skip-verify")

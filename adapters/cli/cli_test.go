@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"sync"
 	"syscall"
@@ -248,6 +249,34 @@ func TestVersion(t *testing.T) {
 	}
 }
 
+// The version comes from the release, else the module version, and the
+// commit and its time from the build information; a build with none of
+// them says how to get one.
+func TestVersionFromBuildInfo(t *testing.T) {
+	vcs := []debug.BuildSetting{{Key: "vcs", Value: "git"}, {Key: "vcs.revision", Value: "46177142f81fd9461410580fd0810399e3ed2989"},
+		{Key: "vcs.time", Value: "2026-12-02T02:30:52Z"}, {Key: "vcs.modified", Value: "true"}}
+	for _, tc := range []struct {
+		name, release string
+		bi            *debug.BuildInfo
+		want          []string
+	}{
+		{"release", "v1.4.0", &debug.BuildInfo{Main: debug.Module{Version: develVersion}}, []string{"hostforge v1.4.0 go1."}},
+		{"go install module@version", "", &debug.BuildInfo{Main: debug.Module{Version: "v1.3.2"}}, []string{"hostforge v1.3.2 go1."}},
+		{"a git clone", "", &debug.BuildInfo{Main: debug.Module{Version: develVersion}, Settings: vcs},
+			[]string{"(commit 46177142f81fd9461410580fd0810399e3ed2989 of 2026-12-02T02:30:52Z, with uncommitted changes)"}},
+		{"nothing recorded", "", &debug.BuildInfo{Main: debug.Module{Version: develVersion}}, []string{"no version or commit recorded", "-buildvcs=true"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			line := versionFrom(tc.release, tc.bi).line()
+			for _, w := range tc.want {
+				if !strings.Contains(line, w) {
+					t.Errorf("%q lacks %q", line, w)
+				}
+			}
+		})
+	}
+}
+
 func TestCompletion(t *testing.T) {
 	for _, shell := range []string{"bash", "zsh", "fish", "powershell"} {
 		r := run(t, "", nil, "completion", shell)
@@ -278,10 +307,10 @@ func TestResolve(t *testing.T) {
 		{"gpu with ztp on stdin", append(gpu, "--ztp", "-"), "infiniband: {rails: 4}\n", ExitOK, "GB300_LENOVOHG635NV2_IB_01\n", nil},
 		{"gpu without ztp", gpu, "", ExitOK, "GB300_LENOVOHG635NV2_NORDMA_01\n", nil},
 		{"cpu", []string{"platform-class", "resolve", "--manufacturer", "Dell", "--model", "PowerEdge R7615", "--device-class", "CPU_BAREMETAL"}, "", ExitOK, "NOGPU_DELLPOWEREDGER7615_NORDMA_01\n", nil},
-		{"gpu with ztp lacking infiniband", append(gpu, "--ztp", "testdata/ztp-empty.yaml"), "", ExitInfra, "", []string{"PLATFORM_CLASS_UNRESOLVABLE", "no infiniband section", "action: Populate"}},
+		{"gpu with ztp lacking infiniband", append(gpu, "--ztp", "testdata/ztp-empty.yaml"), "", ExitInfra, "", []string{"PLATFORM_CLASS_UNRESOLVABLE", "no infiniband section", "action: Fix the NetBox data"}},
 		{"gpu without gpu_type", []string{"platform-class", "resolve", "--manufacturer", "Dell", "--model", "PowerEdge XE9680", "--device-class", "GPU_COMPUTE"}, "", ExitInfra, "", []string{"PLATFORM_CLASS_UNRESOLVABLE", "gpu_type"}},
-		{"ztp file missing", append(gpu, "--ztp", "testdata/nope.json"), "", ExitUsage, "", []string{"CLI_INPUT_INVALID", "--ztp testdata/nope.json"}},
-		{"ztp not yaml", append(gpu, "--ztp", "-"), "{infiniband: [", ExitUsage, "", []string{"CLI_INPUT_INVALID", "not JSON or YAML"}},
+		{"ztp file missing", append(gpu, "--ztp", "testdata/nope.json"), "", ExitUsage, "", []string{"INPUT_INVALID", "--ztp testdata/nope.json"}},
+		{"ztp not yaml", append(gpu, "--ztp", "-"), "{infiniband: [", ExitUsage, "", []string{"INPUT_INVALID", "not JSON or YAML"}},
 		{"missing model", []string{"platform-class", "resolve", "--manufacturer", "Dell", "--device-class", "CPU_BAREMETAL"}, "", ExitUsage, "", []string{`"model" not set`}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -384,16 +413,20 @@ func TestVerify(t *testing.T) {
 	r = run(t, string(b), nil, "verify", "--inventory", "-", "--expect", "testdata/r7615-pass.yaml", "-o", "json")
 	wantCode(t, r, ExitOK)
 
-	// Bad input files are usage errors naming the file, with the parser's code.
+	// Bad input files are INPUT_INVALID usage errors naming the file, with
+	// what the parser said (not its action, written for a live inspection).
 	r = run(t, "", nil, "verify", "--inventory", inv, "--expect", "testdata/bad-key.yaml")
 	wantCode(t, r, ExitUsage)
-	wantError(t, r, "INSPECTION_VALIDATION_INVALID", "--expect testdata/bad-key.yaml", "cores_total")
+	wantError(t, r, "INPUT_INVALID", "--expect testdata/bad-key.yaml", "cores_total")
 	r = run(t, "{", nil, "verify", "--inventory", "-", "--expect", "testdata/r7615-pass.yaml")
 	wantCode(t, r, ExitUsage)
-	wantError(t, r, "INSPECTION_INVENTORY_INVALID", "--inventory -")
+	wantError(t, r, "INPUT_INVALID", "--inventory -")
+	if strings.Contains(r.err, "force_inspection") {
+		t.Errorf("a bad inventory file is told to rerun an inspection:\n%s", r.err)
+	}
 	r = run(t, "", nil, "verify", "--inventory", "testdata/none.json", "--expect", "testdata/r7615-pass.yaml")
 	wantCode(t, r, ExitUsage)
-	wantError(t, r, "CLI_INPUT_INVALID", "testdata/none.json")
+	wantError(t, r, "INPUT_INVALID", "testdata/none.json")
 }
 
 func TestLLDPDecode(t *testing.T) {

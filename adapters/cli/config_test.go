@@ -64,7 +64,7 @@ func TestEnrollConfigErrors(t *testing.T) {
 
 	r = run(t, "", nil, "enroll", "--config", filepath.Join(dir, "missing.yaml"), "cpu-r1-u10")
 	wantCode(t, r, ExitUsage)
-	wantError(t, r, "CONFIG_INVALID", "missing.yaml")
+	wantError(t, r, "CONFIG_UNREADABLE", "missing.yaml")
 
 	// The token comes from the environment variable the config names.
 	good := writeFile(t, dir, "good.yaml", cfg, 0o644)

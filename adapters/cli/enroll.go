@@ -3,11 +3,8 @@ package cli
 import (
 	"context"
 	"fmt"
-	"io"
 	"log/slog"
-	"strings"
 	"sync"
-	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -41,7 +38,10 @@ type systems struct {
 	ledger *ledgerWiring
 	// observer is told what local runs do (--metrics-listen); nil: nothing.
 	observer flow.Observer
-	closers  []func()
+	// quietSteps leaves out the runtime's line per step outcome: the
+	// progress shows them (text output at the default log level).
+	quietSteps bool
+	closers    []func()
 }
 
 func (s *systems) close() {
@@ -69,32 +69,6 @@ func (a *app) systems(cmd *cobra.Command, demo bool, config string) (*systems, e
 		return a.realSystems(cmd.Context(), cfg, log)
 	}
 	return nil, inputErr("name the systems to run against: --config FILE, or --demo for the built-in fake rack")
-}
-
-// logger builds the slog logger of --log-level, writing to the error stream.
-func (a *app) logger(cmd *cobra.Command) (*slog.Logger, error) {
-	lvl, _ := cmd.Flags().GetString("log-level")
-	var l slog.Level
-	switch strings.ToLower(lvl) {
-	case "", "warn":
-		l = slog.LevelWarn
-	case "debug":
-		l = slog.LevelDebug
-	case "info":
-		l = slog.LevelInfo
-	case "error":
-		l = slog.LevelError
-	case "off":
-		return slog.New(slog.DiscardHandler), nil
-	default:
-		return nil, inputErr("--log-level %q: want debug, info, warn, error or off", lvl)
-	}
-	return slog.New(a.secrets.Handler(slog.NewTextHandler(a.streams.Err, &slog.HandlerOptions{Level: l}))), nil
-}
-
-// logLevelFlag adds --log-level to a command that talks to systems.
-func logLevelFlag(cmd *cobra.Command) {
-	cmd.Flags().String("log-level", "warn", "log level of the structured log on standard error: debug, info, warn, error or off")
 }
 
 // hostResult is one host's outcome.
@@ -165,11 +139,12 @@ run from its history: the same progress, summary, exit codes and -o json
 is submitted at once and the workers' capacity paces them. Interrupting the
 command stops following; the workflows carry on.
 
-Progress shows a line per host with its current phase/step, elapsed time and
-what it waits for ("node locked by conductor-2, retry in 20s"): redrawn in
-place on a terminal, a line per event otherwise. A summary table and each
-failure's operator action follow; -o json prints one JSON object per host
-instead (and no progress).
+Progress shows a row per host with its current phase/step, elapsed time and
+what it waits for ("waiting (next attempt in 20s): node locked by
+conductor-2"): on a terminal a live area cut to its width and redrawn in
+place, log lines above it (or in --log-file); otherwise a line per event. A
+summary table and each failure's operator action follow; -o json prints one
+JSON object per host instead, as each host finishes (and no progress).
 
 Operator parameters: --force-bmc-restart cold-resets the BMC even without a
 password rotation; --no-inspection skips inspection and verification;
@@ -181,7 +156,7 @@ a worker exports them: runs by outcome, code and owner, phase and step
 durations, waits) on /metrics while it runs, for a long local run.
 
 ` + wiring.ConfigHelp + `
-` + exitCodeHelp,
+` + exitCodes(ExitOK, ExitUsage, ExitOnSite, ExitInfra, ExitFleetManager, ExitBug, ExitCancelled, exitSeveralHosts),
 		Example: `  hostforge enroll --demo
   hostforge enroll --demo --parallel 4 gpu-r1-u02 cpu-r1-u10
   hostforge enroll --config /etc/hostforge/lab1.yaml --force-inspection cpu-r1-u10
@@ -219,6 +194,9 @@ durations, waits) on /metrics while it runs, for a long local run.
 		if dup := duplicate(args); dup != "" {
 			return inputErr("device %s is named twice", dup)
 		}
+		if err := o.temporal.check(); err != nil {
+			return err
+		}
 		if o.temporal.address != "" {
 			if o.demo {
 				return inputErr("--temporal needs --config: the demo rack lives in this process, where no worker can reach it (try 'hostforge lab')")
@@ -248,12 +226,10 @@ durations, waits) on /metrics while it runs, for a long local run.
 			args = sys.demo.HostNames()
 		}
 		params := o.params()
-		var prog *progress
-		if *o.output == formatText {
-			prog = newProgress(cmd.OutOrStdout(), a.streams.Terminal, args)
-		}
-		results := enrollAll(cmd.Context(), sys, args, params, o.parallel, prog)
-		return printEnroll(cmd.OutOrStdout(), *o.output, args, results)
+		rep := a.startReport(cmd, *o.output, args, sys.clock, sys.demo != nil)
+		sys.quietSteps = rep.quietSteps
+		results := enrollAll(cmd.Context(), sys, args, params, o.parallel, rep)
+		return rep.end(results)
 	}
 	return cmd
 }
@@ -279,9 +255,10 @@ func duplicate(names []string) string {
 	return ""
 }
 
-// enrollAll enrols the devices, parallel at a time, and returns their
-// results in the order given. prog may be nil.
-func enrollAll(ctx context.Context, sys *systems, devices []string, p enrollment.Params, parallel int, prog *progress) []hostResult {
+// enrollAll enrols the devices, parallel at a time, reports each as it
+// finishes and returns their results in the order given.
+func enrollAll(ctx context.Context, sys *systems, devices []string, p enrollment.Params, parallel int, rep *enrollReport) []hostResult {
+	prog := rep.prog
 	results := make([]hostResult, len(devices))
 	next := make(chan int)
 	var wg sync.WaitGroup
@@ -291,6 +268,7 @@ func enrollAll(ctx context.Context, sys *systems, devices []string, p enrollment
 			defer wg.Done()
 			for i := range next {
 				results[i] = enrollOne(ctx, sys, devices[i], p, prog)
+				rep.host(results[i])
 			}
 		}()
 	}
@@ -309,7 +287,7 @@ func enrollOne(ctx context.Context, sys *systems, device string, p enrollment.Pa
 		prog.begin(device, start)
 	}
 	r := hostResult{Result: enrollment.Result{Device: device}}
-	req, err := enrollment.Submit(ctx, sys.netbox, device, sys.site, sys.siteConfig, sys.pcReady, p)
+	req, err := enrollment.Submit(ctx, sys.netbox, device, enrollment.SubmitOptions{Site: sys.site, Config: sys.siteConfig, PlatformClassReady: sys.pcReady, Params: p})
 	// With a ledger the device is recorded in it, and its identity and
 	// reference revision snapshotted, before the run (as a Temporal
 	// submitter snapshots them). A ledger that does not answer does not
@@ -326,6 +304,11 @@ func enrollOne(ctx context.Context, sys *systems, device string, p enrollment.Pa
 		rt.Subject, rt.Observer = device, sys.observer
 		if prog != nil {
 			rt.OnEvent = prog.event
+		}
+		if sys.quietSteps {
+			// The progress shows every step's outcome; the log would
+			// say each again.
+			rt.Log = nil
 		}
 		r.Result, err = enrollment.Enroll(ctx, rt, req)
 	}
@@ -375,76 +358,6 @@ func fireServerRegistered(ctx context.Context, sys *systems, res enrollment.Resu
 		rows = append(rows, fireJSON{Task: "(dispatch)", Status: string(extensions.StatusFailed), Message: f.Code + ": " + f.Message})
 	}
 	return rows
-}
-
-// printEnroll writes the summary (or the JSON lines) and returns the exit status.
-func printEnroll(w io.Writer, format string, devices []string, results []hostResult) error {
-	failures := make([]*hostforge.Failure, 0, len(results))
-	for _, r := range results {
-		if r.Failure != nil {
-			failures = append(failures, r.Failure)
-		}
-	}
-	code := worst(failures)
-	if format == formatJSON {
-		for _, r := range results {
-			j := enrollJSON{Device: r.Result.Device, Enrolled: r.Result.Enrolled && r.Result.Failure == nil, Instance: r.Result.Instance,
-				Node: r.Result.Node, ProvisionState: r.Result.ProvisionState, PlatformClass: r.Result.PlatformClass,
-				ElapsedSeconds: r.Elapsed.Seconds(), Phases: r.Result.Phases, Failure: failureOut(r.Failure), Proof: r.Proof, ExitCode: exitCodeOf(r.Failure),
-				WorkflowID: r.WorkflowID, Extensions: r.Extensions}
-			if j.Phases == nil {
-				j.Phases = []enrollment.PhaseRecord{}
-			}
-			if err := writeJSONLine(w, j); err != nil {
-				return err
-			}
-		}
-		return exitWith(code)
-	}
-	fmt.Fprintln(w)
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "HOST\tRESULT\tOWNER\tINSTANCE\tSTATE\tPLATFORM CLASS\tELAPSED")
-	enrolled := 0
-	for _, r := range results {
-		result, owner := "enrolled", "-"
-		if r.Failure != nil {
-			result, owner = r.Failure.Code, string(r.Failure.Owner)
-		} else {
-			enrolled++
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Result.Device, result, owner, dash(r.Result.Instance),
-			dash(r.Result.ProvisionState), dash(r.Result.PlatformClass), fmtElapsed(r.Elapsed))
-	}
-	if err := tw.Flush(); err != nil {
-		return err
-	}
-	fmt.Fprintf(w, "\n%d of %d enrolled.\n", enrolled, len(devices))
-	first := true
-	for _, r := range results {
-		if r.Failure == nil {
-			continue
-		}
-		if first {
-			fmt.Fprintln(w, "\nOperator actions:")
-			first = false
-		}
-		fmt.Fprintf(w, "  %s — %s (owner %s, %s)\n      %s\n      next: %s\n", r.Result.Device, r.Failure.Code, r.Failure.Owner,
-			retryWord(r.Failure.Retryable), oneLine(failureOut(r.Failure).Message), r.Failure.Action)
-	}
-	first = true
-	for _, r := range results {
-		for _, e := range r.Extensions {
-			if first {
-				fmt.Fprintln(w, "\nserverRegistered extensions (they do not change the enrollment's result):")
-				first = false
-			}
-			fmt.Fprintf(w, "  %s — %s %s (delivery %s)\n", r.Result.Device, e.Task, e.Status, dash(e.DeliveryID))
-			if e.Status != string(extensions.StatusSucceeded) && e.Message != "" {
-				fmt.Fprintf(w, "      %s\n", oneLine(e.Message))
-			}
-		}
-	}
-	return exitWith(code)
 }
 
 func retryWord(retryable bool) string {

@@ -42,21 +42,19 @@ func (a *app) enrollTemporal(cmd *cobra.Command, o enrollOpts, devices []string)
 	// With an extensions: section, each successful enrollment fires
 	// serverRegistered through the workers' extension dispatch.
 	sub := &temporal.Submitter{Client: c, TaskQueue: o.temporal.queue, NetBox: ws.NetBox, Proofs: ws.Proofs, Log: log, Events: cfg.Extensions != nil}
-	var prog *progress
-	if *o.output == formatText {
-		prog = newProgress(cmd.OutOrStdout(), a.streams.Terminal, devices)
-	}
+	rep := a.startReport(cmd, *o.output, devices, clock.Real{}, false)
 	results := make([]hostResult, len(devices))
 	var wg sync.WaitGroup
 	for i, d := range devices {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			results[i] = followOne(ctx, sub, ws, d, o.params(), prog)
+			results[i] = followOne(ctx, sub, ws, d, o.params(), rep.prog)
+			rep.host(results[i])
 		}()
 	}
 	wg.Wait()
-	return printEnroll(cmd.OutOrStdout(), *o.output, devices, results)
+	return rep.end(results)
 }
 
 // followOne submits one device, reports its run's events as they are

@@ -24,7 +24,7 @@ func ExampleRun() {
 	// NOGPU_DELLPOWEREDGER7615_NORDMA_01
 	// exit 0
 	// error: PLATFORM_CLASS_UNRESOLVABLE (record_platform_class): device bad-nogputype-u20: device type Dell PowerEdge XE9680 has no custom_fields.gpu_type, which a GPU compute device needs
-	// action: Populate custom_fields.gpu_type on the device type or fix the device's config_context ztp block in NetBox, then rerun the enrollment (or the platform-class backfill).
+	// action: Fix the NetBox data the message names — custom_fields.gpu_type, or the manufacturer and model, on the device type; the device's config_context ztp block; or a platform_class longer than the fleet manager takes — then rerun the enrollment (or the platform-class backfill).
 	// exit 4
 }
 

@@ -1,24 +1,30 @@
 package cli
 
 import (
+	"fmt"
+	"strings"
+
 	"github.com/hostforge/hostforge"
 	"github.com/hostforge/hostforge/adapters/wiring"
 )
 
 // Exit codes. A run over several hosts exits with the code of the most
 // urgent failure, in the order ExitBug, ExitInfra, ExitFleetManager,
-// ExitOnSite, ExitCancelled.
+// ExitOnSite, ExitCancelled. docs/exit-codes.md lists them (a test keeps
+// it in step with exitCodeTable).
 const (
 	// ExitOK: every host enrolled, every check passed.
 	ExitOK = 0
-	// ExitUsage: bad command line, config file or input file; nothing ran.
+	// ExitUsage: a bad flag, flag value, argument, config file or input
+	// file, found before anything was contacted; nothing ran.
 	ExitUsage = 2
-	// ExitOnSite: a failure the on-site team acts on (owner DC_OPS):
-	// cabling, optics, hardware, a BMC that does not answer.
+	// ExitOnSite: a host's failure the on-site team acts on (owner
+	// DC_OPS): cabling, optics, hardware, a BMC that does not answer.
 	ExitOnSite = 3
-	// ExitInfra: a failure the infrastructure or network engineers act on
-	// (owner INFRA_ENG or NETWORK): NetBox data, routing, site settings,
-	// DHCP server, vault.
+	// ExitInfra: a host's failure the infrastructure or network engineers
+	// act on (owner INFRA_ENG or NETWORK): NetBox data, routing, site
+	// settings, DHCP server, vault, Ironic, a BMC the site does not trust;
+	// or a system the command needs that does not answer.
 	ExitInfra = 4
 	// ExitFleetManager: a failure of the fleet inventory service (owner
 	// FLEET_MANAGER).
@@ -30,32 +36,77 @@ const (
 	ExitCancelled = 7
 )
 
-// exitCodeHelp documents the exit codes in every command's help.
-const exitCodeHelp = `Exit codes:
-  0  success: every host enrolled, every check passed
-  2  bad usage: command line, config file or input file (nothing was run)
-  3  on-site failure (owner DC_OPS): cabling, optics, hardware, BMC on site
-  4  infrastructure failure (owner INFRA_ENG or NETWORK): NetBox data,
-     routing, site settings, DHCP server, vault, Ironic
-  5  fleet manager failure (owner FLEET_MANAGER)
-  6  hostforge bug (UNCLASSIFIED or owner SDK): file a bug with the logs
-  7  cancelled: interrupted or past its deadline; rerun when ready
-With several hosts, the code is the first of 6, 4, 5, 3, 7 that applies.`
+// exitCodeTable describes each exit code for help and docs/exit-codes.md.
+var exitCodeTable = []struct {
+	code int
+	text string
+}{
+	{ExitOK, "success: every host enrolled, every check passed"},
+	{ExitUsage, "bad usage: a flag, flag value, argument, config file or input file;\n     found before anything was contacted, nothing ran"},
+	{ExitOnSite, "a host's on-site failure (owner DC_OPS): cabling, optics, hardware,\n     a BMC that does not answer"},
+	{ExitInfra, "a host's infrastructure failure (owner INFRA_ENG or NETWORK): NetBox\n     data, routing, site settings, DHCP server, vault, Ironic, BMC trust;\n     or a system the command needs does not answer"},
+	{ExitFleetManager, "fleet manager failure (owner FLEET_MANAGER)"},
+	{ExitBug, "hostforge bug (UNCLASSIFIED or owner SDK): file a bug with the logs"},
+	{ExitCancelled, "cancelled: interrupted or past its deadline; rerun when ready"},
+}
+
+// severalHosts is the rule of a command that runs over several hosts.
+const severalHosts = "With several hosts, the code is the first of 6, 4, 5, 3, 7 that applies."
+
+// exitCodes documents the exit codes a command can return, for its help.
+func exitCodes(codes ...int) string {
+	var b strings.Builder
+	b.WriteString("Exit codes:")
+	several := false
+	for _, c := range codes {
+		if c == exitSeveralHosts {
+			several = true
+			continue
+		}
+		for _, e := range exitCodeTable {
+			if e.code == c {
+				fmt.Fprintf(&b, "\n  %d  %s", e.code, e.text)
+			}
+		}
+	}
+	if several {
+		b.WriteString("\n" + severalHosts)
+	}
+	return b.String()
+}
+
+// exitSeveralHosts, among exitCodes' codes, adds the several-hosts rule.
+const exitSeveralHosts = -1
+
+// exitCodeHelp documents every exit code (the root command's help).
+var exitCodeHelp = exitCodes(ExitOK, ExitUsage, ExitOnSite, ExitInfra, ExitFleetManager, ExitBug, ExitCancelled, exitSeveralHosts)
 
 // Failure codes of the command line itself: bad input never reaches a phase.
 var (
-	// InputInvalid is a flag value or input file the command cannot use.
+	// InputInvalid is a flag value or argument the command cannot use.
 	InputInvalid = hostforge.Declare(hostforge.Spec{
 		Code:      "CLI_INPUT_INVALID",
 		Phase:     "cli",
 		Owner:     hostforge.OwnerInfraEng,
 		Retryable: false,
-		Action:    "Fix the flag or input file the message names (see the command's --help), then run the command again. Nothing was changed.",
+		Action:    "Fix the flag, flag value or argument the message names (see the command's --help), then run the command again. Nothing was contacted or changed.",
+	})
+	// InputFileInvalid is an input file of an offline command (an
+	// inventory, an expectations file, a ztp block, a catalog, a payload, a
+	// CA bundle) that cannot be read or is not what the command reads.
+	InputFileInvalid = hostforge.Declare(hostforge.Spec{
+		Code:      "INPUT_INVALID",
+		Phase:     "cli",
+		Owner:     hostforge.OwnerInfraEng,
+		Retryable: false,
+		Action:    "The input file the message names cannot be read or is not what the command reads (the message says which and why): fix the file or name the right one (its format is in the command's --help), then run the command again. Nothing was contacted or changed.",
 	})
 	// ConfigInvalid is a config file that cannot be used; the message names
 	// the key and its line. It is the wiring's code: the worker and every
 	// command read the same file.
 	ConfigInvalid = wiring.ConfigInvalid
+	// ConfigUnreadable is a --config file that cannot be read at all.
+	ConfigUnreadable = wiring.ConfigUnreadable
 )
 
 // exitCodeOf maps a failure to its exit code.
@@ -68,7 +119,7 @@ func exitCodeOf(f *hostforge.Failure) int {
 		return ExitBug
 	case hostforge.Cancelled.Code:
 		return ExitCancelled
-	case InputInvalid.Code, ConfigInvalid.Code:
+	case InputInvalid.Code, InputFileInvalid.Code, ConfigInvalid.Code, ConfigUnreadable.Code, LabNotRunning.Code:
 		return ExitUsage
 	}
 	switch f.Owner {
@@ -125,7 +176,12 @@ func usageErr(err error) error {
 	return &usageError{err: err}
 }
 
-// inputErr is a CLI_INPUT_INVALID failure for a flag or file.
+// inputErr is a CLI_INPUT_INVALID failure for a flag or argument.
 func inputErr(format string, args ...any) error {
 	return usageErr(InputInvalid.New(format, args...))
+}
+
+// inputFileErr is an INPUT_INVALID failure for an input file.
+func inputFileErr(format string, args ...any) error {
+	return usageErr(InputFileInvalid.New(format, args...))
 }

@@ -99,7 +99,7 @@ extensions.stage_deadline (1h without it).
 Exit code 0 when every definition (and the config's instances) is valid, 2
 when any is not.
 
-` + exitCodeHelp,
+` + exitCodes(ExitOK, ExitUsage, ExitBug),
 		Example: `  hostforge extensions validate notify.json dns.json
   hostforge extensions validate defs/*.json -o json
   hostforge extensions validate --config /etc/hostforge/lab1.yaml`,
@@ -313,7 +313,7 @@ Exit code 0 when every task renders; 2 for an invalid definition, stage or
 payload; 4 when a template fails on the payload or exceeds its budget; 7
 when interrupted.
 
-` + exitCodeHelp,
+` + exitCodes(ExitOK, ExitUsage, ExitBug, ExitCancelled),
 		Example: `  hostforge extensions render --definition notify.json --stage serverRegistered --payload server.json
   hostforge extensions render --definition notify.json --stage serverRegistered --payload server.json --strict -o json`,
 		Args: cobra.NoArgs,
@@ -546,7 +546,7 @@ Exit code 0 when every task succeeded (now or earlier); 2 for invalid
 input; otherwise the code of the most urgent failed task (4 for most
 extension failures).
 
-` + exitCodeHelp,
+` + exitCodes(ExitOK, ExitUsage, ExitInfra, ExitBug, ExitCancelled),
 		Example: `  hostforge extensions fire --definition notify.json --stage serverRegistered --payload server.json --vault vault.yaml -o json
   hostforge extensions fire --dir /etc/hostforge/extensions --stage switchCreateDNS --payload dns.json --known-hosts /etc/hostforge/known_hosts
   hostforge extensions fire --config /etc/hostforge/lab1.yaml --stage serverRegistered --payload server.json --state /var/lib/hostforge/state.db

@@ -63,7 +63,7 @@ drifted nor compliant).
 The exit code is 0 whether or not the host drifted; 2 for an unreadable
 catalog or tree.
 
-` + exitCodeHelp,
+` + exitCodes(ExitOK, ExitUsage, ExitInfra, ExitBug),
 		Example: `  hostforge firmware drift --catalog site.toml --inventory ./captures/r750 -o json
   hostforge firmware drift --catalog site.toml --catalog /opt/firmware --inventory ./captures/r750`,
 		Args: cobra.NoArgs,

@@ -35,6 +35,9 @@ type fwOps struct {
 	log *slog.Logger
 }
 
+// fwOpsExitCodes are the exit codes of the firmware operations.
+var fwOpsExitCodes = exitCodes(ExitOK, ExitUsage, ExitInfra, ExitBug, ExitCancelled)
+
 // firmwareFlags adds --config, -o and --log-level; open opens the systems.
 func (a *app) firmwareFlags(cmd *cobra.Command) func(cmd *cobra.Command) (*fwOps, func(), error) {
 	var config string
@@ -101,7 +104,7 @@ func (a *app) fwAutoUpdateCmd() *cobra.Command {
 site default (firmware.settings.autoupdate) and the legacy
 host_disable_autoupdate list; --clear returns the machine to them.
 
-` + firmwareOpsHelp + "\n\n" + exitCodeHelp,
+` + firmwareOpsHelp + "\n\n" + fwOpsExitCodes,
 		Example: `  hostforge firmware auto-update --config site.yaml --machine gpu-r1-u02 --disable
   hostforge firmware auto-update --config site.yaml --machine gpu-r1-u02 --clear -o json`,
 		Args: cobra.NoArgs,
@@ -190,7 +193,7 @@ without --end it lasts 24 hours. --cancel removes the machines' windows.
 --machines takes one or more IDs: "--machines a b", "--machines a,b" or the
 flag repeated. Every machine is checked before any window changes.
 
-` + firmwareOpsHelp + "\n\n" + exitCodeHelp,
+` + firmwareOpsHelp + "\n\n" + fwOpsExitCodes,
 		Example: `  hostforge firmware start-updates --config site.yaml --machines gpu-r1-u02 gpu-r1-u03 --start 2026-07-01T02:00:00+0000 --end 2026-07-01T06:00:00+0000
   hostforge firmware start-updates --config site.yaml --machines gpu-r1-u02 --cancel -o json`,
 	}
@@ -273,7 +276,7 @@ func (a *app) fwReprovisionCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "reprovision",
 		Short: "Host reprovisioning requests: set, clear, list, mark-manual-upgrade-complete",
-		Long:  "Host reprovisioning requests: a direct firmware update request per machine.\n\n" + firmwareOpsHelp + "\n\n" + exitCodeHelp,
+		Long:  "Host reprovisioning requests: a direct firmware update request per machine.\n\n" + firmwareOpsHelp + "\n\n" + fwOpsExitCodes,
 		Example: `  hostforge firmware reprovision set --config site.yaml --id gpu-r1-u02 --update-message CHG-4711
   hostforge firmware reprovision list --config site.yaml -o json`,
 		Args: cobra.NoArgs,
@@ -310,7 +313,7 @@ back at once when nothing differs. Use it as part of an operator-controlled
 maintenance procedure; --update-message is the ticket or maintenance
 reference.
 
-` + firmwareOpsHelp + "\n\n" + exitCodeHelp,
+` + firmwareOpsHelp + "\n\n" + fwOpsExitCodes,
 		Example: `  hostforge firmware reprovision set --config site.yaml --id gpu-r1-u02 --update-message CHG-4711`,
 		Args:    cobra.NoArgs,
 	}
@@ -349,7 +352,7 @@ func (a *app) fwReprovisionClearCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:     "clear --config FILE --id ID",
 		Short:   "Remove a reprovisioning request whose update has not started",
-		Long:    "Remove a machine's reprovisioning request. A request whose update has started\ncannot be cleared (use 'hostforge firmware reset').\n\n" + firmwareOpsHelp + "\n\n" + exitCodeHelp,
+		Long:    "Remove a machine's reprovisioning request. A request whose update has started\ncannot be cleared (use 'hostforge firmware reset').\n\n" + firmwareOpsHelp + "\n\n" + fwOpsExitCodes,
 		Example: `  hostforge firmware reprovision clear --config site.yaml --id gpu-r1-u02`,
 		Args:    cobra.NoArgs,
 	}
@@ -380,7 +383,7 @@ func (a *app) fwReprovisionListCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:     "list --config FILE",
 		Short:   "List pending and active reprovisioning requests with their update's substate",
-		Long:    "List every reprovisioning request, pending or active, with where its update is\n(substate, retry count, last failure) and whether it spent its retry budget.\n\n" + firmwareOpsHelp + "\n\n" + exitCodeHelp,
+		Long:    "List every reprovisioning request, pending or active, with where its update is\n(substate, retry count, last failure) and whether it spent its retry budget.\n\n" + firmwareOpsHelp + "\n\n" + fwOpsExitCodes,
 		Example: `  hostforge firmware reprovision list --config site.yaml -o json`,
 		Args:    cobra.NoArgs,
 	}
@@ -442,7 +445,7 @@ WaitingForManualUpgrade (requires_manual_upgrade, an MNNVL-capable host) is
 complete. The update then reads the inventory again and updates whatever
 still differs from the catalog: this does not assert compliance.
 
-` + firmwareOpsHelp + "\n\n" + exitCodeHelp,
+` + firmwareOpsHelp + "\n\n" + fwOpsExitCodes,
 		Example: `  hostforge firmware reprovision mark-manual-upgrade-complete --config site.yaml --id gb200-r4-u10`,
 		Args:    cobra.NoArgs,
 	}
@@ -481,7 +484,7 @@ that had spent its retry budget is started again by the worker at its next
 pass. A local script interrupted by a restart is never resumed: check it no
 longer runs before resetting.
 
-` + firmwareOpsHelp + "\n\n" + exitCodeHelp,
+` + firmwareOpsHelp + "\n\n" + fwOpsExitCodes,
 		Example: `  hostforge firmware reset --config site.yaml --machine gpu-r1-u02 -o json`,
 		Args:    cobra.NoArgs,
 	}
@@ -518,7 +521,7 @@ starts (the host is rebooted into its firmware update and handed back to
 its instance after). Without approval an assigned host's request waits,
 unless the site's instance_autoreboot_period is open.
 
-` + firmwareOpsHelp + "\n\n" + exitCodeHelp,
+` + firmwareOpsHelp + "\n\n" + fwOpsExitCodes,
 		Example: `  hostforge firmware approve --config site.yaml --machine gpu-r1-u02`,
 		Args:    cobra.NoArgs,
 	}

@@ -95,7 +95,7 @@ func TestFirmwareDriftInput(t *testing.T) {
 	}{
 		{"bad regex", []string{"--catalog", bad, "--inventory", fixtureTree}, ExitUsage, "bad.toml:4"},
 		{"missing catalog", []string{"--catalog", filepath.Join(dir, "none.toml"), "--inventory", fixtureTree}, ExitUsage, "none.toml"},
-		{"not a tree", []string{"--catalog", fixtureCatalog, "--inventory", dir}, ExitUsage, "FIRMWARE_INVENTORY_UNREADABLE"},
+		{"not a tree", []string{"--catalog", fixtureCatalog, "--inventory", dir}, ExitUsage, "INPUT_INVALID"},
 		{"no --inventory", []string{"--catalog", fixtureCatalog}, ExitUsage, "inventory"},
 		{"bad -o", []string{"--catalog", fixtureCatalog, "--inventory", fixtureTree, "-o", "yaml"}, ExitUsage, "yaml"},
 	}

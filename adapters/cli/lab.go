@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"path/filepath"
@@ -11,9 +12,33 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/hostforge/hostforge"
 	"github.com/hostforge/hostforge/adapters/lab"
 	"github.com/hostforge/hostforge/enrollment"
 )
+
+// LabNotRunning is a config file a lab wrote whose lab has stopped: its
+// ports are closed, so nothing it names would answer.
+var LabNotRunning = hostforge.Declare(hostforge.Spec{
+	Code:      "LAB_NOT_RUNNING",
+	Phase:     "cli",
+	Owner:     hostforge.OwnerInfraEng,
+	Retryable: false,
+	Action:    "The config file is a lab's, and that lab is not running: start it again ('hostforge lab --dir DIR', which writes a fresh lab.yaml with its new ports), then run the command again. Nothing was contacted.",
+})
+
+// checkLab refuses a config file written by a lab that has stopped, before
+// anything it names is contacted.
+func checkLab(config string) error {
+	if filepath.Base(config) != lab.ConfigFile {
+		return nil
+	}
+	dir := filepath.Dir(config)
+	if st := lab.Status(dir); st.Lab && !st.Running {
+		return usageErr(LabNotRunning.New("%s was written by the lab in %s, which is not running", config, dir))
+	}
+	return nil
+}
 
 // Ironic's and ironic-inspector's loopback defaults, as
 // scripts/ironic/ironic-up starts them.
@@ -49,13 +74,16 @@ the fleet manager's ledger, DIR/ledger.db (SQLite), with the platform-class
 gate on: enrolments record each host's platform class in NetBox and in the
 ledger and settle their completion proof against the ledger's projection of
 Ironic ('hostforge ledger show --config DIR/lab.yaml HOST'). Each run
-starts fresh: BMCs at factory settings, a new vault, an empty ledger.
+starts fresh: BMCs at factory settings, a new vault, an empty ledger. One
+lab runs per directory: it holds DIR/lab.lock, and a second lab there is
+refused (exit 2, naming the running one's PID). Once it stops, commands
+given its lab.yaml say the lab is not running (LAB_NOT_RUNNING).
 
 Ironic is detected (--ironic, then $IRONIC_URL, then 127.0.0.1:6385), never
 installed from here; without one, lab.yaml turns the Ironic gate off and the
 rack enrols as far as NetBox activation.
 
-` + exitCodeHelp,
+` + exitCodes(ExitOK, ExitUsage, ExitBug, ExitCancelled),
 		Example: `  hostforge lab &
   hostforge enroll --config lab/lab.yaml $(cat lab/hosts)
 
@@ -92,6 +120,10 @@ rack enrols as far as NetBox activation.
 		timing := lab.FastTiming()
 		timing.LinkBudget = enrollment.Duration(linkBudget)
 		l, err := lab.Start(ctx, lab.Options{Dir: dir, IronicURL: ironicURL, InspectorURL: inspectorURL, Timing: &timing, Log: log})
+		var busy *lab.BusyError
+		if errors.As(err, &busy) {
+			return inputErr("--dir %s: a lab is already running there (PID %d); stop it (kill %d) or give another --dir", dir, busy.PID, busy.PID)
+		}
 		if err != nil {
 			return inputErr("starting the lab in %s: %v", dir, err)
 		}

@@ -23,7 +23,7 @@ import (
 var LedgerDeviceUnknown = hostforge.Declare(hostforge.Spec{
 	Code:      "LEDGER_DEVICE_UNKNOWN",
 	Phase:     "cli",
-	Owner:     hostforge.OwnerFleetManager,
+	Owner:     hostforge.OwnerInfraEng,
 	Retryable: false,
 	Action:    "The ledger has no record of this device: a device is recorded when it is enrolled, projected from Ironic or given a platform class. Check the name, or run 'hostforge ledger project --config FILE' to project Ironic's nodes.",
 })
@@ -192,7 +192,7 @@ counts changes), and its completion proof: none, valid (it holds for the
 current identity, reference and revision) or stale (left by an identity the
 device no longer has).
 
-` + exitCodeHelp,
+` + exitCodes(ExitOK, ExitUsage, ExitInfra, ExitFleetManager, ExitBug, ExitCancelled),
 		Example: `  hostforge ledger show --config lab1.yaml cpu-r1-u10 -o json`,
 		Args:    cobra.ExactArgs(1),
 	}
@@ -261,7 +261,7 @@ reference bumps its revision and clears the device's completion proof. A
 device whose instance cannot be listed keeps its reference. hostforge worker
 runs the same pass on an interval.
 
-` + exitCodeHelp,
+` + exitCodes(ExitOK, ExitUsage, ExitInfra, ExitFleetManager, ExitBug, ExitCancelled),
 		Example: `  hostforge ledger project --config lab1.yaml
   hostforge ledger project --config lab1.yaml -o json`,
 		Args: cobra.NoArgs,

@@ -47,7 +47,7 @@ Malformed TLVs are reported under the interface and never stop the decoding.
 An interface without LLDP data says whether LLDP was collected at all
 (ipa-collect-lldp=1) or collected and nothing was heard.
 
-` + exitCodeHelp,
+` + exitCodes(ExitOK, ExitUsage, ExitBug),
 		Example: `  hostforge lldp decode --inventory node-inventory.json
   hostforge lldp decode --inventory - -o json < introspection-data.json`,
 		Args: cobra.NoArgs,

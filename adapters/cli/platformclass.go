@@ -89,7 +89,7 @@ YAML; - reads standard input). Leave it out when the device has no ztp block:
 a GPU device without one resolves NORDMA. The ztp block of a CPU baremetal or
 hypervisor device is never read.
 
-` + exitCodeHelp,
+` + exitCodes(ExitOK, ExitUsage, ExitInfra, ExitBug),
 		Example: `  hostforge platform-class resolve --manufacturer Lenovo --model "HG635N V2" \
       --gpu-type GB300 --device-class GPU_COMPUTE --ztp ztp.json
   echo '{"infiniband": {"rails": 8}}' | hostforge platform-class resolve \
@@ -113,6 +113,11 @@ hypervisor device is never read.
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		if err := checkOutput(*out); err != nil {
 			return err
+		}
+		switch in.DeviceClass {
+		case platformclass.ClassGPUCompute, platformclass.ClassCPUBaremetal, platformclass.ClassHypervisor:
+		default:
+			return inputErr("--device-class %q: want %s, %s or %s", in.DeviceClass, platformclass.ClassGPUCompute, platformclass.ClassCPUBaremetal, platformclass.ClassHypervisor)
 		}
 		if cmd.Flags().Changed("ztp") {
 			v, err := readZTP(a.streams.In, ztp)
@@ -155,11 +160,11 @@ func readZTP(stdin io.Reader, name string) (any, error) {
 		b, err = os.ReadFile(name)
 	}
 	if err != nil {
-		return nil, inputErr("--ztp %s: %v", name, err)
+		return nil, inputFileErr("--ztp %s: %v", name, err)
 	}
 	var v any
 	if err := yaml.Unmarshal(b, &v); err != nil {
-		return nil, inputErr("--ztp %s: not JSON or YAML: %v", name, err)
+		return nil, inputFileErr("--ztp %s: not JSON or YAML: %v", name, err)
 	}
 	return v, nil
 }
@@ -195,7 +200,7 @@ It is a dry run unless --apply is given: it reads everything and writes
 nothing, and each row says what would be written. One device's failure does
 not stop the others.
 
-` + exitCodeHelp,
+` + exitCodes(ExitOK, ExitUsage, ExitInfra, ExitFleetManager, ExitBug, ExitCancelled, exitSeveralHosts),
 		Example: `  hostforge platform-class backfill --config lab1.yaml
   hostforge platform-class backfill --config lab1.yaml --apply --device gpu-r1-u02
   hostforge platform-class backfill --demo --apply -o json`,

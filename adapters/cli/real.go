@@ -11,12 +11,15 @@ import (
 // EnvNetBoxToken is the default environment variable holding the NetBox token.
 const EnvNetBoxToken = wiring.EnvNetBoxToken
 
-// loadConfigFile reads and validates a config file; a bad one is a usage
-// error (exit code 2).
+// loadConfigFile reads and validates a config file; a bad one, or one a
+// stopped lab wrote, is a usage error (exit code 2).
 func loadConfigFile(path string) (*wiring.Config, error) {
 	cfg, err := wiring.Load(path)
 	if err != nil {
 		return nil, usageErr(err)
+	}
+	if err := checkLab(path); err != nil {
+		return nil, err
 	}
 	return cfg, nil
 }

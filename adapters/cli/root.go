@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -19,9 +21,15 @@ type Streams struct {
 	In  io.Reader
 	Out io.Writer
 	Err io.Writer
-	// Terminal says Out is an interactive terminal: progress is then redrawn
-	// in place instead of printed a line per event.
+	// Terminal says Out is an interactive terminal: progress is then a
+	// live area redrawn in place instead of a line per event.
 	Terminal bool
+	// Size reports the terminal's columns and rows (0, 0 when unknown:
+	// 80×24 is assumed). Read when the view starts and on every Resized.
+	Size func() (cols, rows int)
+	// Resized receives a value whenever the terminal's size changes
+	// (SIGWINCH); nil when it never does.
+	Resized <-chan struct{}
 }
 
 // Env looks up an environment variable. Secrets (NetBox token, BMC password)
@@ -40,6 +48,12 @@ type app struct {
 	// stop on its own (nanoseconds; 0: DefaultStopGrace). A command that
 	// promises more (the worker's --stop-timeout) raises it.
 	stopGrace atomic.Int64
+	// live is the progress area on the terminal while one is shown: log
+	// lines go above it.
+	live atomic.Pointer[liveArea]
+	// logFile is --log-file, opened once.
+	logMu   sync.Mutex
+	logFile *os.File
 }
 
 // DefaultStopGrace is how long an interrupted command has to stop on its
@@ -136,14 +150,15 @@ func Run(ctx context.Context, args []string, s Streams, env Env) int {
 	done := make(chan int, 1)
 	go func() {
 		cmd, err := root.ExecuteContextC(ctx)
-		if err == nil {
-			done <- ExitOK
-			return
+		code := ExitOK
+		if err != nil {
+			if cmd == nil {
+				cmd = root
+			}
+			code = report(root.ErrOrStderr(), cmd, err)
 		}
-		if cmd == nil {
-			cmd = root
-		}
-		done <- report(root.ErrOrStderr(), cmd, err)
+		a.closeLog()
+		done <- code
 	}()
 	select {
 	case code := <-done:

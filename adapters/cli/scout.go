@@ -41,7 +41,7 @@ Without a task it exits 0 at once, or with --wait polls every --poll until
 one comes or the wait ends. A task is run once: after its report the server
 no longer offers it.
 
-` + exitCodeHelp,
+` + exitCodes(ExitOK, ExitUsage, ExitInfra, ExitBug, ExitCancelled),
 		Example: `  hostforge scout --server https://worker1.example.net:8643 --machine gpu-r1-u02 --token-file /etc/hostforge/scout.token --ca-file /etc/hostforge/ca.pem
   hostforge scout --server https://worker1.example.net:8643 --machine gpu-r1-u02 --token-file /run/hostforge/scout.token --wait 30m -o json`,
 		Args: cobra.NoArgs,

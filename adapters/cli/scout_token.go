@@ -23,7 +23,7 @@ machine's task, script, artifacts or report. Install it on that host only,
 in a file only root can read (mode 0600). Changing the site secret
 invalidates every token.
 
-` + exitCodeHelp,
+` + exitCodes(ExitOK, ExitUsage, ExitBug),
 		Example: `  hostforge scout token --config /etc/hostforge/site.yaml --machine gpu-r1-u02 > scout.token`,
 		Args:    cobra.NoArgs,
 	}

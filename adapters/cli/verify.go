@@ -23,7 +23,7 @@ func (a *app) readInput(flag, name string) ([]byte, error) {
 		b, err = os.ReadFile(name)
 	}
 	if err != nil {
-		return nil, inputErr("--%s %s: %v", flag, name, err)
+		return nil, inputFileErr("--%s %s: %v", flag, name, err)
 	}
 	return b, nil
 }
@@ -42,15 +42,20 @@ func (a *app) readInventory(name string) (verify.Inventory, error) {
 	return inv, nil
 }
 
-// fileErr is bad input from a file: the parser's failure (keeping its code
-// and action) with the flag and file named, or CLI_INPUT_INVALID.
+// fileErr is bad input from a file: INPUT_INVALID naming the flag and the
+// file, with what the parser said. The parser's own code is not kept: its
+// action is written for the system the data would have come from (an
+// inventory "rerun with force_inspection=true"), not for a file an
+// operator handed over.
 func fileErr(what string, err error) error {
 	if f, ok := hostforge.AsFailure(err); ok {
-		cp := *f
-		cp.Message = what + ": " + f.Message
-		return usageErr(&cp)
+		msg := f.Message
+		if f.Cause != nil {
+			msg += ": " + f.Cause.Error()
+		}
+		return inputFileErr("%s: %s", what, msg)
 	}
-	return inputErr("%s: %v", what, err)
+	return inputFileErr("%s: %v", what, err)
 }
 
 type verifyJSON struct {
@@ -88,7 +93,7 @@ is in the verify package documentation:
 Exit code 0 when every check passes; 3 (on site) on a cabling or hardware
 mismatch; 2 when a file cannot be read.
 
-` + exitCodeHelp,
+` + exitCodes(ExitOK, ExitUsage, ExitOnSite, ExitInfra, ExitBug),
 		Example: `  hostforge verify --inventory node-inventory.json --expect cpu-r1-u10.yaml
   openstack baremetal node inventory save cpu-r1-u10 | hostforge verify --inventory - --expect cpu-r1-u10.yaml -o json`,
 		Args: cobra.NoArgs,

@@ -13,18 +13,36 @@ import (
 // Otherwise the module version from the build information is used.
 var Version = ""
 
+// develVersion is what the go command records for a build of the main
+// module from its source tree.
+const develVersion = "(devel)"
+
 // versionInfo is what `hostforge version` reports.
 type versionInfo struct {
-	Version   string `json:"version"`
-	Commit    string `json:"commit,omitempty"`
-	Modified  bool   `json:"modified,omitempty"`
-	GoVersion string `json:"go_version"`
-	Platform  string `json:"platform"`
+	Version string `json:"version"`
+	// Commit and CommitTime are the VCS revision and its time, recorded
+	// by the go command when it builds in a git clone (-buildvcs).
+	Commit     string `json:"commit,omitempty"`
+	CommitTime string `json:"commit_time,omitempty"`
+	Modified   bool   `json:"modified,omitempty"`
+	GoVersion  string `json:"go_version"`
+	Platform   string `json:"platform"`
 }
 
 func buildVersion() versionInfo {
-	v := versionInfo{Version: Version, GoVersion: runtime.Version(), Platform: runtime.GOOS + "/" + runtime.GOARCH}
-	if bi, ok := debug.ReadBuildInfo(); ok {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		bi = nil
+	}
+	return versionFrom(Version, bi)
+}
+
+// versionFrom reads the version from the release version, else the module
+// version (a 'go install module@version' build), and the VCS revision and
+// time the go command stamped.
+func versionFrom(release string, bi *debug.BuildInfo) versionInfo {
+	v := versionInfo{Version: release, GoVersion: runtime.Version(), Platform: runtime.GOOS + "/" + runtime.GOARCH}
+	if bi != nil {
 		if v.Version == "" {
 			v.Version = bi.Main.Version
 		}
@@ -32,15 +50,36 @@ func buildVersion() versionInfo {
 			switch s.Key {
 			case "vcs.revision":
 				v.Commit = s.Value
+			case "vcs.time":
+				v.CommitTime = s.Value
 			case "vcs.modified":
 				v.Modified = s.Value == "true"
 			}
 		}
 	}
 	if v.Version == "" {
-		v.Version = "(devel)"
+		v.Version = develVersion
 	}
 	return v
+}
+
+// line is the text form: the version, and the commit when there is one.
+func (v versionInfo) line() string {
+	s := "hostforge " + v.Version
+	switch {
+	case v.Commit != "":
+		s += " (commit " + v.Commit
+		if v.CommitTime != "" {
+			s += " of " + v.CommitTime
+		}
+		if v.Modified {
+			s += ", with uncommitted changes"
+		}
+		s += ")"
+	case v.Version == develVersion:
+		s += " (no version or commit recorded: build from a git clone with 'go install -buildvcs=true ./cmd/hostforge', or install a tagged release)"
+	}
+	return s + " " + v.GoVersion + " " + v.Platform
 }
 
 func (a *app) versionCmd() *cobra.Command {
@@ -59,15 +98,7 @@ func (a *app) versionCmd() *cobra.Command {
 		if *out == formatJSON {
 			return writeJSON(cmd.OutOrStdout(), v)
 		}
-		line := "hostforge " + v.Version
-		if v.Commit != "" {
-			line += " (" + v.Commit
-			if v.Modified {
-				line += ", modified"
-			}
-			line += ")"
-		}
-		_, err := fmt.Fprintf(cmd.OutOrStdout(), "%s %s %s\n", line, v.GoVersion, v.Platform)
+		_, err := fmt.Fprintln(cmd.OutOrStdout(), v.line())
 		return err
 	}
 	return cmd

@@ -89,7 +89,7 @@ Ctrl-C (or SIGTERM) stops polling and lets running steps finish for up to
 worker.
 
 ` + wiring.ConfigHelp + `
-` + exitCodeHelp,
+` + exitCodes(ExitOK, ExitUsage, ExitInfra, ExitBug, ExitCancelled),
 		Example: `  hostforge worker --config /etc/hostforge/lab1.yaml --temporal temporal.example.net:7233
   hostforge worker --config lab/lab.yaml --temporal 127.0.0.1:7233 --task-queue lab1
   hostforge worker --config /etc/hostforge/site.yaml --temporal 127.0.0.1:7233 --metrics-listen 0.0.0.0:9464`,
@@ -116,6 +116,9 @@ worker.
 			return inputErr("--max-concurrent-steps %d: want 0 or more", maxSteps)
 		case heartbeat < 3*time.Second:
 			return inputErr("--heartbeat-timeout %s: want 3s or more (steps heartbeat every third of it, at most every 10s)", heartbeat)
+		}
+		if err := tf.check(); err != nil {
+			return err
 		}
 		// Interrupted, running steps get --stop-timeout to finish (the
 		// worker's promise), and the worker a second more to stop.

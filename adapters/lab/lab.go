@@ -71,7 +71,8 @@ type SSHTarget struct {
 type Options struct {
 	// Dir receives lab.yaml, the vault, the NetBox token, the CA and the
 	// DHCP server's directory; it is created. Files of an earlier lab in it
-	// are replaced.
+	// are replaced; a lab still running there is not (Start returns a
+	// *BusyError naming its PID).
 	Dir string
 	// Site is the rack (default enrolltest.DemoRack()). Every host with an
 	// out-of-band address gets a BMC emulator of its vendor.
@@ -154,6 +155,8 @@ type Lab struct {
 	wg      sync.WaitGroup
 	ramdisk *Ramdisk
 	once    sync.Once
+	// lock is the directory's lab lock, released by Close.
+	lock *os.File
 }
 
 // Start serves the rack on loopback and writes lab.yaml for it. Close
@@ -183,6 +186,17 @@ func Start(ctx context.Context, o Options) (l *Lab, err error) {
 	if err := os.MkdirAll(filepath.Join(dir, DHCPDir, "hostforge.d"), 0o700); err != nil {
 		return nil, err
 	}
+	// One lab per directory: a second would replace the first one's
+	// ledger, vault and CA under it.
+	lockFile, err := lock(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err != nil {
+			_ = lockFile.Close()
+		}
+	}()
 	// The files of an earlier lab go, and only they: each lab starts fresh.
 	stale, _ := filepath.Glob(filepath.Join(dir, DHCPDir, "hostforge.d", "*.conf*"))
 	for _, f := range []string{ConfigFile, VaultFile, VaultFile + ".lock", TokenFile, CAFile, HostsFile,
@@ -195,7 +209,7 @@ func Start(ctx context.Context, o Options) (l *Lab, err error) {
 			return nil, err
 		}
 	}
-	l = &Lab{Dir: dir, Site: o.Site, BMCs: map[string]*BMC{}, Hosts: o.Site.HostNames(), Ironic: o.IronicURL != "", log: o.Log}
+	l = &Lab{Dir: dir, Site: o.Site, BMCs: map[string]*BMC{}, Hosts: o.Site.HostNames(), Ironic: o.IronicURL != "", log: o.Log, lock: lockFile}
 	defer func() {
 		if err != nil {
 			l.Close()
@@ -320,6 +334,9 @@ func (l *Lab) Close() {
 		}
 		if l.ssh != nil {
 			l.ssh.Close()
+		}
+		if l.lock != nil {
+			_ = l.lock.Close()
 		}
 	})
 }

@@ -2,6 +2,7 @@ package lab_test
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -83,8 +84,21 @@ func TestLabFiles(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(l.Dir, lab.LedgerFile)); err != nil {
 		t.Fatalf("the ledger is not in the lab directory: %v", err)
 	}
-	// A second lab in the same directory replaces the first one's files,
-	// and starts with an empty ledger.
+	// A second lab in the same directory is refused while the first runs:
+	// it would replace the running lab's files under it.
+	var busy *lab.BusyError
+	if _, err := lab.Start(ctx, lab.Options{Dir: l.Dir}); !errors.As(err, &busy) || busy.PID != os.Getpid() {
+		t.Fatalf("a second lab beside a running one: %v, want a BusyError naming PID %d", err, os.Getpid())
+	}
+	if st := lab.Status(l.Dir); !st.Lab || !st.Running || st.PID != os.Getpid() {
+		t.Errorf("status of a running lab: %+v", st)
+	}
+	// Once it stopped, a new lab replaces its files, and starts with an
+	// empty ledger.
+	l.Close()
+	if st := lab.Status(l.Dir); !st.Lab || st.Running {
+		t.Errorf("status of a stopped lab: %+v", st)
+	}
 	l2, err := lab.Start(ctx, lab.Options{Dir: l.Dir})
 	if err != nil {
 		t.Fatalf("a second lab in %s: %v", l.Dir, err)
@@ -166,7 +180,7 @@ func TestLabBMCsReportLinksThroughTheWiring(t *testing.T) {
 func TestLabDHCPThroughTheWiring(t *testing.T) {
 	l, sys := startLab(t)
 	ctx := context.Background()
-	req, err := enrollment.Submit(ctx, sys.NetBox, "cpu-r1-u10", sys.Site, sys.SiteConfig, false, enrollment.Params{})
+	req, err := enrollment.Submit(ctx, sys.NetBox, "cpu-r1-u10", enrollment.SubmitOptions{Site: sys.Site, Config: sys.SiteConfig})
 	if err != nil {
 		t.Fatal(err)
 	}

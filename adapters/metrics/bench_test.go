@@ -42,7 +42,7 @@ func BenchmarkRerunConverged(b *testing.B) {
 			site := enrolltest.DemoRack()
 			exec := enrolltest.Executor(site, nil)
 			ctx := context.Background()
-			req, err := enrollment.Submit(ctx, site.NetBox, "cpu-r1-u10", enrolltest.DemoSite, enrolltest.DemoSiteConfig(), true, enrollment.Params{})
+			req, err := enrollment.Submit(ctx, site.NetBox, "cpu-r1-u10", enrollment.SubmitOptions{Site: enrolltest.DemoSite, Config: enrolltest.DemoSiteConfig(), PlatformClassReady: true})
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -122,7 +122,7 @@ func enrollAll(t *testing.T, site *fakes.Site, cfg enrollment.SiteConfig, obs fl
 	exec := enrolltest.Executor(site, nil)
 	out := map[string]enrollment.Result{}
 	for _, d := range devices {
-		req, err := enrollment.Submit(context.Background(), site.NetBox, d, enrolltest.DemoSite, cfg, true, enrollment.Params{})
+		req, err := enrollment.Submit(context.Background(), site.NetBox, d, enrollment.SubmitOptions{Site: enrolltest.DemoSite, Config: cfg, PlatformClassReady: true})
 		if err != nil {
 			t.Fatalf("submit %s: %v", d, err)
 		}

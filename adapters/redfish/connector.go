@@ -198,7 +198,7 @@ func tlsConfig(t TLS) (*tls.Config, error) {
 			}
 			got := sha256.Sum256(raw[0])
 			if !bytes.Equal(got[:], want) {
-				return fmt.Errorf("redfish: BMC certificate fingerprint %x does not match the pin", got)
+				return &pinMismatch{got: got}
 			}
 			return nil
 		}
@@ -260,6 +260,9 @@ func (c *Connector) connect(ctx context.Context, address string, cred bmc.Creden
 		HTTPClient: hc, NoModifyTransport: true, ReuseConnections: true,
 	})
 	if err != nil {
+		if u := Untrusted(u.Host, err); u != nil {
+			return nil, u
+		}
 		return nil, convert(ctx, sec, err)
 	}
 	cl := &client{api: api, endpoint: u, secrets: sec}

@@ -327,3 +327,32 @@ func TestTLSForSeesDeviceAndAddress(t *testing.T) {
 		t.Fatalf("TLSFor saw %v", seen)
 	}
 }
+
+// A BMC whose certificate the site does not trust fails at once with
+// BMC_TLS_UNTRUSTED and the certificate's SHA-256 — not a wait for an
+// unreachable BMC that ends, minutes later, in advice about power and
+// cabling — whether no rule trusts it or its pin differs.
+func TestUntrustedCertificateIsItsOwnFailure(t *testing.T) {
+	e := newEmu(t, "ami", clock.NewFake(clock.Epoch))
+	srv := httptest.NewTLSServer(e)
+	defer srv.Close()
+	sum := sha256.Sum256(srv.Certificate().Raw)
+	other := sha256.Sum256([]byte("another certificate"))
+	for name, tlsCfg := range map[string]redfish.TLS{
+		"system roots": {},
+		"another pin":  {FingerprintSHA256: hex.EncodeToString(other[:])},
+	} {
+		t.Run(name, func(t *testing.T) {
+			c := &redfish.Connector{TLSFor: func(_, _ string) redfish.TLS { return tlsCfg }}
+			defer c.Close()
+			_, err := c.Connect(context.Background(), srv.Listener.Addr().String(), bmc.Credential{Username: "admin", Password: adminPW})
+			f, ok := hostforge.AsFailure(err)
+			if !ok || f.Code != bmc.TLSUntrusted.Code || f.Retryable {
+				t.Fatalf("Connect: %v, want %s", err, bmc.TLSUntrusted.Code)
+			}
+			if !strings.Contains(f.Message, redfish.Fingerprint(sum[:])) {
+				t.Errorf("the message does not give the certificate's SHA-256 %s: %s", redfish.Fingerprint(sum[:]), f.Message)
+			}
+		})
+	}
+}

@@ -52,6 +52,9 @@ func convert(ctx context.Context, sec *hostforge.Secrets, err error) error {
 	if err == nil {
 		return nil
 	}
+	if u := Untrusted("the BMC", err); u != nil {
+		return u
+	}
 	var se *schemas.Error
 	if errors.As(err, &se) {
 		msg := se.Message

@@ -75,7 +75,7 @@ type Submission struct {
 // WorkflowID(device). A device with an enrollment running is refused with
 // ENROLLMENT_ALREADY_RUNNING. Every error is a *hostforge.Failure.
 func (s *Submitter) Submit(ctx context.Context, sub Submission) (Run, error) {
-	req, err := enrollment.Submit(ctx, s.NetBox, sub.Device, sub.Site, sub.Config, sub.PlatformClassReady, sub.Params)
+	req, err := enrollment.Submit(ctx, s.NetBox, sub.Device, enrollment.SubmitOptions{Site: sub.Site, Config: sub.Config, PlatformClassReady: sub.PlatformClassReady, Params: sub.Params})
 	if err != nil {
 		return Run{}, err
 	}

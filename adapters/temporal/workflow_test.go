@@ -142,7 +142,7 @@ func world(t testing.TB, device string) (*fakes.Site, *enrollment.Executor, enro
 	exec := enrolltest.Executor(site, nil)
 	cfg := siteConfig()
 	cfg.ConfigureDHCP = exec.DHCP != nil
-	req, err := enrollment.Submit(context.Background(), site.NetBox, device, "lab1", cfg, true, enrollment.Params{})
+	req, err := enrollment.Submit(context.Background(), site.NetBox, device, enrollment.SubmitOptions{Site: "lab1", Config: cfg, PlatformClassReady: true})
 	if err != nil {
 		t.Fatalf("submit %s: %v", device, err)
 	}

@@ -330,12 +330,13 @@ func (c *Config) SiteConfig() enrollment.SiteConfig {
 	return s
 }
 
-// Load reads and validates a config file. Its errors are CONFIG_INVALID
+// Load reads and validates a config file. A file it cannot read is
+// CONFIG_UNREADABLE; its other errors are CONFIG_INVALID
 // failures naming the file, the key and the line.
 func Load(path string) (*Config, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
-		return nil, ConfigInvalid.New("--config %s: %v", path, err)
+		return nil, ConfigUnreadable.New("--config %s: %v", path, err)
 	}
 	return Parse(path, b)
 }

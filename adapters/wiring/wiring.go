@@ -38,6 +38,16 @@ var ConfigInvalid = hostforge.Declare(hostforge.Spec{
 	Action:    "Fix the key the message names at the line it gives in the --config file (the format is in 'hostforge enroll --help'), then run the command again. Nothing was changed.",
 })
 
+// ConfigUnreadable is a config file that cannot be read at all: there is
+// no key to fix, only the file to name or create.
+var ConfigUnreadable = hostforge.Declare(hostforge.Spec{
+	Code:      "CONFIG_UNREADABLE",
+	Phase:     "config",
+	Owner:     hostforge.OwnerInfraEng,
+	Retryable: false,
+	Action:    "The --config file cannot be read (the message says why: it does not exist, is a directory, or this user may not read it): name the right file or create it (the format is in 'hostforge enroll --help'), then run the command again. Nothing was contacted or changed.",
+})
+
 // Options are what the wiring takes from its caller besides the config.
 type Options struct {
 	// Log receives every adapter's structured log; nil discards.

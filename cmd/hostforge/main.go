@@ -29,12 +29,16 @@ import (
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	context.AfterFunc(ctx, stop)
-	code := cli.Run(ctx, os.Args[1:], cli.Streams{
+	streams := cli.Streams{
 		In:       os.Stdin,
 		Out:      os.Stdout,
 		Err:      os.Stderr,
 		Terminal: isTerminal(os.Stdout),
-	}, os.LookupEnv)
+	}
+	if streams.Terminal {
+		streams.Size, streams.Resized = terminalSize(os.Stdout), resizes()
+	}
+	code := cli.Run(ctx, os.Args[1:], streams, os.LookupEnv)
 	stop()
 	os.Exit(code)
 }

@@ -43,7 +43,7 @@ func EnrollAll(ctx context.Context, site *fakes.Site, exec *enrollment.Executor,
 	for _, name := range site.HostNames() {
 		before := site.Calls()
 		row := Row{Host: name}
-		req, err := enrollment.Submit(ctx, nb, name, Site, cfg, true, enrollment.Params{})
+		req, err := enrollment.Submit(ctx, nb, name, enrollment.SubmitOptions{Site: Site, Config: cfg, PlatformClassReady: true})
 		if err == nil {
 			rt := exec.Local(site.Clock)
 			rt.Subject = name

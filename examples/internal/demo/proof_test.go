@@ -25,7 +25,7 @@ func TestSuccessfulEnrollmentEstablishesProof(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	req, err := enrollment.Submit(ctx, site.NetBox, host, demo.Site, demo.SiteConfig(), true, enrollment.Params{})
+	req, err := enrollment.Submit(ctx, site.NetBox, host, enrollment.SubmitOptions{Site: demo.Site, Config: demo.SiteConfig(), PlatformClassReady: true})
 	if err != nil {
 		t.Fatal(err)
 	}
