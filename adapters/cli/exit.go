@@ -7,7 +7,7 @@ import (
 
 // Exit codes. A run over several hosts exits with the code of the most
 // urgent failure, in the order ExitBug, ExitInfra, ExitFleetManager,
-// ExitOnSite, ExitCancelled.
+// ExitOnSite, ExitTenant, ExitCancelled.
 const (
 	// ExitOK: every host enrolled, every check passed.
 	ExitOK = 0
@@ -28,6 +28,9 @@ const (
 	ExitBug = 6
 	// ExitCancelled: the run was interrupted or hit its deadline (CANCELLED).
 	ExitCancelled = 7
+	// ExitTenant: a failure the tenant team acts on (owner TENANT): a host
+	// still holding its workload is not retired.
+	ExitTenant = 8
 )
 
 // exitCodeHelp documents the exit codes in every command's help.
@@ -40,7 +43,8 @@ const exitCodeHelp = `Exit codes:
   5  fleet manager failure (owner FLEET_MANAGER)
   6  hostforge bug (UNCLASSIFIED or owner SDK): file a bug with the logs
   7  cancelled: interrupted or past its deadline; rerun when ready
-With several hosts, the code is the first of 6, 4, 5, 3, 7 that applies.`
+  8  tenant failure (owner TENANT): the host still runs a tenant's workload
+With several hosts, the code is the first of 6, 4, 5, 3, 8, 7 that applies.`
 
 // Failure codes of the command line itself: bad input never reaches a phase.
 var (
@@ -78,13 +82,15 @@ func exitCodeOf(f *hostforge.Failure) int {
 		return ExitFleetManager
 	case hostforge.OwnerSDK:
 		return ExitBug
+	case hostforge.OwnerTenant:
+		return ExitTenant
 	default:
 		return ExitInfra
 	}
 }
 
 // urgency orders exit codes for a run over several hosts.
-var urgency = map[int]int{ExitBug: 5, ExitInfra: 4, ExitFleetManager: 3, ExitOnSite: 2, ExitCancelled: 1}
+var urgency = map[int]int{ExitBug: 7, ExitInfra: 6, ExitFleetManager: 5, ExitOnSite: 4, ExitTenant: 3, ExitCancelled: 2}
 
 // worst returns the most urgent of the failures' exit codes, ExitOK when
 // there are none.

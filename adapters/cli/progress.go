@@ -65,6 +65,9 @@ func phaseOf(step string) string {
 	case enrollment.StepIronicCleaning, enrollment.StepIronicFinalize:
 		return "cleaning"
 	}
+	if p, ok := retirePhases[step]; ok {
+		return p
+	}
 	return "workflow"
 }
 
@@ -131,16 +134,21 @@ func (p *progress) event(ev flow.Event) {
 
 // finish records a host's outcome.
 func (p *progress) finish(device string, r hostResult) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	h := p.line(device)
-	h.elapsed = r.Elapsed
 	msg := "enrolled"
 	if r.Result.ProvisionState != "" {
 		msg += " (" + r.Result.ProvisionState + ")"
 	}
-	if r.Failure != nil {
-		msg = fmt.Sprintf("failed %s (owner %s)", r.Failure.Code, r.Failure.Owner)
+	p.done(device, r.Elapsed, msg, r.Failure)
+}
+
+// done records how a host's run ended: msg, or the failure.
+func (p *progress) done(device string, elapsed time.Duration, msg string, f *hostforge.Failure) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	h := p.line(device)
+	h.elapsed = elapsed
+	if f != nil {
+		msg = fmt.Sprintf("failed %s (owner %s)", f.Code, f.Owner)
 	}
 	h.state = msg
 	p.emit(device, h, msg)

@@ -25,6 +25,7 @@ var workerWorkflows = []workerWorkflow{
 	settlementWorkflow,
 	extensionsWorkflow,
 	firmwareWorkflow,
+	retirementWorkflow,
 }
 
 // enrollmentWorkflow is the enrollment on the wired systems.

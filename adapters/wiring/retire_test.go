@@ -35,10 +35,10 @@ func TestRetireSection(t *testing.T) {
 		t.Fatalf("defaults %+v", rc)
 	}
 	for doc, key := range map[string]string{
-		"retire:\n  erase: shred\n":                   "retire.erase",
-		"retire:\n  archive_retention: -1h\n":         "retire.archive_retention",
+		"retire:\n  erase: shred\n":                  "retire.erase",
+		"retire:\n  archive_retention: -1h\n":        "retire.archive_retention",
 		"retire:\n  dns_zone:\n    name: 'a zone'\n": "retire.dns_zone.name",
-		"retire:\n  wipe: true\n":                     "retire.wipe",
+		"retire:\n  wipe: true\n":                    "retire.wipe",
 	} {
 		if _, err := wiring.Parse("lab.yaml", []byte(retireBase+doc)); err == nil || !strings.Contains(err.Error(), key) || !wiring.ConfigInvalid.Is(err) {
 			t.Errorf("%q: %v; want CONFIG_INVALID naming %s", doc, err, key)
