@@ -233,7 +233,9 @@ func (f *Fleet) instanceOf(name string) *fakes.Ironic {
 	return f.Site.Ironic[SiteConfig().IronicInstances[h.Spec.Class]]
 }
 
-func (f *Fleet) state(name string) hostState {
+// state reads a host's state; loaded is the DHCP service's loaded files
+// (DHCPServer.Loaded, read once per check: it copies the whole map).
+func (f *Fleet) state(name string, loaded map[string]string) hostState {
 	var s hostState
 	ir := f.instanceOf(name)
 	if _, ok := ir.Node(name); ok {
@@ -243,7 +245,7 @@ func (f *Fleet) state(name string) hostState {
 	dir := f.Site.DHCP.Config().Dir
 	file := path.Join(dir, name+f.Site.DHCP.Config().Flavour.Extension())
 	_, s.reservation = f.Site.DHCP.File(file)
-	if _, loaded := f.Site.DHCP.Loaded()[path.Base(file)]; loaded {
+	if _, live := loaded[path.Base(file)]; live {
 		s.reservation = true
 	}
 	mon, _ := f.Site.Vault.Peek(fakes.MonitoringItem)
@@ -320,8 +322,9 @@ func (f *Fleet) RetirePass(ctx context.Context, o RetireOptions) RetireReport {
 	rep.Retiring, rep.InUse = len(retiring), len(inUse)
 	setStatus(f.Site, retiring, intent.StatusDecommissioning)
 	before := map[string]hostState{}
+	loaded := f.Site.DHCP.Loaded()
 	for _, name := range inUse {
-		before[name] = f.state(name)
+		before[name] = f.state(name, loaded)
 	}
 	runs := map[string]string{}
 	for i, name := range retiring {
@@ -366,13 +369,14 @@ func (f *Fleet) RetirePass(ctx context.Context, o RetireOptions) RetireReport {
 	rep.Retire = figures(len(retiring), f.Site.Calls().Sub(calls0), wall, heap.peak, counts)
 
 	// The invariants after the retirement.
+	loaded = f.Site.DHCP.Loaded()
 	for _, name := range inUse {
-		if now := f.state(name); !equalState(now, before[name]) {
+		if now := f.state(name, loaded); !equalState(now, before[name]) {
 			bad("retire %s: a node with an instance was touched: before %+v, after %+v", name, before[name], now)
 		}
 	}
 	for _, name := range retired {
-		s := f.state(name)
+		s := f.state(name, loaded)
 		arch, archived := f.Site.Vault.Peek(bmc.ArchivedItem(fakes.AdminItem(name)))
 		j := retirement.ReadJournal(f.Site.NetBox.Journal(name))
 		switch {
