@@ -13,7 +13,8 @@ import (
 // BenchmarkRetirePass runs the enroll → retire (half) → retire again →
 // re-enroll pass over 10,000 hosts (-fleetsim.benchhosts) and reports, per
 // pass, its wall time and peak heap, and for the retirement its calls per
-// retired host by system; the retirement's rerun must write nothing.
+// retired host by system (and the rerun's reads); the retirement's rerun
+// must write nothing.
 //
 //	go test ./internal/fleetsim -run '^$' -bench 'RetirePass' -benchtime=1x
 func BenchmarkRetirePass(b *testing.B) {
@@ -39,6 +40,9 @@ func BenchmarkRetirePass(b *testing.B) {
 		for sys, c := range rep.Retire.CallsPerHost {
 			b.ReportMetric(c.Reads, "retire-"+sys+"-reads/host")
 			b.ReportMetric(c.Writes, "retire-"+sys+"-writes/host")
+		}
+		for sys, c := range rep.Rerun.CallsPerHost {
+			b.ReportMetric(c.Reads, "rerun-"+sys+"-reads/host")
 		}
 		b.ReportMetric(float64(rep.Rerun.Writes), "rerun-writes")
 	}
