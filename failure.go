@@ -21,6 +21,10 @@ const (
 	OwnerNetwork Owner = "NETWORK"
 	// OwnerSDK: hostforge itself; a failure owned by the SDK is a bug to report.
 	OwnerSDK Owner = "SDK"
+	// OwnerTenant: the team whose workload holds the host (the owner of the
+	// instance Ironic has on the node); hostforge never tears a host down
+	// under it, so only that team can release it.
+	OwnerTenant Owner = "TENANT"
 )
 
 // Spec declares one failure code: everything about a failure that does not

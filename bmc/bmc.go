@@ -31,6 +31,10 @@ type Target struct {
 	// MonitoringItem names the vault item of the shared ipmi_exporter
 	// monitoring user.
 	MonitoringItem string `json:"monitoring_item"`
+	// ArchivedItem, when set, names where a retirement archived the host's
+	// per-host credential (ArchivedItem(AdminItem)): a host enrolled again
+	// after its retirement is reached with it, and rotated to a fresh one.
+	ArchivedItem string `json:"archived_item,omitempty"`
 }
 
 // Result says what one attempt did.

@@ -74,6 +74,10 @@ type Accounts interface {
 	CreateAccount(ctx context.Context, a Account, password string) (string, error)
 	// UpdateAccount sets an account's role and enabled flag.
 	UpdateAccount(ctx context.Context, a Account) error
+	// DeleteAccount removes an account: DELETE where the BMC creates
+	// accounts, an emptied and disabled slot where its slots are fixed. An
+	// account that does not exist is hostforge.ErrNotFound.
+	DeleteAccount(ctx context.Context, id string) error
 }
 
 // ManagerNetwork is the BMC's own network configuration.

@@ -84,6 +84,8 @@ func validate(t Target) error {
 		return InputInvalid.New("%s: admin_item, factory_item and monitoring_item must all name vault items", t.Device)
 	case t.AdminItem == t.MonitoringItem || t.AdminItem == t.FactoryItem:
 		return InputInvalid.New("%s: admin_item %q is the factory or the shared monitoring item; the per-host credential needs its own", t.Device, t.AdminItem)
+	case t.ArchivedItem != "" && (t.ArchivedItem == t.AdminItem || t.ArchivedItem == t.FactoryItem || t.ArchivedItem == t.MonitoringItem):
+		return InputInvalid.New("%s: archived_item %q is another of the BMC's items; a retired credential needs its own", t.Device, t.ArchivedItem)
 	case t.ForceRestart && t.RunID == "":
 		return InputInvalid.New("%s: force_restart needs a run_id, so the forced cold reset happens once per run and not once per attempt", t.Device)
 	}

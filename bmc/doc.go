@@ -69,6 +69,11 @@
 //	                     fields: username, password
 //	ipmi-exporter        the shared monitoring user, for monitoring only
 //	                     fields: username, password
+//	bmc-admin-<device>.retired
+//	                     a retired host's per-host credential ([Retirer]),
+//	                     kept for a retention period so the host can still
+//	                     be reached; fields: username, password, retired_run,
+//	                     retired_at, purge_after
 //
 // # Password rotation and cold reset, crash-safe
 //
@@ -80,7 +85,11 @@
 //  2. bmc-admin-<device>.pending_password — accepted: an earlier attempt
 //     changed the BMC and stopped before step C below; C is done now
 //     ("recovered") and the reset follows.
-//  3. the factory credential — accepted: if the item already owes a
+//  3. the archived credential of a retired host (Target.ArchivedItem) —
+//     accepted: the host is being enrolled again; rotate away from it as
+//     from the factory credential (a Supermicro BMC, which has no password
+//     setup, gets it back as its per-host credential).
+//  4. the factory credential — accepted: if the item already owes a
 //     reset for a rotation (reset_pending=rotation), the BMC applies the
 //     new password on that reset: reset, no second rotation. Otherwise
 //     rotate:

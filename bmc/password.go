@@ -142,6 +142,9 @@ func (r *run) login(ctx context.Context) error {
 			return err
 		}
 	}
+	if done, err := r.loginArchived(ctx); done || err != nil {
+		return err
+	}
 	factoryItem := r.t.FactoryItem
 	factory, err := r.item(ctx, factoryItem)
 	if err != nil {
@@ -180,6 +183,53 @@ func (r *run) login(ctx context.Context) error {
 		return nil
 	}
 	return r.rotate(ctx, fcred)
+}
+
+// loginArchived logs in with the credential a retirement archived
+// (Target.ArchivedItem), for a host enrolled again after it was retired:
+// it is rotated away from, as the factory credential is, so the host comes
+// back with a fresh per-host credential. A Supermicro BMC has no password
+// setup: the archived credential becomes the per-host one again. done is
+// false when there is no archive or the BMC refuses it (the factory
+// credential is tried next).
+func (r *run) loginArchived(ctx context.Context) (done bool, err error) {
+	if r.t.ArchivedItem == "" {
+		return false, nil
+	}
+	arch, err := r.item(ctx, r.t.ArchivedItem)
+	if err != nil {
+		return false, err
+	}
+	acred := credOf(arch, FieldPassword)
+	if !acred.Valid() {
+		return false, nil
+	}
+	cl, err := r.connect(ctx, acred)
+	if errors.Is(err, hostforge.ErrUnauthorized) {
+		return false, nil
+	}
+	if err != nil {
+		return true, err
+	}
+	r.cl, r.cred = cl, acred
+	if err := r.identify(ctx); err != nil {
+		return true, err
+	}
+	if r.vendor == VendorSupermicro {
+		if err := r.save(ctx, map[string]string{FieldUsername: acred.Username, FieldPassword: acred.Password}); err != nil {
+			return true, err
+		}
+		r.step("password", "restored_from_archive")
+		return true, nil
+	}
+	if r.admin.get(FieldResetPending) == resetForRotation && credOf(r.admin.fields, FieldPassword).Valid() {
+		// Rotated already; the BMC applies the new password on the reset
+		// that follows: no second rotation.
+		r.step("password", "applies_on_reset")
+		return true, nil
+	}
+	r.log.Info("the host's archived credential works: rotating to a fresh one", "step", "password", "archived_item", r.t.ArchivedItem)
+	return true, r.rotate(ctx, acred)
 }
 
 // rotate changes the admin password away from the factory credential. The

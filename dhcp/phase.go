@@ -97,7 +97,7 @@ func (p *Phase) Configure(ctx context.Context, e Entry) (Result, error) {
 	}
 	defer func() { <-p.lock }()
 
-	changed, err := p.change(ctx, log, r, e.Hostname, file, data, res.SHA256)
+	changed, err := p.change(ctx, log, r, e.Hostname, file, data, res.SHA256, false)
 	if err != nil {
 		return res, p.fail(log, err)
 	}
@@ -124,14 +124,15 @@ func (p *Phase) state(ctx context.Context, r Remote, file, backup string) (sum s
 	return sums[0], sums[1] != "", nil
 }
 
-// change makes file hold data as one transaction on the server, under the
-// server-wide lock: back up the host's current file, replace it, test,
-// restart and check the service, and drop the backup. A step that fails
-// rolls back: the backup is restored and, when the service may have loaded
-// the new file, the service is restarted on the restored one. The caller
-// holds the in-process lock. It returns false when, by the time the lock
-// was taken, another worker had already made the same change.
-func (p *Phase) change(ctx context.Context, log *slog.Logger, r Remote, device, file string, data []byte, sum string) (bool, error) {
+// change makes file hold data (or, with remove, makes it absent) as one
+// transaction on the server, under the server-wide lock: back up the
+// host's current file, replace or remove it, test, restart and check the
+// service, and drop the backup. A step that fails rolls back: the backup is
+// restored and, when the service may have loaded the new configuration, the
+// service is restarted on the restored one. The caller holds the in-process
+// lock. It returns false when, by the time the lock was taken, another
+// worker had already made the same change.
+func (p *Phase) change(ctx context.Context, log *slog.Logger, r Remote, device, file string, data []byte, sum string, remove bool) (bool, error) {
 	dir := path.Dir(file)
 	prep := "mkdir -p -- " + ShellQuote(dir)
 	out, err := r.Run(ctx, prep)
@@ -162,7 +163,7 @@ func (p *Phase) change(ctx context.Context, log *slog.Logger, r Remote, device, 
 	if err != nil {
 		return false, p.remoteFailure(ctx, device, "hash", file, err)
 	}
-	if remoteSum == sum && !pending {
+	if !remove && remoteSum == sum && !pending {
 		log.Info("another worker made this DHCP change while we waited for the lock; no upload, no restart", "step", "hash", "path", file)
 		return false, nil
 	}
@@ -175,6 +176,10 @@ func (p *Phase) change(ctx context.Context, log *slog.Logger, r Remote, device, 
 		if err != nil {
 			return false, p.remoteFailure(ctx, device, "read", file, err)
 		}
+		if remove && !existed {
+			log.Info("another worker removed this DHCP reservation while we waited for the lock; no restart", "step", "hash", "path", file)
+			return false, nil
+		}
 		if err := r.Upload(ctx, backup, encodeBackup(prev, existed)); err != nil {
 			// The host file is untouched; an upload never leaves part of a
 			// backup behind.
@@ -182,7 +187,11 @@ func (p *Phase) change(ctx context.Context, log *slog.Logger, r Remote, device, 
 		}
 	}
 
-	if err := r.Upload(ctx, file, data); err != nil {
+	if remove {
+		if err := r.Remove(ctx, file); err != nil {
+			return false, tx.abort(ctx, p.remoteFailure(ctx, device, "remove", file, err))
+		}
+	} else if err := r.Upload(ctx, file, data); err != nil {
 		return false, tx.abort(ctx, p.remoteFailure(ctx, device, "upload", file, err))
 	}
 	steps := []struct {

@@ -44,6 +44,8 @@ func bmcTarget(req Request, p Plan, started time.Time) bmc.Target {
 		AdminItem:      AdminItem(p.Device.Name),
 		FactoryItem:    req.Snapshot.Site.WithDefaults().FactoryItem,
 		MonitoringItem: req.Snapshot.Site.WithDefaults().MonitoringItem,
+		// A host retired earlier is reached with its archived credential.
+		ArchivedItem: bmc.ArchivedItem(AdminItem(p.Device.Name)),
 	}
 	if p.ProvisioningNIC != nil {
 		t.ProvisioningMAC = p.ProvisioningNIC.MAC

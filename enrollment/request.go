@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/hostforge/hostforge/bmc"
 	"github.com/hostforge/hostforge/intent"
 )
 
@@ -104,8 +105,9 @@ const (
 // AdminItem names the vault item of a device's per-host BMC admin
 // credential. It is computed here, once, and handed to the BMC phase (which
 // rotates it), the Ironic phases (driver_info) and the link guard (Redfish
-// login), so the three always name the same item.
-func AdminItem(device string) string { return "bmc-admin-" + device }
+// login), so the three always name the same item; the rule itself is
+// bmc.AdminItem, which retirement (archiving the item) shares.
+func AdminItem(device string) string { return bmc.AdminItem(device) }
 
 // BootRestricted reports whether boot restriction is on (default on).
 func (s SiteConfig) BootRestricted() bool { return s.RestrictBoot == nil || *s.RestrictBoot }

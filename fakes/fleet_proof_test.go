@@ -40,8 +40,9 @@ func TestFleetLedgerContract(t *testing.T) {
 				}
 				return rec, nil
 			},
-			Now:  site.Clock.Now,
-			Down: func() { site.Inject(fakes.SysFleetManager, "*", 1<<30, hostforge.ErrUnavailable) },
+			Now:    site.Clock.Now,
+			Down:   func() { site.Inject(fakes.SysFleetManager, "*", 1<<30, hostforge.ErrUnavailable) },
+			Retire: site.Proofs,
 		}
 	})
 }

@@ -73,6 +73,8 @@ type Ironic struct {
 	pgsOfNode   map[string][]*ironic.Portgroup
 	pgByName    map[string]*ironic.Portgroup
 	pgByAddr    map[string]*ironic.Portgroup
+	// deleted are the nodes DeleteNode removed (ironic_retire.go).
+	deleted []DeletedNode
 }
 
 // conductor is the host name the fake's locks name.

@@ -17,8 +17,10 @@ func TestIronicContract(t *testing.T) {
 		return ironictest.Env{
 			Client: ir, Driver: "redfish",
 			Interfaces: map[string]string{"raid": "agent", "inspect": "inspector"},
-			Sleep:      site.Clock.Advance,
-			Poll:       10 * time.Second, Timeout: time.Hour,
+			// redfish's default deploy interface is direct: the agent erases.
+			CleanStep: ironic.EraseMetadata, UnsupportedCleanStep: ironic.CleanStep{Interface: "bios", Step: "factory_reset"},
+			Sleep: site.Clock.Advance,
+			Poll:  10 * time.Second, Timeout: time.Hour,
 			HoldLock: func(t *testing.T, n ironic.Node) { ir.HoldLock(n.Name, "other-conductor", time.Minute) },
 			CleanFail: func(t *testing.T, n ironic.Node) {
 				ir.FailCleaning(n.Name, 1)

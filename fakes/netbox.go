@@ -26,6 +26,9 @@ type NetBoxState struct {
 	Interfaces    map[int]*NBInterface
 	Cables        map[int]*NBCable
 	Tags          map[int]*NBTag
+	// Journal holds the devices' journal entries by device id, oldest
+	// first (netbox_journal.go).
+	Journal map[int][]*NBJournalEntry
 
 	// idx speeds up lookups on large fake fleets; see index.
 	idx stateIndex
@@ -184,6 +187,7 @@ func newNetBoxState() *NetBoxState {
 		Interfaces:    map[int]*NBInterface{},
 		Cables:        map[int]*NBCable{},
 		Tags:          map[int]*NBTag{},
+		Journal:       map[int][]*NBJournalEntry{},
 	}
 }
 
@@ -461,6 +465,12 @@ func (s *NetBoxState) Clone() *NetBoxState {
 	for id, t := range s.Tags {
 		c := *t
 		out.Tags[id] = &c
+	}
+	for id, js := range s.Journal {
+		for _, j := range js {
+			c := *j
+			out.Journal[id] = append(out.Journal[id], &c)
+		}
 	}
 	return out
 }

@@ -8,6 +8,10 @@
 //	                                 the systems of --config or the fake rack of --demo;
 //	                                 live progress, a summary table, -o json per host;
 //	                                 with --temporal, submitted to workers and followed
+//	retire --config DEVICE...        the retirement in-process: erase, out of Ironic, DHCP,
+//	                                 the BMC's monitoring and the ledger, NetBox offline,
+//	                                 serverDecommissioned and serverDeleteDNS; the same
+//	                                 progress, summary and -o json; --temporal as enroll
 //	worker --config --temporal       a Temporal worker on the systems of --config
 //	                                 (adapters/worker), the site's periodic work as schedules
 //	lab                              the demo rack on loopback (adapters/lab), lab.yaml
@@ -26,8 +30,9 @@
 //
 // Exit codes say who acts: 0 success, 2 bad usage or input, 3 on site
 // (DC_OPS), 4 infrastructure (INFRA_ENG, NETWORK), 5 fleet manager, 6 a
-// hostforge bug (UNCLASSIFIED or owner SDK), 7 cancelled. A run over several
-// hosts exits with the most urgent, in the order 6, 4, 5, 3, 7.
+// hostforge bug (UNCLASSIFIED or owner SDK), 7 cancelled, 8 the tenant team
+// (TENANT: a host still running its workload is not retired). A run over
+// several hosts exits with the most urgent, in the order 6, 4, 5, 3, 8, 7.
 //
 // Errors are printed as one line ("error: CODE (phase): message") followed by
 // the operator's action ("action: ..."). Secrets (the NetBox token, the BMC

@@ -48,19 +48,41 @@ func (a *app) startReport(cmd *cobra.Command, format string, devices []string, c
 	if format != formatText {
 		return r
 	}
-	o := progressOptions{}
+	var now func() time.Time
 	if !virtual {
-		o.now = clk.Now
+		now = clk.Now
 	}
-	if a.streams.Terminal {
-		o.live = newLiveArea(r.w, a.streams.Size)
-		o.resized, o.tick = a.streams.Resized, time.Second
-		a.live.Store(o.live)
-	}
-	r.prog = newProgress(r.w, devices, o)
+	r.prog = a.runProgress(r.w, devices, now)
 	lvl, on, _ := logLevel(cmd)
 	r.quietSteps = !on || lvl >= slog.LevelWarn && !logsToFile(cmd)
 	return r
+}
+
+// runProgress is the progress of a run over devices on w: a live area on a
+// terminal (the logger writes above it), plain lines elsewhere. now is the
+// run's real clock; nil for virtual time. Close it with endProgress.
+func (a *app) runProgress(w io.Writer, devices []string, now func() time.Time) *progress {
+	o := progressOptions{now: now}
+	if a.streams.Terminal {
+		o.live = newLiveArea(w, a.streams.Size)
+		o.resized, o.tick = a.streams.Resized, time.Second
+		a.live.Store(o.live)
+	}
+	return newProgress(w, devices, o)
+}
+
+// endProgress closes a run's progress and hands the terminal back to the
+// logger; it returns the live area's width (0 without one).
+func (a *app) endProgress(p *progress) (cols int) {
+	if p == nil {
+		return 0
+	}
+	p.close()
+	if live := a.live.Load(); live != nil {
+		cols = live.cols
+		a.live.Store(nil)
+	}
+	return cols
 }
 
 // host reports one host's outcome as it finishes: its JSON line.
@@ -79,11 +101,7 @@ func (r *enrollReport) host(res hostResult) {
 // status of the run.
 func (r *enrollReport) end(results []hostResult) error {
 	if r.prog != nil {
-		r.prog.close()
-		if live := r.a.live.Load(); live != nil {
-			r.cols = live.cols
-			r.a.live.Store(nil)
-		}
+		r.cols = r.a.endProgress(r.prog)
 	}
 	failures := make([]*hostforge.Failure, 0, len(results))
 	for _, res := range results {

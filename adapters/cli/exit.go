@@ -10,8 +10,8 @@ import (
 
 // Exit codes. A run over several hosts exits with the code of the most
 // urgent failure, in the order ExitBug, ExitInfra, ExitFleetManager,
-// ExitOnSite, ExitCancelled. docs/exit-codes.md lists them (a test keeps
-// it in step with exitCodeTable).
+// ExitOnSite, ExitTenant, ExitCancelled. docs/exit-codes.md lists them (a
+// test keeps it in step with exitCodeTable).
 const (
 	// ExitOK: every host enrolled, every check passed.
 	ExitOK = 0
@@ -34,6 +34,9 @@ const (
 	ExitBug = 6
 	// ExitCancelled: the run was interrupted or hit its deadline (CANCELLED).
 	ExitCancelled = 7
+	// ExitTenant: a failure the tenant team acts on (owner TENANT): a host
+	// still holding its workload is not retired.
+	ExitTenant = 8
 )
 
 // exitCodeTable describes each exit code for help and docs/exit-codes.md.
@@ -48,10 +51,11 @@ var exitCodeTable = []struct {
 	{ExitFleetManager, "fleet manager failure (owner FLEET_MANAGER)"},
 	{ExitBug, "hostforge bug (UNCLASSIFIED or owner SDK): file a bug with the logs"},
 	{ExitCancelled, "cancelled: interrupted or past its deadline; rerun when ready"},
+	{ExitTenant, "a host's tenant failure (owner TENANT): the host still runs a tenant's\n     workload; the tenant team releases it"},
 }
 
 // severalHosts is the rule of a command that runs over several hosts.
-const severalHosts = "With several hosts, the code is the first of 6, 4, 5, 3, 7 that applies."
+const severalHosts = "With several hosts, the code is the first of 6, 4, 5, 3, 8, 7 that applies."
 
 // exitCodes documents the exit codes a command can return, for its help.
 func exitCodes(codes ...int) string {
@@ -79,7 +83,7 @@ func exitCodes(codes ...int) string {
 const exitSeveralHosts = -1
 
 // exitCodeHelp documents every exit code (the root command's help).
-var exitCodeHelp = exitCodes(ExitOK, ExitUsage, ExitOnSite, ExitInfra, ExitFleetManager, ExitBug, ExitCancelled, exitSeveralHosts)
+var exitCodeHelp = exitCodes(ExitOK, ExitUsage, ExitOnSite, ExitInfra, ExitFleetManager, ExitBug, ExitCancelled, ExitTenant, exitSeveralHosts)
 
 // Failure codes of the command line itself: bad input never reaches a phase.
 var (
@@ -129,13 +133,15 @@ func exitCodeOf(f *hostforge.Failure) int {
 		return ExitFleetManager
 	case hostforge.OwnerSDK:
 		return ExitBug
+	case hostforge.OwnerTenant:
+		return ExitTenant
 	default:
 		return ExitInfra
 	}
 }
 
 // urgency orders exit codes for a run over several hosts.
-var urgency = map[int]int{ExitBug: 5, ExitInfra: 4, ExitFleetManager: 3, ExitOnSite: 2, ExitCancelled: 1}
+var urgency = map[int]int{ExitBug: 7, ExitInfra: 6, ExitFleetManager: 5, ExitOnSite: 4, ExitTenant: 3, ExitCancelled: 2}
 
 // worst returns the most urgent of the failures' exit codes, ExitOK when
 // there are none.

@@ -159,6 +159,9 @@ func phaseOf(step string) string {
 	case enrollment.StepIronicCleaning, enrollment.StepIronicFinalize:
 		return "cleaning"
 	}
+	if p, ok := retirePhases[step]; ok {
+		return p
+	}
 	return "workflow"
 }
 
@@ -270,25 +273,30 @@ func (p *progress) flush(device string, h *hostLine) {
 
 // finish records a host's outcome.
 func (p *progress) finish(device string, r hostResult) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	h := p.line(device)
-	if pe := h.pending; pe != nil && r.Failure != nil && pe.Outcome == hostforge.Failed && pe.Failure.Code == r.Failure.Code {
-		// The step's failure is the host's: one line says both.
-		h.pending = nil
-	}
-	p.flush(device, h)
-	h.elapsed, h.finished, h.next, h.detail = r.Elapsed, true, time.Time{}, ""
 	msg := "enrolled"
 	if r.Result.ProvisionState != "" {
 		msg += " (" + r.Result.ProvisionState + ")"
 	}
-	if r.Failure != nil {
-		msg = fmt.Sprintf("failed %s (owner %s)", r.Failure.Code, r.Failure.Owner)
+	p.done(device, r.Elapsed, msg, r.Failure)
+}
+
+// done records how a host's run ended: msg, or the failure.
+func (p *progress) done(device string, elapsed time.Duration, msg string, f *hostforge.Failure) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	h := p.line(device)
+	if pe := h.pending; pe != nil && f != nil && pe.Outcome == hostforge.Failed && pe.Failure.Code == f.Code {
+		// The step's failure is the host's: one line says both.
+		h.pending = nil
+	}
+	p.flush(device, h)
+	h.elapsed, h.finished, h.next, h.detail = elapsed, true, time.Time{}, ""
+	if f != nil {
+		msg = fmt.Sprintf("failed %s (owner %s)", f.Code, f.Owner)
 		h.failed = true
 	}
 	h.state = msg
-	if r.Failure != nil && h.step != "" {
+	if f != nil && h.step != "" {
 		msg = where(h.step) + ": " + msg
 	}
 	p.print(device, h, msg)

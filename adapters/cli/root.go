@@ -119,6 +119,7 @@ inspection inventories, decode LLDP and detect BMC vendors.
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageErr(err) })
 	// One command per line, so commands added side by side merge cleanly.
 	root.AddCommand(a.enrollCmd())
+	root.AddCommand(a.retireCmd())
 	root.AddCommand(a.workerCmd())
 	root.AddCommand(a.labCmd())
 	root.AddCommand(a.platformClassCmd())

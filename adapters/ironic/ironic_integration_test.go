@@ -80,6 +80,10 @@ func realEnv(t *testing.T, c *adapter.Client, inspector string) ironictest.Env {
 			}
 		},
 		Cleanup: func(t *testing.T, uuid string) { _ = c.DeleteNode(context.Background(), uuid) },
+		// fake-hardware's fake BIOS interface runs factory_reset out of
+		// band; its fake deploy interface has no agent to erase with.
+		CleanStep:            ironic.CleanStep{Interface: "bios", Step: "factory_reset"},
+		UnsupportedCleanStep: ironic.EraseMetadata,
 	}
 }
 

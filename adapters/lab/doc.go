@@ -14,7 +14,13 @@
 //     starts them), the agent's side of inspection ([Ramdisk]): the hosts
 //     enrol on Ironic's fake-hardware driver, their inspection data says
 //     where their cables really go, so the miscabled host fails
-//     verification, and the host with dead optics hits the link guard.
+//     verification, and the host with dead optics hits the link guard;
+//   - with Options.Agent, the agent's side of in-band cleaning ([Agent]):
+//     the nodes get the direct deploy interface, so Ironic runs cleaning
+//     (automated on provide, manual on a retirement's erase) through the
+//     agent's lookup, heartbeat and command API, which the lab answers —
+//     erase_devices_metadata runs as a real clean step, and a step scripted
+//     to fail lands in the node's history.
 //
 // [Start] writes lab.yaml (the config every hostforge command and the
 // worker read), the vault file it names (mode 0600: the factory and

@@ -85,6 +85,12 @@ type Options struct {
 	// enrol gate is off in lab.yaml). InspectorURL is its
 	// ironic-inspector's; with it the lab plays the ramdisk (see Ramdisk).
 	IronicURL, InspectorURL string
+	// Agent makes the hosts' nodes clean in band (the direct deploy
+	// interface) with the lab playing the agent (see Agent): Ironic's
+	// erase steps run as they do on real hardware. It needs an Ironic that
+	// can reach its own API from a ramdisk ([service_catalog]
+	// endpoint_override; scripts/integration.d/ironic_agent.sh).
+	Agent bool
 	// SSH replaces the in-process SSH server.
 	SSH *SSHTarget
 	// Timing is the Ironic timing written into lab.yaml (default
@@ -154,6 +160,7 @@ type Lab struct {
 	cancel  context.CancelFunc
 	wg      sync.WaitGroup
 	ramdisk *Ramdisk
+	agent   *Agent
 	once    sync.Once
 	// lock is the directory's lab lock, released by Close.
 	lock *os.File
@@ -231,7 +238,7 @@ func Start(ctx context.Context, o Options) (l *Lab, err error) {
 		return nil, err
 	}
 	if l.Ironic {
-		fakeHardware(o.Site, o.InspectorURL != "")
+		fakeHardware(o.Site, o.InspectorURL != "", o.Agent)
 	}
 	l.NetBox = netboxhttp.New(o.Site.NetBox, netboxhttp.Options{Token: token})
 	l.netbox = httptest.NewUnstartedServer(l.NetBox)
@@ -312,8 +319,16 @@ func Start(ctx context.Context, o Options) (l *Lab, err error) {
 		l.wg.Add(1)
 		go func() { defer l.wg.Done(); l.ramdisk.Run(rctx) }()
 	}
+	if o.IronicURL != "" && o.Agent {
+		l.agent = &Agent{Site: o.Site, IronicURL: o.IronicURL, Log: o.Log}
+		l.wg.Add(1)
+		go func() { defer l.wg.Done(); _ = l.agent.Run(rctx) }()
+	}
 	return l, nil
 }
+
+// Agent is the lab's cleaning agent player, nil unless Options.Agent.
+func (l *Lab) Agent() *Agent { return l.agent }
 
 // Ramdisk is the lab's ramdisk player, nil without an inspector.
 func (l *Lab) Ramdisk() *Ramdisk { return l.ramdisk }
@@ -472,8 +487,10 @@ func writeDHCPScripts(dir string) error {
 // fakeHardware points every host's ironic_settings at Ironic's
 // fake-hardware driver (there is no real machine behind the emulated BMC),
 // inspecting through ironic-inspector when the lab has one (the lab plays
-// the ramdisk) and with Ironic's fake inspection otherwise.
-func fakeHardware(site *fakes.Site, inspector bool) {
+// the ramdisk) and with Ironic's fake inspection otherwise; with agent the
+// deploy interface is direct, whose cleaning runs the agent's steps (the lab
+// plays the agent).
+func fakeHardware(site *fakes.Site, inspector, agent bool) {
 	inspect := "fake"
 	if inspector {
 		inspect = "inspector"
@@ -490,7 +507,11 @@ func fakeHardware(site *fakes.Site, inspector bool) {
 				continue
 			}
 			is["driver"] = ironic.DriverFakeHardware
-			is["interfaces"] = map[string]any{"inspect": inspect, "raid": "fake", "network": "noop"}
+			ifs := map[string]any{"inspect": inspect, "raid": "fake", "network": "noop"}
+			if agent {
+				ifs["deploy"] = "direct"
+			}
+			is["interfaces"] = ifs
 		}
 		return nil
 	})

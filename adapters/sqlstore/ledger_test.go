@@ -46,8 +46,9 @@ func TestLedgerContract(t *testing.T) {
 						}
 						return rec, err
 					},
-					Now:  l.Clock.Now,
-					Down: func() { _ = db.Close() },
+					Now:    l.Clock.Now,
+					Down:   func() { _ = db.Close() },
+					Retire: l,
 				}
 			})
 		})

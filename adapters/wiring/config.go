@@ -88,6 +88,7 @@ is read from the environment variable or the file the config names.
     kind: file                          # items of named fields in a YAML file
     path: /etc/hostforge/vault.yaml     # must not be readable by group or others
 ` + extensionsHelp + `
+` + retireHelp + `
 
 The DHCP phase logs in with the private_key and known_hosts fields of the
 vault item ssh-config-dhcp (optional: passphrase, user); the server's host key
@@ -133,6 +134,8 @@ type Config struct {
 	// Firmware is the managed-host firmware updates (see FirmwareHelp);
 	// nil without them.
 	Firmware *FirmwareConfig `yaml:"firmware"`
+	// Retire is how hosts are retired (see retireHelp); nil: the defaults.
+	Retire *RetireConfig `yaml:"retire"`
 
 	// path is the file the config was read from, for messages.
 	path string
@@ -543,6 +546,9 @@ func (c *Config) validate() error {
 		return err
 	}
 	if err := c.validateFirmware(); err != nil {
+		return err
+	}
+	if err := c.validateRetire(); err != nil {
 		return err
 	}
 	if (g.ConfigureBMC || g.IronicEnrol || g.ConfigureDHCP) && c.Vault == nil {

@@ -33,6 +33,7 @@ var binders = []binder{
 	bindSettlement,
 	bindExtensions,
 	bindFirmware,
+	bindRetirement,
 	bindProjection,
 }
 
@@ -109,6 +110,18 @@ func bindFirmware(b *bound, sys *wiring.Systems, m *metrics.Firmware, log *slog.
 	b.schedules = append(b.schedules,
 		temporal.Schedule{Purpose: temporal.PurposeExplore, Workflow: temporal.ExploreWorkflowName, Every: every},
 		temporal.Schedule{Purpose: temporal.PurposePass, Workflow: temporal.PassWorkflowName, Every: every})
+	return nil
+}
+
+// bindRetirement: the retirement on the config's phases. Its events are
+// dispatched by the extension dispatch's steps, which bindExtensions
+// registers on every worker.
+func bindRetirement(b *bound, sys *wiring.Systems, _ *metrics.Firmware, _ *slog.Logger) error {
+	rx := sys.Retirement()
+	if rx == nil {
+		return nil // wired to submit only
+	}
+	b.workflows = append(b.workflows, temporal.Workflow{Name: "retirement", Steps: rx, Definitions: []temporal.Definition{temporal.Retirement(wiring.AnnounceRetirement)}})
 	return nil
 }
 

@@ -70,7 +70,7 @@ func TestNewBindsWhatTheConfigNames(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, want := w.Workflows(), []string{"enrollment", "settlement", "extensions", "projection"}; !slices.Equal(got, want) {
+	if got, want := w.Workflows(), []string{"enrollment", "settlement", "extensions", "retirement", "projection"}; !slices.Equal(got, want) {
 		t.Fatalf("workflows %v, want %v", got, want)
 	}
 	want := []temporal.Schedule{{Purpose: temporal.PurposeProjection, Workflow: temporal.ProjectionWorkflowName, Every: lab.LedgerProjectionInterval}}
@@ -89,7 +89,7 @@ func TestNewBindsWhatTheConfigNames(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := w.Workflows(); !slices.Equal(got, []string{"enrollment", "extensions"}) || len(w.Schedules()) != 0 {
+	if got := w.Workflows(); !slices.Equal(got, []string{"enrollment", "extensions", "retirement"}) || len(w.Schedules()) != 0 {
 		t.Fatalf("without a ledger: workflows %v, schedules %v", got, w.Schedules())
 	}
 }

@@ -165,6 +165,35 @@ func Run(t *testing.T, newEnv func(t *testing.T) Env) {
 		}
 	})
 
+	t.Run("DeleteAccount", func(t *testing.T) {
+		e, c := connect(t)
+		if _, err := c.ListAccounts(ctx); errors.Is(err, bmc.ErrUnsupported) {
+			t.Skip("no account endpoint on this model")
+		}
+		user := bmc.Credential{Username: "contract_gone", Password: "Contract-Pass-3"}
+		id, err := c.CreateAccount(ctx, bmc.Account{UserName: user.Username, Role: bmc.IPMIRole, Enabled: true}, user.Password)
+		if err != nil {
+			t.Fatalf("CreateAccount: %v", err)
+		}
+		if err := c.DeleteAccount(ctx, id); err != nil {
+			t.Fatalf("DeleteAccount(%s): %v", id, err)
+		}
+		accts, err := c.ListAccounts(ctx)
+		if err != nil || slices.ContainsFunc(accts, func(a bmc.Account) bool { return a.UserName == user.Username }) {
+			t.Fatalf("after the deletion the accounts are %+v, %v; want %s gone", accts, err, user.Username)
+		}
+		if _, err := e.Connector.Connect(ctx, e.Address, user); !errors.Is(err, hostforge.ErrUnauthorized) {
+			t.Fatalf("the deleted account still logs in: %v", err)
+		}
+		if !slices.ContainsFunc(accts, func(a bmc.Account) bool { return a.UserName == e.Admin.Username }) {
+			t.Fatalf("the admin account went with it: %+v", accts)
+		}
+		// The slot is free again: the same user can be created anew.
+		if _, err := c.CreateAccount(ctx, bmc.Account{UserName: user.Username, Role: bmc.IPMIRole, Enabled: true}, user.Password); err != nil {
+			t.Fatalf("re-creating the deleted account: %v", err)
+		}
+	})
+
 	t.Run("BootOrder", func(t *testing.T) {
 		_, c := connect(t)
 		opts, err := c.BootOptions(ctx)

@@ -20,8 +20,9 @@
 // file and leaves the service running on it; a restart that fails restores
 // the previous file and restarts the service on it; a change cut off after
 // its file went live is completed by the rerun, not mistaken for a converged
-// one; and two workers (two Phases, as in two processes) take turns through
-// the server's lock.
+// one; two workers (two Phases, as in two processes) take turns through
+// the server's lock; and a reservation's removal (a host's retirement) is
+// unloaded, rolled back and completed the same way.
 //
 // The suite runs these one-line commands through Remote.Run, which any
 // POSIX shell with coreutils runs: true, false, exit N, echo, cat, ls -A,
@@ -713,7 +714,14 @@ func (r *cutRemote) Remove(ctx context.Context, p string) error {
 	if err := r.down("remove"); err != nil {
 		return err
 	}
-	return r.Remote.Remove(ctx, p)
+	err := r.Remote.Remove(ctx, p)
+	if err == nil && p == r.file {
+		// A removal of the host file is cut off the same way.
+		r.mu.Lock()
+		r.cut = true
+		r.mu.Unlock()
+	}
+	return err
 }
 
 func (r *cutRemote) Lock(ctx context.Context, p string) (func() error, error) {

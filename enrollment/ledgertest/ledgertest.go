@@ -13,6 +13,7 @@ import (
 	"github.com/hostforge/hostforge/clock"
 	"github.com/hostforge/hostforge/enrollment"
 	"github.com/hostforge/hostforge/platformclass"
+	"github.com/hostforge/hostforge/retirement"
 )
 
 // Ledger is one ledger under test and the hooks the suite drives it with.
@@ -32,6 +33,9 @@ type Ledger struct {
 	// Down makes the ledger unreachable for the rest of the subtest (the
 	// fake injects faults; the SQL ledger closes its database).
 	Down func()
+	// Retire is the ledger's retirement side (retirement.Ledger); nil
+	// skips its cases.
+	Retire retirement.Ledger
 }
 
 // Record is a device's ledger record as the suite compares it.
@@ -85,6 +89,8 @@ func Run(t *testing.T, newLedger func(t *testing.T) Ledger) {
 		{"no lost update under concurrent writers", testNoLostUpdate},
 		{"a write after the deadline is refused by the store", testDeadline},
 		{"a ledger that is down", testDown},
+		{"a retirement clears proof and platform class, identity-guarded", testRetire},
+		{"a retirement on a ledger that is down", testRetireDown},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) { tt.fn(t, newLedger(t)) })

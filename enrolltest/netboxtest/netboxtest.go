@@ -62,6 +62,8 @@ func Run(t *testing.T, newHarness func(t *testing.T, site *fakes.Site) Harness) 
 		{"Unauthorized", testUnauthorized},
 		{"CanceledContext", testCanceled},
 		{"ConcurrentWritersOfDifferentFields", testConcurrentWriters},
+		{"Journal", testJournal},
+		{"JournalRefused", testJournalRefused},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) { tc.fn(t, newHarness) })

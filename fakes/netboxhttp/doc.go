@@ -33,6 +33,8 @@
 //	GET   /api/dcim/cables/            filters: id, device_id (repeatable), limit, offset
 //	GET   /api/extras/tags/            filters: slug (repeatable), limit, offset
 //	POST  /api/extras/tags/
+//	GET   /api/extras/journal-entries/ filters: assigned_object_type, assigned_object_id (repeatable), limit, offset
+//	POST  /api/extras/journal-entries/ a device's journal entry (kind, comments); a new entry every time
 //	GET   /api/status/
 //
 // Every request is checked for "Authorization: Token <token>" (or "Bearer

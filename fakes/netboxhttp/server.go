@@ -91,6 +91,7 @@ func New(nb *fakes.NetBox, opts Options) *Server {
 	s.mux.HandleFunc("GET /api/extras/tags/{$}", s.listTags)
 	s.mux.HandleFunc("POST /api/extras/tags/{$}", s.createTag)
 	s.mux.HandleFunc("GET /api/status/{$}", s.status)
+	s.journalRoutes()
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusNotFound, map[string]any{"detail": "Not found."})
 	})

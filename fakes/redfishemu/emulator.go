@@ -6,8 +6,9 @@
 //
 //   - basic auth and sessions (POST SessionService/Sessions, X-Auth-Token);
 //     the service root is readable anonymously;
-//   - AccountService accounts: fixed slots filled by PATCH (Dell, Lenovo,
-//     AMI; POST on the collection is 405), POST-created accounts (Supermicro);
+//   - AccountService accounts: fixed slots filled and emptied by PATCH
+//     (Dell, Lenovo, AMI; POST on the collection and DELETE of a slot are
+//     405), POST-created accounts removed by DELETE (Supermicro);
 //     passwords shorter than 8 characters refused;
 //   - PATCH of Manager NetworkProtocol, EthernetInterfaces, BootOptions,
 //     boot order, BIOS attributes and syslog resources; a property the
@@ -892,6 +893,9 @@ func (e *Emulator) applyJob(j *job) {
 }
 
 func (e *Emulator) delete(p string) (int, map[string]string, any) {
+	if strings.HasPrefix(p, "/redfish/v1/AccountService/Accounts/") {
+		return e.deleteAccount(p)
+	}
 	id := path.Base(p)
 	j, ok := e.jobs[id]
 	if !ok || path.Dir(p) != jobsColl {

@@ -136,6 +136,23 @@
 // BMC_CREDENTIAL_INVALID. TestOutcomeTableIsTheDocumentedOne keeps this
 // table and Outcomes the same.
 //
+// # The retire pass
+//
+// Fleet.RetirePass runs the other end of the lifecycle over a healthy
+// fleet: enroll every host, decommission half of them (5 % of those with a
+// tenant's instance on their node) and retire them concurrently through
+// the retirement workflow, with real extension dispatch on the same
+// runtime; retire the retired hosts again; stage them and enroll them
+// again. Its invariants (see retire.go): a node with an instance is never
+// touched, nothing of its host either; no DHCP reservation outlives its
+// node; a retired host is out of Ironic, DHCP, the BMC's monitoring and the
+// ledger, offline in NetBox with its run journaled and its two events
+// delivered; its rerun writes nothing; a re-enrolled host ends available
+// with a fresh credential. TestRetirePass runs 120 hosts in the unit suite;
+// the benchmark 10,000:
+//
+//	go test ./internal/fleetsim -run '^$' -bench RetirePass -benchtime=1x
+//
 // # Commands
 //
 // The unit suite runs 2,000 schedules (go test ./internal/fleetsim;

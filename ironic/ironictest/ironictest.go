@@ -3,8 +3,9 @@
 // client. It checks what the phases rely on — nodes, ports, portgroups,
 // traits, maintenance, power, every provision action the phases use, the
 // errors Ironic gives (404, 400 on an invalid transition, 409 duplicate, 409
-// NodeLocked), clean failed → manage recovery, and the inventory after an
-// inspection.
+// NodeLocked), clean failed → manage recovery, the inventory after an
+// inspection, and what retirement relies on: manual cleaning and the
+// deletion of ports, portgroups and nodes, refused where Ironic refuses it.
 package ironictest
 
 import (
@@ -48,6 +49,14 @@ type Env struct {
 	NoInventory bool
 	// Cleanup deletes what the suite created; may be nil.
 	Cleanup func(t *testing.T, nodeUUID string)
+	// CleanStep is a manual clean step the suite's nodes run to the end,
+	// and UnsupportedCleanStep one their interfaces do not have (see
+	// retire.go). Either empty skips the retire cases.
+	CleanStep, UnsupportedCleanStep ironic.CleanStep
+	// CleanRun, when set, is called once a manual clean of CleanStep was
+	// accepted and makes it run where something outside Ironic must (a
+	// ramdisk answering the agent's API). The fake runs it by itself.
+	CleanRun func(t *testing.T, node ironic.Node)
 }
 
 // Run runs the suite. newEnv is called once per subtest.
@@ -70,6 +79,7 @@ func Run(t *testing.T, newEnv func(t *testing.T) Env) {
 		}
 		testCleanFailed(t, env)
 	})
+	runRetire(t, newEnv)
 }
 
 var seq = time.Now().UnixNano() % 1_000_000
