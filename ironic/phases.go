@@ -37,36 +37,37 @@ type LinkReader interface {
 // Every wait on Ironic is paced by one policy, NextPoll: the first look
 // comes soon after hostforge's action (or after any change it saw), and
 // the looks spread out only while the node stays unmoved — each pause is
-// the time the node has been quiet plus the kind's first poll — up to the
-// kind's cap. The first poll and the cap of each kind of wait:
+// the time the node has been quiet plus the kind's first poll — up to a
+// cap. The cap bounds how late a finished transition is seen. It is
+// StatePollMax while the conductor works (verifying, a power change, the
+// cleaning or inspecting before the ramdisk runs: BMC calls, seconds to a
+// minute on real hardware), and the kind's own cap while Ironic waits for
+// the ramdisk (clean wait, inspect wait: minutes to hours, every clean
+// step moving the node and so bringing the polls back to the first):
 //
-//	kind       waits for                          first poll       cap
+//	kind       waits for                          first poll       cap (conductor / ramdisk)
 //	verify     manage from enroll (verifying)     StatePoll        StatePollMax
-//	power      a power change hostforge asked for StatePoll        PowerPollMax
-//	inspect    an inspection                      InspectionPoll   InspectionPollMax
-//	clean      cleaning after provide             CleanPollMin     CleanPollMax
-//	settle     a transition someone else started  StatePoll        StatePollMax
+//	power      a power change hostforge asked for StatePoll        StatePollMax
+//	inspect    an inspection                      InspectionPoll   StatePollMax / InspectionPollMax
+//	clean      cleaning after provide             CleanPollMin     StatePollMax / CleanPollMax
+//	settle     a transition someone else started  StatePoll        StatePollMax / CleanPollMax
 //
-// A cap bounds how late a finished transition is seen: the longest pause
-// between two looks. While the frontend-link guard samples the BMC, the
-// pause is also at most InspectionPoll.
+// While the frontend-link guard samples the BMC, the pause is also at most
+// InspectionPoll.
 type Timing struct {
 	// StatePoll is the first poll after manage or power on, and of a node
 	// found in someone else's transition (10 s).
 	StatePoll time.Duration
-	// StatePollMax caps the polls of verification after manage and of
-	// someone else's transition (20 s: verification is a few BMC calls).
+	// StatePollMax caps the polls while the conductor works: verification,
+	// a power change, cleaning or inspecting before the ramdisk (30 s).
 	StatePollMax time.Duration
-	// PowerPollMax caps the polls of a power change (20 s: a power change
-	// is a few BMC calls).
-	PowerPollMax time.Duration
 	// LockRetry is the After of a node_locked wait (10 s); the workflow
 	// applies its own 10 s → 60 s backoff on top.
 	LockRetry time.Duration
 	// InspectionPoll is the first poll after inspect, and the pause between
 	// link samples while the link guard runs (20 s).
 	InspectionPoll time.Duration
-	// InspectionPollMax caps the polls of an inspection (1 min).
+	// InspectionPollMax caps the polls in inspect wait (1 min).
 	InspectionPollMax time.Duration
 	// InspectionTimeout bounds one inspection from the inspect request (1 h).
 	InspectionTimeout time.Duration
@@ -75,9 +76,7 @@ type Timing struct {
 	// LinkBudget is the frontend-link guard's budget from power on (5 min).
 	LinkBudget time.Duration
 	// CleanPollMin is the first poll after provide, and CleanPollMax caps
-	// the polls of cleaning (15 s, 2 min: every clean step moves the node
-	// between cleaning and clean wait, and a move brings the polls back to
-	// CleanPollMin).
+	// the polls in clean wait (15 s, 2 min).
 	CleanPollMin, CleanPollMax time.Duration
 	// InventoryGrace is how long a missing inventory is retried after
 	// inspection lands in manageable (Ironic writes it a moment later; 1 min).
@@ -95,8 +94,7 @@ func (t Timing) withDefaults() Timing {
 		}
 	}
 	def(&t.StatePoll, 10*time.Second)
-	def(&t.StatePollMax, 20*time.Second)
-	def(&t.PowerPollMax, 20*time.Second)
+	def(&t.StatePollMax, 30*time.Second)
 	def(&t.LockRetry, 10*time.Second)
 	def(&t.InspectionPoll, 20*time.Second)
 	def(&t.InspectionPollMax, time.Minute)
@@ -114,16 +112,14 @@ func (t Timing) withDefaults() Timing {
 func (t Timing) Policy(k PollKind) PollPolicy {
 	t = t.withDefaults()
 	switch k {
-	case PollVerify:
+	case PollVerify, PollPower:
 		return PollPolicy{First: t.StatePoll, Max: t.StatePollMax}
-	case PollPower:
-		return PollPolicy{First: t.StatePoll, Max: t.PowerPollMax}
 	case PollInspect:
-		return PollPolicy{First: t.InspectionPoll, Max: t.InspectionPollMax}
+		return PollPolicy{First: t.InspectionPoll, Max: t.StatePollMax, WaitMax: t.InspectionPollMax}
 	case PollClean:
-		return PollPolicy{First: t.CleanPollMin, Max: t.CleanPollMax}
+		return PollPolicy{First: t.CleanPollMin, Max: t.StatePollMax, WaitMax: t.CleanPollMax}
 	}
-	return PollPolicy{First: t.StatePoll, Max: t.StatePollMax}
+	return PollPolicy{First: t.StatePoll, Max: t.StatePollMax, WaitMax: t.CleanPollMax}
 }
 
 // Phases runs the Ironic phases against one Ironic instance. It is safe for

@@ -28,10 +28,25 @@ const (
 
 // PollPolicy is one kind's pacing: the first poll after an action or an
 // observed change comes First after it, and while nothing changes the pause
-// grows with the time the node has been quiet, never above Max.
+// grows with the time the node has been quiet, never above Max — or, while
+// the latest look shows Ironic waiting for the ramdisk (RamdiskWait), never
+// above WaitMax when that is set.
 type PollPolicy struct {
-	First time.Duration
-	Max   time.Duration
+	First   time.Duration
+	Max     time.Duration
+	WaitMax time.Duration
+}
+
+// RamdiskWait reports whether a provision state is Ironic waiting for the
+// ramdisk on the host (clean wait, inspect wait, wait call-back, rescue
+// wait) rather than the conductor working: such a state lasts minutes to
+// hours.
+func RamdiskWait(state string) bool {
+	switch state {
+	case StateCleanWait, StateInspectWait, StateDeployWait, "rescue wait":
+		return true
+	}
+	return false
 }
 
 // Observation is one look at a node as the poll policy keeps it: the fields
@@ -119,7 +134,8 @@ func (p *Polls) Add(o Observation) {
 //   - the node's latest run — the looks since it last changed — began at
 //     c, and the pause is the time it has been quiet plus First, so the
 //     polls double their spacing while nothing changes (First, 3×First,
-//     7×First, … after c), never longer than Max and never shorter than
+//     7×First, … after c), never longer than the cap — Max, or WaitMax
+//     while the latest look shows a ramdisk wait — and never shorter than
 //     First;
 //   - c is the moment of the latest change: right after an action it is the
 //     action's time (poll soon after an action); a change hostforge saw
@@ -142,6 +158,9 @@ func NextPoll(pol PollPolicy, history []Observation, now time.Time) time.Duratio
 		return first
 	}
 	last := history[n-1]
+	if pol.WaitMax > 0 && RamdiskWait(last.ProvisionState) {
+		limit = max(pol.WaitMax, first)
+	}
 	var c time.Time
 	if last.Action != "" {
 		c = last.At

@@ -45,9 +45,8 @@ is read from the environment variable or the file the config names.
       timing:                           # optional; the defaults are for real hardware
         link_budget: 5m                 # frontend-link guard: all links DOWN this long fails
         state_poll: 10s                 # first poll after manage / power on (polls back off
-        state_poll_max: 20s             #   while the node stays unmoved, up to each kind's cap)
-        power_poll_max: 20s
-        lock_retry: 10s
+        state_poll_max: 30s             #   while the node stays unmoved, up to a cap: this one
+        lock_retry: 10s                 #   while the conductor works, the *_max ones in a ramdisk wait)
         inspection_poll: 20s
         inspection_poll_max: 1m
         inspection_timeout: 1h
@@ -168,7 +167,6 @@ type IronicConfig struct {
 type IronicTiming struct {
 	StatePoll         enrollment.Duration `yaml:"state_poll"`
 	StatePollMax      enrollment.Duration `yaml:"state_poll_max"`
-	PowerPollMax      enrollment.Duration `yaml:"power_poll_max"`
 	LockRetry         enrollment.Duration `yaml:"lock_retry"`
 	InspectionPoll    enrollment.Duration `yaml:"inspection_poll"`
 	InspectionPollMax enrollment.Duration `yaml:"inspection_poll_max"`
@@ -183,7 +181,7 @@ type IronicTiming struct {
 // Phases is the section as the Ironic phases' timing.
 func (t IronicTiming) Phases() ironic.Timing {
 	return ironic.Timing{
-		StatePoll: t.StatePoll.D(), StatePollMax: t.StatePollMax.D(), PowerPollMax: t.PowerPollMax.D(),
+		StatePoll: t.StatePoll.D(), StatePollMax: t.StatePollMax.D(),
 		LockRetry: t.LockRetry.D(), InspectionPoll: t.InspectionPoll.D(), InspectionPollMax: t.InspectionPollMax.D(),
 		InspectionTimeout: t.InspectionTimeout.D(), PowerOnTimeout: t.PowerOnTimeout.D(), LinkBudget: t.LinkBudget.D(),
 		CleanPollMin: t.CleanPollMin.D(), CleanPollMax: t.CleanPollMax.D(), InventoryGrace: t.InventoryGrace.D(),
@@ -199,7 +197,7 @@ func (t IronicTiming) fields() []struct {
 		key string
 		d   enrollment.Duration
 	}{
-		{"state_poll", t.StatePoll}, {"state_poll_max", t.StatePollMax}, {"power_poll_max", t.PowerPollMax},
+		{"state_poll", t.StatePoll}, {"state_poll_max", t.StatePollMax},
 		{"lock_retry", t.LockRetry}, {"inspection_poll", t.InspectionPoll}, {"inspection_poll_max", t.InspectionPollMax},
 		{"inspection_timeout", t.InspectionTimeout}, {"power_on_timeout", t.PowerOnTimeout}, {"link_budget", t.LinkBudget},
 		{"clean_poll_min", t.CleanPollMin}, {"clean_poll_max", t.CleanPollMax}, {"inventory_grace", t.InventoryGrace},
@@ -483,7 +481,6 @@ func (c *Config) validate() error {
 		}{
 			{"clean_poll_max", "clean_poll_min", ir.Timing.CleanPollMax, ir.Timing.CleanPollMin},
 			{"state_poll_max", "state_poll", ir.Timing.StatePollMax, ir.Timing.StatePoll},
-			{"power_poll_max", "state_poll", ir.Timing.PowerPollMax, ir.Timing.StatePoll},
 			{"inspection_poll_max", "inspection_poll", ir.Timing.InspectionPollMax, ir.Timing.InspectionPoll},
 		} {
 			if pair.first > 0 && pair.cap > 0 && pair.cap < pair.first {
