@@ -184,7 +184,7 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) error {
 				rep.Sides = append(rep.Sides, SideResult{Side: SideLoop, Label: label, Poll: p})
 			}
 		case SideHostforge:
-			rep.Sides = append(rep.Sides, SideResult{Side: s, Label: fmt.Sprintf("hostforge, polls %s doubling", timing.StatePoll), Poll: timing.StatePoll})
+			rep.Sides = append(rep.Sides, SideResult{Side: s, Label: fmt.Sprintf("hostforge, polls from %s, capped", timing.StatePoll), Poll: timing.StatePoll})
 		case SideSDK:
 			rep.Sides = append(rep.Sides, SideResult{Side: s, Label: "openstacksdk, wait_for 2s", Poll: 2 * time.Second})
 		}
