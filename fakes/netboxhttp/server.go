@@ -31,6 +31,9 @@ type Options struct {
 	// Version is reported by /api/status/ and the API-Version header;
 	// default "4.2".
 	Version string
+	// NoGraphQL answers /graphql/ as a NetBox with GRAPHQL_ENABLED off
+	// does: 404 "The GraphQL API is not enabled."
+	NoGraphQL bool
 }
 
 // Server is the emulator. It is safe for concurrent use.
@@ -74,6 +77,7 @@ func New(nb *fakes.NetBox, opts Options) *Server {
 	s.mux.HandleFunc("GET /api/extras/tags/{$}", s.listTags)
 	s.mux.HandleFunc("POST /api/extras/tags/{$}", s.createTag)
 	s.mux.HandleFunc("GET /api/status/{$}", s.status)
+	s.mux.HandleFunc("POST /graphql/{$}", s.graphql)
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusNotFound, map[string]any{"detail": "Not found."})
 	})
