@@ -92,14 +92,16 @@ func (p *Phases) cleaning(ctx context.Context, in CleaningIn) (out CleaningOut, 
 			}
 			log.Info("maintenance cleared before cleaning", "step", "clean_start", "reason", node.MaintenanceReason)
 		}
+		asked := p.now()
 		if err := p.Client.ChangeProvisionState(ctx, node.UUID, ActionProvide); err != nil {
 			return out, p.classify(ctx, phase, spec.Name, err, "provide of node %s", spec.Name)
 		}
-		pr.Started, pr.ProvidedAt = true, p.now()
-		pr.Polls.Start(PollClean, ActionProvide, pr.ProvidedAt)
+		pr.Started, pr.ProvidedAt = true, asked
+		pr.Polls.Start(PollClean, ActionProvide, asked)
 		log.Info("provide requested; cleaning", "step", "clean_start")
 		out.Note = "provide requested"
-		out.Next = beforeDeadline(NextPoll(t.Policy(PollClean), pr.Polls.History, pr.ProvidedAt), pr.ProvidedAt, in.Deadline)
+		at := p.now()
+		out.Next = beforeDeadline(NextPoll(t.Policy(PollClean), pr.Polls.History, at), at, in.Deadline)
 		return out, nil
 	}
 

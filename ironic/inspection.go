@@ -124,14 +124,15 @@ func (p *Phases) inspection(ctx context.Context, in InspectionIn) (out Inspectio
 		if err != nil {
 			return out, err
 		}
+		asked := p.now()
 		if err := p.Client.ChangeProvisionState(ctx, node.UUID, ActionManage); err != nil {
 			return out, p.classify(ctx, phase, spec.Name, err, "manage of node %s", spec.Name)
 		}
-		pr.ManageRequested, pr.ManageRequestedAt = true, p.now()
-		pr.Polls.Start(PollVerify, ActionManage, pr.ManageRequestedAt)
+		pr.ManageRequested, pr.ManageRequestedAt = true, asked
+		pr.Polls.Start(PollVerify, ActionManage, asked)
 		log.Info("manage requested", "step", "manage", "networking", changes)
 		out.Note = "networking ensured; manage requested"
-		out.Next = NextPoll(t.Policy(PollVerify), pr.Polls.History, pr.ManageRequestedAt)
+		out.Next = NextPoll(t.Policy(PollVerify), pr.Polls.History, p.now())
 		return out, nil
 
 	case StateVerifying:
@@ -272,16 +273,17 @@ func (p *Phases) inspectManageable(ctx context.Context, in InspectionIn, node No
 			return out, nil
 		}
 	}
+	asked := p.now()
 	if err := p.Client.ChangePowerState(ctx, node.UUID, PowerOn); err != nil {
 		return out, p.classify(ctx, phase, spec.Name, err, "powering on node %s", spec.Name)
 	}
-	at := p.now()
 	if pr.PowerOnAt.IsZero() {
-		pr.PowerOnAt = at
+		pr.PowerOnAt = asked
 	}
-	pr.Polls.Start(PollPower, PowerOn, at)
+	pr.Polls.Start(PollPower, PowerOn, asked)
 	log.Info("power on requested", "step", "power")
 	out.Note = "power on requested"
+	at := p.now()
 	out.Next = t.bounded(NextPoll(t.Policy(PollPower), pr.Polls.History, at), at, pr.PowerOnAt, t.PowerOnTimeout, t.StatePoll)
 	return out, nil
 }

@@ -138,7 +138,9 @@ func (p *Polls) Add(o Observation) {
 //     while the latest look shows a ramdisk wait — and never shorter than
 //     First;
 //   - c is the moment of the latest change: right after an action it is the
-//     action's time (poll soon after an action); a change hostforge saw
+//     action's time — when hostforge sent it, so that a request Ironic took
+//     long to accept counts as time the transition has been running — (poll
+//     soon after an action); a change hostforge saw
 //     between two looks happened at Ironic's provision_updated_at when that
 //     moved and lies between the two looks, else at the later look (poll soon
 //     after any observed change); on a first look, with no earlier one, it is
