@@ -67,7 +67,7 @@ type Timing struct {
 	// InspectionPoll is the first poll after inspect, and the pause between
 	// link samples while the link guard runs (20 s).
 	InspectionPoll time.Duration
-	// InspectionPollMax caps the polls in inspect wait (1 min).
+	// InspectionPollMax caps the polls in inspect wait (30 s).
 	InspectionPollMax time.Duration
 	// InspectionTimeout bounds one inspection from the inspect request (1 h).
 	InspectionTimeout time.Duration
@@ -97,7 +97,7 @@ func (t Timing) withDefaults() Timing {
 	def(&t.StatePollMax, 30*time.Second)
 	def(&t.LockRetry, 10*time.Second)
 	def(&t.InspectionPoll, 20*time.Second)
-	def(&t.InspectionPollMax, time.Minute)
+	def(&t.InspectionPollMax, 30*time.Second)
 	def(&t.InspectionTimeout, time.Hour)
 	def(&t.PowerOnTimeout, 10*time.Minute)
 	def(&t.LinkBudget, 5*time.Minute)

@@ -137,15 +137,16 @@ func (p *Polls) Add(o Observation) {
 //     7×First, … after c), never longer than the cap — Max, or WaitMax
 //     while the latest look shows a ramdisk wait — and never shorter than
 //     First;
-//   - c is the moment of the latest change: right after an action it is the
-//     action's time — when hostforge sent it, so that a request Ironic took
-//     long to accept counts as time the transition has been running — (poll
-//     soon after an action); a change hostforge saw
-//     between two looks happened at Ironic's provision_updated_at when that
-//     moved and lies between the two looks, else at the later look (poll soon
-//     after any observed change); on a first look, with no earlier one, it is
-//     provision_updated_at when Ironic gives one (a node in clean wait for an
-//     hour is not polled as if it had just started), else the look itself.
+//   - c is the moment of the latest change. Right after an action it is
+//     the action's time (poll soon after an action): when hostforge sent
+//     it, so that a request Ironic took long to accept counts as time the
+//     transition has been running. A change hostforge saw between two looks
+//     happened at Ironic's provision_updated_at when that moved and lies
+//     between the two looks, else at the later look (poll soon after any
+//     observed change). On a first look, with no earlier one, it is
+//     provision_updated_at when Ironic gives one (a node in clean wait for
+//     an hour is not polled as if it had just started), else the look
+//     itself.
 //
 // provision_updated_at is Ironic's clock: it is only ever used clamped
 // between hostforge's own looks and never after now, so a skewed clock

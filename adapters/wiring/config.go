@@ -48,7 +48,7 @@ is read from the environment variable or the file the config names.
         state_poll_max: 30s             #   while the node stays unmoved, up to a cap: this one
         lock_retry: 10s                 #   while the conductor works, the *_max ones in a ramdisk wait)
         inspection_poll: 20s
-        inspection_poll_max: 1m
+        inspection_poll_max: 30s
         inspection_timeout: 1h
         power_on_timeout: 10m
         clean_poll_min: 15s
