@@ -130,17 +130,19 @@ func (p *Polls) Add(o Observation) {
 // looks so far showed (oldest first) and the time now. It is a pure
 // function of its arguments:
 //
-//   - nothing observed yet: First;
+//   - nothing observed yet, or nothing since hostforge's action: First —
+//     poll soon after an action, however long Ironic took to accept it (a
+//     fast transition is over by then);
 //   - the node's latest run — the looks since it last changed — began at
 //     c, and the pause is the time it has been quiet plus First, so the
 //     polls double their spacing while nothing changes (First, 3×First,
 //     7×First, … after c), never longer than the cap — Max, or WaitMax
 //     while the latest look shows a ramdisk wait — and never shorter than
 //     First;
-//   - c is the moment of the latest change. Right after an action it is
-//     the action's time (poll soon after an action): when hostforge sent
-//     it, so that a request Ironic took long to accept counts as time the
-//     transition has been running. A change hostforge saw between two looks
+//   - c is the moment of the latest change. On the first look after an
+//     action it is the action's time: when hostforge sent it, so that a
+//     request Ironic took long to accept counts as time the transition has
+//     been running. A change hostforge saw between two looks
 //     happened at Ironic's provision_updated_at when that moved and lies
 //     between the two looks, else at the later look (poll soon after any
 //     observed change). On a first look, with no earlier one, it is
@@ -164,33 +166,31 @@ func NextPoll(pol PollPolicy, history []Observation, now time.Time) time.Duratio
 	if pol.WaitMax > 0 && RamdiskWait(last.ProvisionState) {
 		limit = max(pol.WaitMax, first)
 	}
-	var c time.Time
 	if last.Action != "" {
-		c = last.At
-	} else {
-		i := n - 1
-		for i > 0 && history[i-1].same(last) {
-			i--
+		return first
+	}
+	i := n - 1
+	for i > 0 && history[i-1].same(last) {
+		i--
+	}
+	run := history[i]
+	c := run.At
+	pua := last.ProvisionUpdatedAt
+	switch {
+	case i == 0:
+		if !pua.IsZero() && pua.Before(c) {
+			c = pua
 		}
-		run := history[i]
-		c = run.At
-		pua := last.ProvisionUpdatedAt
-		switch {
-		case i == 0:
-			if !pua.IsZero() && pua.Before(c) {
-				c = pua
-			}
-		case history[i-1].Action != "":
-			// The first look after an action: the action moved the node.
-			c = history[i-1].At
-			if prev := history[i-1].At; !pua.IsZero() && pua.After(prev) && pua.Before(run.At) {
-				c = pua
-			}
-		default:
-			prev := history[i-1]
-			if !pua.IsZero() && !pua.Equal(prev.ProvisionUpdatedAt) && pua.After(prev.At) && pua.Before(run.At) {
-				c = pua
-			}
+	case history[i-1].Action != "":
+		// The first look after an action: the action moved the node.
+		c = history[i-1].At
+		if prev := history[i-1].At; !pua.IsZero() && pua.After(prev) && pua.Before(run.At) {
+			c = pua
+		}
+	default:
+		prev := history[i-1]
+		if !pua.IsZero() && !pua.Equal(prev.ProvisionUpdatedAt) && pua.After(prev.At) && pua.Before(run.At) {
+			c = pua
 		}
 	}
 	if c.After(now) {

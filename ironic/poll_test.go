@@ -38,7 +38,9 @@ func TestNextPoll(t *testing.T) {
 	}{
 		{"nothing seen yet", pol, nil, 0, s},
 		{"right after an action: soon", pol, []ironic.Observation{action(0)}, 0, s},
-		{"an action whose call took 300ms: quiet since the action", pol, []ironic.Observation{action(0)}, 300 * time.Millisecond, 1300 * time.Millisecond},
+		{"an action Ironic took 2s to accept: still soon", pol, []ironic.Observation{action(0)}, 2 * s, s},
+		{"the first look after a slow action: quiet since it was sent", pol,
+			[]ironic.Observation{action(0), look(3*s, ironic.StateVerifying, 0)}, 3 * s, 4 * s},
 		{"first look after the action: quiet since the action", pol,
 			[]ironic.Observation{action(0), look(s, ironic.StateVerifying, 0)}, s, 2 * s},
 		{"first look after the action: Ironic says when the node moved", pol,
