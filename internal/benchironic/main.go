@@ -10,7 +10,8 @@
 //     waiting with its own wait_for_* helpers.
 //
 // Every side talks to Ironic through one counting reverse proxy on loopback,
-// so their API calls are counted alike. Nodes are deleted between sides
+// so their API calls, and the bytes of their read answers, are counted
+// alike. Nodes are deleted between sides
 // (outside the counts). The order of the sides rotates every round.
 //
 // Two modes. Without delays, fake-hardware ends most transitions while their
