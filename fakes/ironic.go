@@ -161,7 +161,9 @@ func (f *Ironic) advance(n *inode) {
 	for len(n.pending) > 0 && !n.pending[0].at.After(now) {
 		st := n.pending[0]
 		n.pending = n.pending[1:]
+		from := n.n.ProvisionState
 		st.fn(st.at, n)
+		n.moved(from, st.at)
 	}
 	if !n.busyUntil.After(now) && n.n.Reservation == conductor {
 		n.n.Reservation = ""
@@ -175,6 +177,14 @@ func (f *Ironic) advance(n *inode) {
 			}
 			n.lockHolder = ""
 		}
+	}
+}
+
+// moved stamps provision_updated_at when the provision state changed from
+// from, as Ironic does on every provision-state change.
+func (n *inode) moved(from string, at time.Time) {
+	if n.n.ProvisionState != from {
+		n.n.ProvisionUpdatedAt = at
 	}
 }
 
@@ -244,9 +254,14 @@ func (n *inode) setNode(next ironic.Node) {
 	n.masked = nil
 }
 
-// GetNode reads a node by name or UUID.
-func (f *Ironic) GetNode(ctx context.Context, ident string) (ironic.Node, error) {
+// GetNode reads a node by name or UUID: every field, or only the fields
+// named (Ironic's ?fields=; the others are left zero), a name Ironic does
+// not know being a 400, as Ironic answers it.
+func (f *Ironic) GetNode(ctx context.Context, ident string, fields ...string) (ironic.Node, error) {
 	if err := f.enter(ctx, "get_node", false); err != nil {
+		return ironic.Node{}, err
+	}
+	if err := checkNodeFields(fields); err != nil {
 		return ironic.Node{}, err
 	}
 	f.mu.Lock()
@@ -255,7 +270,7 @@ func (f *Ironic) GetNode(ctx context.Context, ident string) (ironic.Node, error)
 	if err != nil {
 		return ironic.Node{}, err
 	}
-	return n.view(), nil
+	return selectNodeFields(n.view(), fields), nil
 }
 
 // defaultInterfaces are what the fake picks for interfaces left unset.
@@ -625,6 +640,7 @@ func (f *Ironic) ChangeProvisionState(ctx context.Context, ident, action string)
 	default:
 		return fmt.Errorf("ironic: 400 unknown provision action %q: %w", action, hostforge.ErrInvalid)
 	}
+	n.moved(from, now)
 	n.record(now, "provision", "%s: %s → %s", action, from, n.n.ProvisionState)
 	return nil
 }
@@ -1021,6 +1037,9 @@ func (f *Ironic) DriverInfoSecret(name, key string) string {
 // SetState puts a node straight into a provision state (no transition).
 func (f *Ironic) SetState(name, state string) {
 	f.with(name, func(n *inode) {
+		if n.n.ProvisionState != state {
+			n.n.ProvisionUpdatedAt = f.now()
+		}
 		n.n.ProvisionState, n.n.TargetProvisionState = state, ""
 		n.pending, n.busyUntil = nil, time.Time{}
 		if n.n.Reservation == conductor {

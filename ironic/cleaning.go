@@ -30,6 +30,9 @@ type CleaningProgress struct {
 	// Probes counts polls.
 	Probes int       `json:"probes,omitempty"`
 	Link   LinkGuard `json:"link"`
+	// Polls is the cleaning's observation history: NextPoll paces the
+	// next call from it.
+	Polls Polls `json:"polls"`
 }
 
 // CleaningOut is the result of one call.
@@ -89,17 +92,20 @@ func (p *Phases) cleaning(ctx context.Context, in CleaningIn) (out CleaningOut, 
 			}
 			log.Info("maintenance cleared before cleaning", "step", "clean_start", "reason", node.MaintenanceReason)
 		}
+		asked := p.now()
 		if err := p.Client.ChangeProvisionState(ctx, node.UUID, ActionProvide); err != nil {
 			return out, p.classify(ctx, phase, spec.Name, err, "provide of node %s", spec.Name)
 		}
-		pr.Started, pr.ProvidedAt = true, p.now()
+		pr.Started, pr.ProvidedAt = true, asked
+		pr.Polls.Start(PollClean, ActionProvide, asked)
 		log.Info("provide requested; cleaning", "step", "clean_start")
 		out.Note = "provide requested"
-		out.Next = p.cleanPoll(pr.ProvidedAt, in.Deadline)
+		at := p.now()
+		out.Next = beforeDeadline(NextPoll(t.Policy(PollClean), pr.Polls.History, at), at, in.Deadline)
 		return out, nil
 	}
 
-	node, err := p.Client.GetNode(ctx, spec.Name)
+	node, err := p.Client.GetNode(ctx, spec.Name, statusFields...)
 	if err != nil {
 		return out, p.classify(ctx, phase, spec.Name, err, "reading node %s", spec.Name)
 	}
@@ -143,27 +149,30 @@ func (p *Phases) cleaning(ctx context.Context, in CleaningIn) (out CleaningOut, 
 		}
 		return out, err
 	}
-	out.Next = p.cleanPoll(pr.ProvidedAt, in.Deadline)
+	out.Next = p.look(&pr.Polls, PollClean, node, now)
+	if node.PowerState != PowerOn && pr.Link.PoweredOnAt.IsZero() {
+		out.Next = t.bounded(out.Next, now, pr.ProvidedAt, t.PowerOnTimeout, t.CleanPollMin)
+	}
 	if !pr.Link.Passed && node.PowerState == PowerOn && out.Next > t.InspectionPoll {
 		out.Next = t.InspectionPoll // sample links often while the guard runs
 	}
+	out.Next = beforeDeadline(out.Next, now, in.Deadline)
 	out.Note = node.ProvisionState
 	return out, nil
 }
 
-// cleanPoll is the pause before the next cleaning poll: CleanPollMin
-// doubling up to CleanPollMax along pollAfter's schedule from the provide
-// request, never past the deadline.
-func (p *Phases) cleanPoll(providedAt, deadline time.Time) time.Duration {
-	now := p.now()
-	d := pollAfter(p.timing().cleanPolls(), providedAt, now)
-	if !deadline.IsZero() {
-		if left := deadline.Sub(now); left < d {
-			d = left
-		}
-		if d <= 0 {
-			d = time.Second
-		}
+// beforeDeadline shortens a pause so that the next look comes no later
+// than the deadline (one second when it has passed: the look that finds it
+// passed fails the cleaning).
+func beforeDeadline(d time.Duration, now, deadline time.Time) time.Duration {
+	if deadline.IsZero() {
+		return d
+	}
+	if left := deadline.Sub(now); left < d {
+		d = left
+	}
+	if d <= 0 {
+		d = time.Second
 	}
 	return d
 }
@@ -184,7 +193,7 @@ func (p *Phases) Finalize(ctx context.Context, spec NodeSpec) (FinalizeOut, erro
 
 func (p *Phases) finalize(ctx context.Context, spec NodeSpec) (FinalizeOut, error) {
 	const phase = PhaseCleaning
-	node, err := p.Client.GetNode(ctx, spec.Name)
+	node, err := p.Client.GetNode(ctx, spec.Name, statusFields...)
 	if err != nil {
 		return FinalizeOut{}, p.classify(ctx, phase, spec.Name, err, "reading node %s", spec.Name)
 	}

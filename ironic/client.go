@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/hostforge/hostforge"
 )
@@ -53,10 +54,13 @@ type Node struct {
 	Driver               string `json:"driver"`
 	ProvisionState       string `json:"provision_state"`
 	TargetProvisionState string `json:"target_provision_state,omitempty"`
-	PowerState           string `json:"power_state,omitempty"`
-	TargetPowerState     string `json:"target_power_state,omitempty"`
-	Maintenance          bool   `json:"maintenance"`
-	MaintenanceReason    string `json:"maintenance_reason,omitempty"`
+	// ProvisionUpdatedAt is when the provision state last changed, on
+	// Ironic's clock (zero: never, or not read).
+	ProvisionUpdatedAt time.Time `json:"provision_updated_at,omitzero"`
+	PowerState         string    `json:"power_state,omitempty"`
+	TargetPowerState   string    `json:"target_power_state,omitempty"`
+	Maintenance        bool      `json:"maintenance"`
+	MaintenanceReason  string    `json:"maintenance_reason,omitempty"`
 	// InstanceUUID is set when Nova (or another scheduler) owns the node.
 	InstanceUUID string `json:"instance_uuid,omitempty"`
 	// Reservation is the host holding the node's lock, "" when unlocked.
@@ -144,8 +148,14 @@ type Portgroup struct {
 // A returned Node is read-only: its maps and slices may be shared with
 // later reads (the fake shares them until a write replaces them), so a
 // caller that needs a changed copy makes one.
+//
+// GetNode reads only the fields named, by their API names (Ironic's
+// ?fields=, e.g. "provision_state", "raid_interface"); none reads every
+// field. A field not asked for is left zero, as Ironic leaves it out, and
+// the phases never read one they did not ask for; a name Ironic does not
+// know is ErrInvalid, as Ironic answers it (400).
 type Client interface {
-	GetNode(ctx context.Context, ident string) (Node, error)
+	GetNode(ctx context.Context, ident string, fields ...string) (Node, error)
 	CreateNode(ctx context.Context, n NodeCreate) (Node, error)
 	UpdateNode(ctx context.Context, ident string, ops []PatchOp) (Node, error)
 	// ChangeProvisionState requests a provision action (ActionManage, ...).
@@ -188,3 +198,27 @@ func IsNodeLocked(err error) bool {
 	}
 	return errors.Is(err, hostforge.ErrConflict) && strings.Contains(err.Error(), LockedMarker)
 }
+
+// The node fields the phases read, by use (Ironic's API names). A poll reads
+// a few hundred bytes instead of a whole node (driver_info, instance_info,
+// driver_internal_info, links, …: 2.5 KB and more).
+var (
+	// statusFields are what a poll, finalize and a lock wait read: the
+	// states, Ironic's time of the last provision change, ownership, the
+	// lock holder and the last error.
+	statusFields = []string{
+		"uuid", "driver", "provision_state", "target_provision_state", "provision_updated_at",
+		"power_state", "target_power_state", "maintenance", "instance_uuid", "last_error", "reservation",
+	}
+	// preludeFields add what the prelude, recovery, convergence and the
+	// driver switch compare: the maintenance reason (restored after a
+	// failed recovery), properties (the root-device hint) and every
+	// hardware interface API 1.81 has (raid is converged; the switch
+	// replaces the Redfish ones). Traits and driver_info are not read:
+	// convergence takes them from its own PATCH's answer, and driver_info
+	// is always rewritten.
+	preludeFields = append(append([]string{"name", "maintenance_reason", "properties"}, statusFields...),
+		"bios_interface", "boot_interface", "console_interface", "deploy_interface", "inspect_interface",
+		"management_interface", "network_interface", "power_interface", "raid_interface",
+		"rescue_interface", "storage_interface", "vendor_interface")
+)

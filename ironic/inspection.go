@@ -31,8 +31,7 @@ type InspectionProgress struct {
 	Prelude     PreludeResult `json:"prelude"`
 	// ManageRequested is set once manage was requested from enroll.
 	ManageRequested bool `json:"manage_requested,omitempty"`
-	// ManageRequestedAt is when manage was requested; verification's polls
-	// are paced from it.
+	// ManageRequestedAt is when manage was requested.
 	ManageRequestedAt time.Time `json:"manage_requested_at,omitzero"`
 	// Repaired is set once the MANAGEABLE link repair ran.
 	Repaired    bool `json:"repaired,omitempty"`
@@ -47,6 +46,9 @@ type InspectionProgress struct {
 	// PowerOnAt is when power on was requested to leave the node on.
 	PowerOnAt time.Time `json:"power_on_at,omitzero"`
 	Link      LinkGuard `json:"link"`
+	// Polls is the current wait's observation history: NextPoll paces the
+	// next call from it.
+	Polls Polls `json:"polls"`
 }
 
 // InspectionOut is the result of one call.
@@ -98,7 +100,7 @@ func (p *Phases) inspection(ctx context.Context, in InspectionIn) (out Inspectio
 			return out, nil
 		}
 	} else {
-		n, err := p.Client.GetNode(ctx, spec.Name)
+		n, err := p.Client.GetNode(ctx, spec.Name, statusFields...)
 		if err != nil {
 			return out, p.classify(ctx, phase, spec.Name, err, "reading node %s", spec.Name)
 		}
@@ -118,22 +120,28 @@ func (p *Phases) inspection(ctx context.Context, in InspectionIn) (out Inspectio
 			f := ManageFailed.New("node %s went back to enroll after manage (last_error: %s)", spec.Name, node.LastError)
 			return out, f
 		}
-		changes, err := p.ensureNetworking(ctx, spec, node, phase, false)
+		changes, err := p.ensureNetworking(ctx, spec, node, phase, false, pr.Prelude.Created)
 		if err != nil {
 			return out, err
 		}
+		asked := p.now()
 		if err := p.Client.ChangeProvisionState(ctx, node.UUID, ActionManage); err != nil {
 			return out, p.classify(ctx, phase, spec.Name, err, "manage of node %s", spec.Name)
 		}
-		pr.ManageRequested, pr.ManageRequestedAt = true, p.now()
+		pr.ManageRequested, pr.ManageRequestedAt = true, asked
+		pr.Polls.Start(PollVerify, ActionManage, asked)
 		log.Info("manage requested", "step", "manage", "networking", changes)
 		out.Note = "networking ensured; manage requested"
-		out.Next = p.transitionPoll(pr.ManageRequestedAt, 0)
+		out.Next = NextPoll(t.Policy(PollVerify), pr.Polls.History, p.now())
 		return out, nil
 
 	case StateVerifying:
 		out.Note = "verifying"
-		out.Next = p.transitionPoll(pr.ManageRequestedAt, 0)
+		kind := PollVerify
+		if !pr.ManageRequested {
+			kind = PollSettle
+		}
+		out.Next = p.look(&pr.Polls, kind, node, now)
 		return out, nil
 
 	case StateManageable:
@@ -142,9 +150,10 @@ func (p *Phases) inspection(ctx context.Context, in InspectionIn) (out Inspectio
 	case StateInspecting, StateInspectWait:
 		if pr.InspectedAt.IsZero() {
 			out.Note = "someone else's inspection is running; waiting"
+			out.Next = p.look(&pr.Polls, PollSettle, node, now)
 			return out, nil
 		}
-		out.Next = t.InspectionPoll
+		out.Next = p.look(&pr.Polls, PollInspect, node, now)
 		abort := func() {
 			if node.ProvisionState == StateInspectWait {
 				if err := p.Client.ChangeProvisionState(ctx, node.UUID, ActionAbort); err != nil {
@@ -166,6 +175,13 @@ func (p *Phases) inspection(ctx context.Context, in InspectionIn) (out Inspectio
 			}
 			return out, err
 		}
+		out.Next = t.bounded(out.Next, now, pr.InspectedAt, t.InspectionTimeout, t.InspectionPoll)
+		if node.PowerState != PowerOn && pr.Link.PoweredOnAt.IsZero() {
+			out.Next = t.bounded(out.Next, now, pr.InspectedAt, t.PowerOnTimeout, t.InspectionPoll)
+		}
+		if !pr.Link.Passed && node.PowerState == PowerOn {
+			out.Next = min(out.Next, t.InspectionPoll) // sample links often while the guard runs
+		}
 		out.Note = "inspecting"
 		return out, nil
 
@@ -176,6 +192,7 @@ func (p *Phases) inspection(ctx context.Context, in InspectionIn) (out Inspectio
 	}
 	if !Stable(node) {
 		out.Note = "waiting for " + node.ProvisionState
+		out.Next = p.look(&pr.Polls, PollSettle, node, now)
 		return out, nil
 	}
 	return out, UnexpectedState.New("node %s is in %q during the inspection half", spec.Name, node.ProvisionState)
@@ -188,7 +205,7 @@ func (p *Phases) inspectManageable(ctx context.Context, in InspectionIn, node No
 	spec, t := in.Spec, p.timing()
 	log := p.log(spec.Name, phase)
 	if spec.SkipCableVerification && !pr.Repaired && pr.InspectedAt.IsZero() {
-		if _, err := p.ensureNetworking(ctx, spec, node, phase, true); err != nil {
+		if _, err := p.ensureNetworking(ctx, spec, node, phase, true, false); err != nil {
 			return out, err
 		}
 		pr.Repaired = true
@@ -217,8 +234,9 @@ func (p *Phases) inspectManageable(ctx context.Context, in InspectionIn, node No
 				}
 				pr.InspectedAt = now
 				pr.Link = LinkGuard{}
+				pr.Polls.Start(PollInspect, ActionInspect, now)
 				log.Info("inspection requested", "step", "inspect", "forced", in.Force)
-				out.Note, out.Next = "inspection requested", t.InspectionPoll
+				out.Note, out.Next = "inspection requested", NextPoll(t.Policy(PollInspect), pr.Polls.History, now)
 				return out, nil
 			}
 		} else {
@@ -251,41 +269,38 @@ func (p *Phases) inspectManageable(ctx context.Context, in InspectionIn, node No
 		}
 		if node.TargetPowerState != "" {
 			out.Note = "powering on"
-			out.Next = p.transitionPoll(pr.PowerOnAt, t.PowerOnTimeout)
+			out.Next = t.bounded(p.look(&pr.Polls, PollPower, node, now), now, pr.PowerOnAt, t.PowerOnTimeout, t.StatePoll)
 			return out, nil
 		}
 	}
+	asked := p.now()
 	if err := p.Client.ChangePowerState(ctx, node.UUID, PowerOn); err != nil {
 		return out, p.classify(ctx, phase, spec.Name, err, "powering on node %s", spec.Name)
 	}
 	if pr.PowerOnAt.IsZero() {
-		pr.PowerOnAt = p.now()
+		pr.PowerOnAt = asked
 	}
+	pr.Polls.Start(PollPower, PowerOn, asked)
 	log.Info("power on requested", "step", "power")
 	out.Note = "power on requested"
-	out.Next = p.transitionPoll(pr.PowerOnAt, t.PowerOnTimeout)
+	at := p.now()
+	out.Next = t.bounded(NextPoll(t.Policy(PollPower), pr.Polls.History, at), at, pr.PowerOnAt, t.PowerOnTimeout, t.StatePoll)
 	return out, nil
 }
 
-// transitionPoll is the pause before the next poll of a manage or power-on
-// transition requested at start (zero: not by this attempt, StatePoll):
-// StatePoll doubling up to StatePollMax along pollAfter's schedule, so a
-// transition done in seconds is seen within seconds and one that takes
-// minutes costs a handful of reads. With a limit (the transition's
-// timeout), the poll that finds it exceeded comes at most StatePoll after
-// it, as with fixed polls.
-func (p *Phases) transitionPoll(start time.Time, limit time.Duration) time.Duration {
-	t, now := p.timing(), p.now()
-	d := pollAfter(t.statePolls(), start, now)
-	if limit > 0 && !start.IsZero() {
-		if late := start.Add(limit).Add(t.StatePoll).Sub(now); late < d {
-			d = late
-		}
-		if d <= 0 {
-			d = t.StatePoll
-		}
+// bounded shortens a pause so that the look that finds a limit of limit
+// from start exceeded comes at most grace after it: a timeout fires within
+// one first poll of its limit however long the pauses have grown. A zero
+// start or limit leaves d as it is.
+func (t Timing) bounded(d time.Duration, now, start time.Time, limit, grace time.Duration) time.Duration {
+	if start.IsZero() || limit <= 0 {
+		return d
 	}
-	return d
+	late := start.Add(limit).Add(grace).Sub(now)
+	if late <= 0 {
+		return min(d, grace)
+	}
+	return min(d, late)
 }
 
 // verifyInventory reads the node's inventory and has the Verifier check it.

@@ -33,28 +33,50 @@ type LinkReader interface {
 }
 
 // Timing holds the phases' waits and deadlines. Zero fields take the defaults.
+//
+// Every wait on Ironic is paced by one policy, NextPoll: the first look
+// comes soon after hostforge's action (or after any change it saw), and
+// the looks spread out only while the node stays unmoved — each pause is
+// the time the node has been quiet plus the kind's first poll — up to a
+// cap. The cap bounds how late a finished transition is seen. It is
+// StatePollMax while the conductor works (verifying, a power change, the
+// cleaning or inspecting before the ramdisk runs: BMC calls, seconds to a
+// minute on real hardware), and the kind's own cap while Ironic waits for
+// the ramdisk (clean wait, inspect wait: minutes to hours, every clean
+// step moving the node and so bringing the polls back to the first):
+//
+//	kind       waits for                          first poll       cap (conductor / ramdisk)
+//	verify     manage from enroll (verifying)     StatePoll        StatePollMax
+//	power      a power change hostforge asked for StatePoll        StatePollMax
+//	inspect    an inspection                      InspectionPoll   StatePollMax / InspectionPollMax
+//	clean      cleaning after provide             CleanPollMin     StatePollMax / CleanPollMax
+//	settle     a transition someone else started  StatePoll        StatePollMax / CleanPollMax
+//
+// While the frontend-link guard samples the BMC, the pause is also at most
+// InspectionPoll.
 type Timing struct {
-	// StatePoll is how long to wait for a node between provision states
-	// (10 s). Polls of a transition hostforge started (manage, power on)
-	// begin at StatePoll after the request and double up to StatePollMax:
-	// see pollAfter.
+	// StatePoll is the first poll after manage or power on, and of a node
+	// found in someone else's transition (10 s).
 	StatePoll time.Duration
-	// StatePollMax caps the growing polls of a manage or power-on
-	// transition (1 min).
+	// StatePollMax caps the polls while the conductor works: verification,
+	// a power change, cleaning or inspecting before the ramdisk (30 s).
 	StatePollMax time.Duration
 	// LockRetry is the After of a node_locked wait (10 s); the workflow
 	// applies its own 10 s → 60 s backoff on top.
 	LockRetry time.Duration
-	// InspectionPoll is the pause between inspection probes (20 s).
+	// InspectionPoll is the first poll after inspect, and the pause between
+	// link samples while the link guard runs (20 s).
 	InspectionPoll time.Duration
+	// InspectionPollMax caps the polls in inspect wait (30 s).
+	InspectionPollMax time.Duration
 	// InspectionTimeout bounds one inspection from the inspect request (1 h).
 	InspectionTimeout time.Duration
 	// PowerOnTimeout bounds the wait for Ironic to report power on (10 min).
 	PowerOnTimeout time.Duration
 	// LinkBudget is the frontend-link guard's budget from power on (5 min).
 	LinkBudget time.Duration
-	// CleanPollMin and CleanPollMax bound the cleaning probes' exponential
-	// backoff (15 s → 5 min).
+	// CleanPollMin is the first poll after provide, and CleanPollMax caps
+	// the polls in clean wait (15 s, 2 min).
 	CleanPollMin, CleanPollMax time.Duration
 	// InventoryGrace is how long a missing inventory is retried after
 	// inspection lands in manageable (Ironic writes it a moment later; 1 min).
@@ -72,16 +94,32 @@ func (t Timing) withDefaults() Timing {
 		}
 	}
 	def(&t.StatePoll, 10*time.Second)
-	def(&t.StatePollMax, time.Minute)
+	def(&t.StatePollMax, 30*time.Second)
 	def(&t.LockRetry, 10*time.Second)
 	def(&t.InspectionPoll, 20*time.Second)
+	def(&t.InspectionPollMax, 30*time.Second)
 	def(&t.InspectionTimeout, time.Hour)
 	def(&t.PowerOnTimeout, 10*time.Minute)
 	def(&t.LinkBudget, 5*time.Minute)
 	def(&t.CleanPollMin, 15*time.Second)
-	def(&t.CleanPollMax, 5*time.Minute)
+	def(&t.CleanPollMax, 2*time.Minute)
 	def(&t.InventoryGrace, time.Minute)
 	return t
+}
+
+// Policy is the pacing of one kind of wait (see Timing). An unknown kind
+// is paced as settle.
+func (t Timing) Policy(k PollKind) PollPolicy {
+	t = t.withDefaults()
+	switch k {
+	case PollVerify, PollPower:
+		return PollPolicy{First: t.StatePoll, Max: t.StatePollMax}
+	case PollInspect:
+		return PollPolicy{First: t.InspectionPoll, Max: t.StatePollMax, WaitMax: t.InspectionPollMax}
+	case PollClean:
+		return PollPolicy{First: t.CleanPollMin, Max: t.StatePollMax, WaitMax: t.CleanPollMax}
+	}
+	return PollPolicy{First: t.StatePoll, Max: t.StatePollMax, WaitMax: t.CleanPollMax}
 }
 
 // Phases runs the Ironic phases against one Ironic instance. It is safe for
@@ -114,41 +152,23 @@ func (p *Phases) now() time.Time {
 
 func (p *Phases) timing() Timing { return p.Timing.withDefaults() }
 
-// statePolls paces the polls of a manage or power-on transition.
-func (t Timing) statePolls() hostforge.Backoff {
-	return hostforge.Backoff{First: t.StatePoll, Max: t.StatePollMax}
+// look records a look at node in a wait of kind k and returns the pause
+// before the next one (NextPoll). A history of another kind is dropped: the
+// node is now in a wait hostforge did not ask for.
+func (p *Phases) look(polls *Polls, k PollKind, node Node, now time.Time) time.Duration {
+	if polls.Kind != k {
+		*polls = Polls{Kind: k}
+	}
+	polls.Add(Observe(node, now))
+	return NextPoll(p.timing().Policy(k), polls.History, now)
 }
 
-// cleanPolls paces the polls of cleaning.
-func (t Timing) cleanPolls() hostforge.Backoff {
-	return hostforge.Backoff{First: t.CleanPollMin, Max: t.CleanPollMax}
-}
-
-// pollAfter is the pause before the next poll of a transition requested at
-// start, as seen at now. The polls land on fixed points counted from start:
-// b.After(1), then b.After(2) later, and so on (First, 3×First, 7×First, …
-// while the doubling is under Max). A transition that has already taken a
-// while is therefore polled less often — after t, the next poll comes at
-// most about t later (Max apart at most) — and the time the calls
-// themselves take does not push the schedule back. A zero start (unknown)
-// or a clock that went backwards gives b.After(1); a zero b gives 0.
-func pollAfter(b hostforge.Backoff, start, now time.Time) time.Duration {
-	first := b.After(1)
-	elapsed := now.Sub(start)
-	if first <= 0 || start.IsZero() || elapsed < 0 {
-		return first
-	}
-	var at time.Duration // the point of the last poll due by now
-	for n := 1; ; n++ {
-		d := b.After(n)
-		if at+d > elapsed {
-			return at + d - elapsed
-		}
-		at += d
-		if b.After(n+1) == d { // capped: every later point is d apart
-			return at + ((elapsed-at)/d+1)*d - elapsed
-		}
-	}
+// settle is the pause before looking again at a node found in a
+// transition hostforge did not start, from this one look: Ironic's
+// provision_updated_at says how long the node has been in it.
+func (p *Phases) settle(node Node) time.Duration {
+	now := p.now()
+	return NextPoll(p.timing().Policy(PollSettle), []Observation{Observe(node, now)}, now)
 }
 
 var discard = slog.New(slog.DiscardHandler)
@@ -231,7 +251,7 @@ func (p *Phases) prelude(ctx context.Context, spec NodeSpec, phase string) (Node
 		return Node{}, res, err
 	}
 	log := p.log(spec.Name, phase)
-	node, err := p.Client.GetNode(ctx, spec.Name)
+	node, err := p.Client.GetNode(ctx, spec.Name, preludeFields...)
 	if errors.Is(err, hostforge.ErrNotFound) {
 		cred, err := p.credential(ctx, spec)
 		if err != nil {
@@ -241,7 +261,7 @@ func (p *Phases) prelude(ctx context.Context, spec NodeSpec, phase string) (Node
 		if err != nil {
 			if errors.Is(err, hostforge.ErrConflict) && !IsNodeLocked(err) {
 				// Another run created it between our read and our write.
-				return Node{}, res, hostforge.RetryAfter(p.timing().StatePoll, WaitStateUnstable, "node %s was created concurrently", spec.Name)
+				return Node{}, res, hostforge.RetryAfter(NextPoll(p.timing().Policy(PollSettle), nil, p.now()), WaitStateUnstable, "node %s was created concurrently", spec.Name)
 			}
 			return Node{}, res, p.classify(ctx, phase, spec.Name, err, "creating node %s", spec.Name)
 		}
@@ -273,7 +293,7 @@ func (p *Phases) prelude(ctx context.Context, spec NodeSpec, phase string) (Node
 		return node, res, f
 	}
 	if !Stable(node) {
-		return node, res, hostforge.RetryAfter(p.timing().StatePoll, WaitStateUnstable,
+		return node, res, hostforge.RetryAfter(p.settle(node), WaitStateUnstable,
 			"node %s is in %q (target %q)", spec.Name, node.ProvisionState, node.TargetProvisionState)
 	}
 
@@ -286,7 +306,7 @@ func (p *Phases) prelude(ctx context.Context, spec NodeSpec, phase string) (Node
 		res.Recovered = res.Node.ProvisionState
 		res.Node = status(node)
 		if !Stable(node) {
-			return node, res, hostforge.RetryAfter(p.timing().StatePoll, WaitStateUnstable,
+			return node, res, hostforge.RetryAfter(p.settle(node), WaitStateUnstable,
 				"node %s recovered from %s, now %q", spec.Name, res.Recovered, node.ProvisionState)
 		}
 	case StateDeployFailed, StateError:
@@ -338,7 +358,7 @@ func (p *Phases) recover(ctx context.Context, spec NodeSpec, node Node, phase st
 		return node, f
 	}
 	log.Info("node recovered via manage", "step", "recover", "from", node.ProvisionState)
-	n, err := p.Client.GetNode(ctx, node.UUID)
+	n, err := p.Client.GetNode(ctx, node.UUID, preludeFields...)
 	if err != nil {
 		return node, p.classify(ctx, phase, spec.Name, err, "re-reading node %s after recovery", spec.Name)
 	}
@@ -432,7 +452,7 @@ var clientSpecs = hostforge.SystemSpecs{
 // needs no lock) so the detail names the holder and the live provision state.
 func (p *Phases) lockedWait(ctx context.Context, node string, cause error) error {
 	holder, state := "unknown", "unknown"
-	if n, err := p.Client.GetNode(ctx, node); err == nil {
+	if n, err := p.Client.GetNode(ctx, node, statusFields...); err == nil {
 		if n.Reservation != "" {
 			holder = n.Reservation
 		}

@@ -542,6 +542,65 @@ func TestNetworking(t *testing.T) {
 		_, err = w.inspect(t)
 		wantCode(t, err, ironic.PortConflict.Code)
 	})
+	t.Run("a created node's ports cost no port read", func(t *testing.T) {
+		w := newWorld(t, fakes.HostSpec{NICs: 4})
+		before := w.site.Calls()[fakes.SysIronic]
+		if _, err := w.inspect(t); err != nil {
+			t.Fatal(err)
+		}
+		after := w.site.Calls()[fakes.SysIronic]
+		for _, op := range []string{"port_by_address", "list_ports", "list_portgroups"} {
+			if n := after.Ops[op] - before.Ops[op]; n != 0 {
+				t.Errorf("%d %s calls for a node the attempt created, want 0", n, op)
+			}
+		}
+		if n := after.Ops["create_port"] - before.Ops["create_port"]; n != 4 {
+			t.Errorf("%d ports created, want 4", n)
+		}
+	})
+	t.Run("an existing node's ports are read in one list and reused", func(t *testing.T) {
+		w := newWorld(t, fakes.HostSpec{NICs: 4})
+		n, err := w.ir.CreateNode(context.Background(), ironic.NodeCreate{Name: w.host.Name, Driver: "redfish", DriverInfo: map[string]any{"redfish_address": "https://" + w.host.OOBIP}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		// An earlier attempt created the first port, without its link.
+		if _, err := w.ir.CreatePort(context.Background(), ironic.Port{NodeUUID: n.UUID, Address: w.spec.NICs[0].MAC, PXEEnabled: true}); err != nil {
+			t.Fatal(err)
+		}
+		before := w.site.Calls()[fakes.SysIronic]
+		if _, err := w.inspect(t); err != nil {
+			t.Fatal(err)
+		}
+		after := w.site.Calls()[fakes.SysIronic]
+		if d := after.Ops["list_ports"] - before.Ops["list_ports"]; d != 1 {
+			t.Errorf("%d port lists, want 1", d)
+		}
+		if d := after.Ops["port_by_address"] - before.Ops["port_by_address"]; d != 0 {
+			t.Errorf("%d port lookups by MAC, want 0", d)
+		}
+		ports := w.ir.Ports(w.host.Name)
+		if len(ports) != 4 {
+			t.Fatalf("%d ports, want 4", len(ports))
+		}
+		for _, p := range ports {
+			if p.LocalLinkConnection["port_id"] == "" {
+				t.Errorf("port %s without its link", p.Address)
+			}
+		}
+	})
+	t.Run("a port whose answer was lost is found by the next attempt and reused", func(t *testing.T) {
+		w := newWorld(t, fakes.HostSpec{})
+		w.site.InjectLost(fakes.SysIronic, "create_port", 1, hostforge.ErrUnavailable)
+		_, err := w.inspect(t)
+		wantCode(t, err, ironic.Unavailable.Code)
+		if _, err := w.inspect(t); err != nil {
+			t.Fatal(err)
+		}
+		if got := len(w.ir.Ports(w.host.Name)); got != len(w.spec.NICs) {
+			t.Fatalf("%d ports, want %d", got, len(w.spec.NICs))
+		}
+	})
 	t.Run("skip_cable_verification: uncabled port without link, repaired later", func(t *testing.T) {
 		w := newWorld(t, fakes.HostSpec{})
 		w.spec.SkipCableVerification = true

@@ -218,6 +218,9 @@ type EraseProgress struct {
 	// erase (available, clean failed, ...).
 	Recovered []string `json:"recovered,omitempty"`
 	Probes    int      `json:"probes,omitempty"`
+	// Polls is the erase's observation history: NextPoll paces the looks
+	// as it paces a cleaning's (PollClean).
+	Polls Polls `json:"polls"`
 }
 
 // EraseOut is the outcome of one call.
@@ -271,13 +274,10 @@ func (p *Phases) erase(ctx context.Context, in EraseIn) (out EraseOut, err error
 		return out, err
 	}
 	now := p.now()
+	// poll paces the next look at the erasing node by the poll policy of a
+	// cleaning, never past the deadline.
 	poll := func(note string) (EraseOut, error) {
-		out.Next, out.Note = pollAfter(t.cleanPolls(), pr.StartedAt, now), note
-		if !in.Deadline.IsZero() {
-			if left := in.Deadline.Sub(now); left < out.Next {
-				out.Next = max(left, time.Second)
-			}
-		}
+		out.Next, out.Note = beforeDeadline(NextPoll(t.Policy(PollClean), pr.Polls.History, now), now, in.Deadline), note
 		return out, nil
 	}
 	settle := func(note string) (EraseOut, error) {
@@ -305,6 +305,7 @@ func (p *Phases) erase(ctx context.Context, in EraseIn) (out EraseOut, err error
 			}
 			return out, EraseTimeout.At(phase).New("node %s still %q at the cleaning deadline, %s after the erase was requested", in.Name, node.ProvisionState, now.Sub(pr.StartedAt))
 		}
+		pr.Polls.Add(Observe(node, now))
 		return poll(node.ProvisionState)
 	}
 
@@ -346,6 +347,7 @@ func (p *Phases) erase(ctx context.Context, in EraseIn) (out EraseOut, err error
 		return out, p.classify(ctx, phase, in.Name, err, "manual clean %s of node %s", stepNames(in.Steps), in.Name)
 	}
 	pr.Started, pr.StartedAt = true, now
+	pr.Polls.Start(PollClean, ActionClean, now)
 	log.Info("erase requested as a manual clean", "step", "erase_start", "clean_steps", stepNames(in.Steps))
 	return poll("manual clean requested: " + stepNames(in.Steps))
 }

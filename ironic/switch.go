@@ -44,7 +44,7 @@ func (p *Phases) switchToIPMI(ctx context.Context, spec NodeSpec) (SwitchResult,
 		return SwitchResult{}, err
 	}
 	log := p.log(spec.Name, phase)
-	node, err := p.Client.GetNode(ctx, spec.Name)
+	node, err := p.Client.GetNode(ctx, spec.Name, preludeFields...)
 	if err != nil {
 		return SwitchResult{}, p.classify(ctx, phase, spec.Name, err, "reading node %s", spec.Name)
 	}

@@ -18,7 +18,7 @@ import (
 // has it.
 type NodeSource interface {
 	ListNodes(ctx context.Context) ([]ironic.Node, error)
-	GetNode(ctx context.Context, ident string) (ironic.Node, error)
+	GetNode(ctx context.Context, ident string, fields ...string) (ironic.Node, error)
 	SetMaintenance(ctx context.Context, ident string, on bool, reason string) error
 }
 

@@ -29,7 +29,7 @@ func (n *nodes) ListNodes(context.Context) ([]ironic.Node, error) {
 	return out, nil
 }
 
-func (n *nodes) GetNode(_ context.Context, ident string) (ironic.Node, error) {
+func (n *nodes) GetNode(_ context.Context, ident string, _ ...string) (ironic.Node, error) {
 	n.gets++
 	for _, x := range n.m {
 		if x.UUID == ident || x.Name == ident {

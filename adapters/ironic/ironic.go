@@ -281,6 +281,7 @@ type wireNode struct {
 	Driver               string         `json:"driver"`
 	ProvisionState       string         `json:"provision_state"`
 	TargetProvisionState *string        `json:"target_provision_state"`
+	ProvisionUpdatedAt   *string        `json:"provision_updated_at"`
 	PowerState           *string        `json:"power_state"`
 	TargetPowerState     *string        `json:"target_power_state"`
 	Maintenance          bool           `json:"maintenance"`
@@ -332,13 +333,25 @@ func (c *Client) decodeNode(b json.RawMessage) (ironic.Node, error) {
 	if len(n.TargetRAIDConfig) == 0 {
 		n.TargetRAIDConfig = nil
 	}
+	if at := s(w.ProvisionUpdatedAt); at != "" {
+		t, err := time.Parse(time.RFC3339Nano, at)
+		if err != nil {
+			return ironic.Node{}, fmt.Errorf("ironic: node JSON: provision_updated_at %q is not a time: %w", at, hostforge.ErrUnavailable)
+		}
+		n.ProvisionUpdatedAt = t
+	}
 	return n, nil
 }
 
-// GetNode reads a node by name or UUID.
-func (c *Client) GetNode(ctx context.Context, ident string) (ironic.Node, error) {
+// GetNode reads a node by name or UUID: the fields named (?fields=, which
+// Ironic has taken since API 1.8), or all of them.
+func (c *Client) GetNode(ctx context.Context, ident string, fields ...string) (ironic.Node, error) {
+	u := c.url("nodes", ident)
+	if len(fields) > 0 {
+		u += "?" + url.Values{"fields": {strings.Join(fields, ",")}}.Encode()
+	}
 	var b json.RawMessage
-	if _, err := c.sc.Get(ctx, c.url("nodes", ident), &b, ok(200)); err != nil {
+	if _, err := c.sc.Get(ctx, u, &b, ok(200)); err != nil {
 		return ironic.Node{}, mapErr(ctx, c.secrets, err, "GET node "+ident)
 	}
 	return c.decodeNode(b)
@@ -455,11 +468,18 @@ func fromWirePort(w wirePort) ironic.Port {
 	return p
 }
 
+// portFields are the port fields hostforge reads: a port list asks for
+// them alone (?fields= on /v1/ports; /v1/ports/detail refuses fields) and
+// leaves out extra, internal_info, physical_network, is_smartnic, the
+// timestamps and links.
+const portFields = "uuid,address,node_uuid,portgroup_uuid,pxe_enabled,local_link_connection"
+
 func (c *Client) listPorts(ctx context.Context, q url.Values) ([]ironic.Port, error) {
 	var body struct {
 		Ports []wirePort `json:"ports"`
 	}
-	if _, err := c.sc.Get(ctx, c.url("ports", "detail")+"?"+q.Encode(), &body, ok(200)); err != nil {
+	q.Set("fields", portFields)
+	if _, err := c.sc.Get(ctx, c.url("ports")+"?"+q.Encode(), &body, ok(200)); err != nil {
 		return nil, mapErr(ctx, c.secrets, err, "list ports")
 	}
 	out := make([]ironic.Port, 0, len(body.Ports))

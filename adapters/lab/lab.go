@@ -462,7 +462,8 @@ func timingFields(t wiring.IronicTiming) []struct {
 		key string
 		d   enrollment.Duration
 	}{
-		{"state_poll", t.StatePoll}, {"lock_retry", t.LockRetry}, {"inspection_poll", t.InspectionPoll},
+		{"state_poll", t.StatePoll}, {"state_poll_max", t.StatePollMax},
+		{"lock_retry", t.LockRetry}, {"inspection_poll", t.InspectionPoll}, {"inspection_poll_max", t.InspectionPollMax},
 		{"inspection_timeout", t.InspectionTimeout}, {"power_on_timeout", t.PowerOnTimeout}, {"link_budget", t.LinkBudget},
 		{"clean_poll_min", t.CleanPollMin}, {"clean_poll_max", t.CleanPollMax}, {"inventory_grace", t.InventoryGrace},
 	}

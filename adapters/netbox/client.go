@@ -14,6 +14,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/go-retryablehttp"
@@ -80,6 +81,9 @@ type Client struct {
 	pageSize int
 	log      *slog.Logger
 	secrets  *hostforge.Secrets
+	// noGraphQL is set once NetBox has shown it serves no GraphQL API (or
+	// not the query Device sends): Device then reads over REST alone.
+	noGraphQL atomic.Bool
 }
 
 // New returns a client. It does not contact NetBox.
@@ -250,13 +254,16 @@ func truncate(s string) string {
 
 // do performs one API call under ctx (retries included) and decodes a 2xx
 // JSON answer into out (when out is not nil). path is relative to /api/, with
-// its query. Its error's text is scrubbed of every secret the client knows.
+// its query, or, starting with "/", to NetBox's root (/graphql/). Its error's text is scrubbed of every secret the client knows.
 func (c *Client) do(ctx context.Context, method, path string, body, out any) error {
 	return c.secrets.Err(c.call(ctx, method, path, body, out))
 }
 
 func (c *Client) call(ctx context.Context, method, path string, body, out any) error {
 	u := c.base.String() + "/api/" + path
+	if strings.HasPrefix(path, "/") { // outside the REST API: /graphql/
+		u = c.base.String() + path
+	}
 	var payload []byte
 	if body != nil {
 		var err error

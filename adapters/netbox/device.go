@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/http"
 	"net/url"
 	"sort"
 	"strconv"
@@ -141,32 +140,33 @@ func (c *Client) Device(ctx context.Context, name string) (intent.Device, error)
 		return intent.Device{}, err
 	}
 
-	// 2. The device type's custom field gpu_type (the nested brief has none).
-	var dt wDeviceType
-	if err := c.do(ctx, http.MethodGet, fmt.Sprintf("dcim/device-types/%d/", out.DeviceType.ID), nil, &dt); err != nil {
-		return intent.Device{}, shapeErr(name, "device_type", err)
-	}
-	if out.DeviceType.GPUType, err = cfString(name, "device_type.custom_fields.gpu_type", dt.CustomFields, "gpu_type"); err != nil {
-		return intent.Device{}, err
-	}
-
-	// 3. The role's custom field device_class.
-	var role wRole
-	if err := c.do(ctx, http.MethodGet, fmt.Sprintf("dcim/device-roles/%d/", d.Role.ID), nil, &role); err != nil {
-		return intent.Device{}, shapeErr(name, "role", err)
-	}
-	if out.Role.DeviceClass, err = cfString(name, "role.custom_fields.device_class", role.CustomFields, "device_class"); err != nil {
-		return intent.Device{}, err
-	}
-
-	// 4. Its interfaces, each with lag and link_peers.
+	// 2. Its interfaces, each with lag and link_peers.
 	ifs, err := list[wInterface](ctx, c, "dcim/interfaces/", url.Values{"device_id": {strconv.Itoa(d.ID)}})
 	if err != nil {
 		return intent.Device{}, shapeErr(name, "interfaces", err)
 	}
-	if out.Interfaces, err = c.mapInterfaces(ctx, name, ifs); err != nil {
+	ifaces, refs, err := mapInterfaces(name, ifs)
+	if err != nil {
 		return intent.Device{}, err
 	}
+	out.Interfaces = ifaces
+
+	// 3. What the two answers point at without carrying it: the custom
+	// fields of the device type (gpu_type) and the role (device_class),
+	// the peer ports' LAG parents and the peer devices' roles — one
+	// GraphQL query, or four REST reads where NetBox serves no GraphQL.
+	rel, err := c.related(ctx, name, d, refs)
+	if err != nil {
+		return intent.Device{}, err
+	}
+	if out.DeviceType.GPUType, err = cfString(name, "device_type.custom_fields.gpu_type", rel.typeFields, "gpu_type"); err != nil {
+		return intent.Device{}, err
+	}
+	if out.Role.DeviceClass, err = cfString(name, "role.custom_fields.device_class", rel.roleFields, "device_class"); err != nil {
+		return intent.Device{}, err
+	}
+	refs.apply(out.Interfaces, rel)
+	sort.SliceStable(out.Interfaces, func(a, b int) bool { return intent.NaturalLess(out.Interfaces[a].Name, out.Interfaces[b].Name) })
 	return out, nil
 }
 
@@ -280,23 +280,55 @@ type peerRef struct {
 	peer wPeer
 }
 
-// mapInterfaces maps the host's interfaces. Interface peers need their own
-// LAG parent and their device's role, neither of which link_peers carries:
-// they are read in two more list requests (5: the peer interfaces by id,
-// 6: the peer devices by id), whatever the number of interfaces.
-func (c *Client) mapInterfaces(ctx context.Context, device string, ifs []wInterface) ([]intent.Interface, error) {
+// peerRefs are the link peers of a host's interfaces (by the interface's
+// index in the mapped list) and the ids the lookups need: peer interfaces
+// (for their LAG parent) and peer devices (for their role).
+type peerRefs struct {
+	peers            []*peerRef
+	ifIDs, deviceIDs []int
+}
+
+// cabled reports whether any interface has a link peer.
+func (r peerRefs) cabled() bool { return len(r.ifIDs) > 0 || len(r.deviceIDs) > 0 }
+
+// apply sets each cabled interface's peer, with its LAG parent and its
+// device's role from rel.
+func (r peerRefs) apply(out []intent.Interface, rel related) {
+	for k, ref := range r.peers {
+		if ref == nil {
+			continue
+		}
+		p := &intent.Peer{Kind: ref.kind, Port: ref.peer.Name}
+		if p.Port == "" {
+			p.Port = ref.peer.Display
+		}
+		if ref.peer.Device != nil {
+			p.Device = ref.peer.Device.Name
+			p.DeviceRole = rel.peerRole[ref.peer.Device.ID]
+		}
+		if ref.kind == intent.PeerKindInterface {
+			p.PortLAG = rel.peerLAG[ref.peer.ID]
+		}
+		out[k].Peer = p
+	}
+}
+
+// mapInterfaces maps the host's interfaces, in NetBox's order, and
+// collects their link peers: a peer's own LAG parent and its device's role
+// are not in link_peers, and are read with the device type's and role's
+// custom fields (related).
+func mapInterfaces(device string, ifs []wInterface) ([]intent.Interface, peerRefs, error) {
 	out := make([]intent.Interface, 0, len(ifs))
-	peers := make([]*peerRef, len(ifs))
-	var peerIfIDs, peerDevIDs []int
+	refs := peerRefs{peers: make([]*peerRef, len(ifs))}
 	seenIf, seenDev := map[int]bool{}, map[int]bool{}
 	for k, i := range ifs {
 		field := "interfaces." + i.Name
 		if i.ID <= 0 || i.Name == "" {
-			return nil, invalid(device, "interfaces", "an interface has no id or name")
+			return nil, refs, invalid(device, "interfaces", "an interface has no id or name")
 		}
 		ii := intent.Interface{ID: i.ID, Name: i.Name, MgmtOnly: i.MgmtOnly, Enabled: i.Enabled == nil || *i.Enabled}
 		if i.Type == nil || i.Type.Value == "" {
-			return nil, invalid(device, field+".type", "missing")
+			return nil, refs, invalid(device, field+".type", "missing")
 		}
 		ii.Type = i.Type.Value
 		switch {
@@ -314,68 +346,25 @@ func (c *Client) mapInterfaces(ctx context.Context, device string, ifs []wInterf
 				kind = *i.LinkPeersType
 			}
 			if kind == "" {
-				return nil, invalid(device, field+".link_peers_type", "missing while link_peers is set")
+				return nil, refs, invalid(device, field+".link_peers_type", "missing while link_peers is set")
 			}
 			var p wPeer
 			if err := json.Unmarshal(i.LinkPeers[0], &p); err != nil {
-				return nil, invalid(device, field+".link_peers", "malformed: %v", err)
+				return nil, refs, invalid(device, field+".link_peers", "malformed: %v", err)
 			}
-			peers[k] = &peerRef{kind: kind, peer: p}
+			refs.peers[k] = &peerRef{kind: kind, peer: p}
 			if kind == intent.PeerKindInterface && !seenIf[p.ID] {
 				seenIf[p.ID] = true
-				peerIfIDs = append(peerIfIDs, p.ID)
+				refs.ifIDs = append(refs.ifIDs, p.ID)
 			}
 			if p.Device != nil && !seenDev[p.Device.ID] {
 				seenDev[p.Device.ID] = true
-				peerDevIDs = append(peerDevIDs, p.Device.ID)
+				refs.deviceIDs = append(refs.deviceIDs, p.Device.ID)
 			}
 		}
 		out = append(out, ii)
 	}
-
-	peerLAG := map[int]string{}
-	if len(peerIfIDs) > 0 {
-		got, err := listByID[wInterface](ctx, c, "dcim/interfaces/", peerIfIDs, nil)
-		if err != nil {
-			return nil, shapeErr(device, "cable peer interfaces", err)
-		}
-		for _, pi := range got {
-			if pi.LAG != nil {
-				peerLAG[pi.ID] = pi.LAG.Name
-			}
-		}
-	}
-	peerRole := map[int]string{}
-	if len(peerDevIDs) > 0 {
-		got, err := listByID[wDevice](ctx, c, "dcim/devices/", peerDevIDs, url.Values{"exclude": {"config_context"}})
-		if err != nil {
-			return nil, shapeErr(device, "cable peer devices", err)
-		}
-		for _, pd := range got {
-			if pd.Role != nil {
-				peerRole[pd.ID] = pd.Role.Slug
-			}
-		}
-	}
-	for k, ref := range peers {
-		if ref == nil {
-			continue
-		}
-		p := &intent.Peer{Kind: ref.kind, Port: ref.peer.Name}
-		if p.Port == "" {
-			p.Port = ref.peer.Display
-		}
-		if ref.peer.Device != nil {
-			p.Device = ref.peer.Device.Name
-			p.DeviceRole = peerRole[ref.peer.Device.ID]
-		}
-		if ref.kind == intent.PeerKindInterface {
-			p.PortLAG = peerLAG[ref.peer.ID]
-		}
-		out[k].Peer = p
-	}
-	sort.SliceStable(out, func(a, b int) bool { return intent.NaturalLess(out[a].Name, out[b].Name) })
-	return out, nil
+	return out, refs, nil
 }
 
 // listByID lists objects by id, maxIDsPerRequest ids per request.

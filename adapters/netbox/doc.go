@@ -31,28 +31,44 @@
 //
 // # Requests per host
 //
-// Device reads one host in six GET requests, whatever its number of
+// Device reads one host in three requests, whatever its number of
 // interfaces and cables (asserted by TestDeviceRequestCount for 2 and 32
-// interfaces):
+// interfaces, whose goal is at most four):
 //
-//  1. /api/dcim/devices/?name=<name> — the device with its rendered config
-//     context, tags, custom fields, brief role, device type and site;
-//  2. /api/dcim/device-types/<id>/ — custom_fields.gpu_type (brief objects
-//     carry no custom fields);
-//  3. /api/dcim/device-roles/<id>/ — custom_fields.device_class;
-//  4. /api/dcim/interfaces/?device_id=<id> — every interface, with lag and
-//     link_peers (the cable's far end as brief objects);
-//  5. /api/dcim/interfaces/?id=<peer>&id=... — the peer switch ports, for
-//     their LAG parent (brief objects carry none);
-//  6. /api/dcim/devices/?id=<peer device>&...&exclude=config_context — the
-//     peer devices, for their role.
+//  1. GET /api/dcim/devices/?name=<name> — the device with its rendered
+//     config context, tags, custom fields, brief role, device type and site;
+//  2. GET /api/dcim/interfaces/?device_id=<id> — every interface, with lag
+//     and link_peers (the cable's far end as brief objects);
+//  3. POST /graphql/ — what the two answers point at without carrying it,
+//     since NetBox's brief nested objects have no custom fields, no LAG
+//     parent and no role: the role's and the device type's custom fields
+//     (device_class, gpu_type) and, when something is cabled, each link
+//     peer's LAG parent and its device's role, in one query.
 //
-// Requests 5 and 6 are skipped for a host with no cabled interface. The count
-// grows only past NetBox's page size (1000 interfaces on request 4) or past
-// 100 distinct peers (ids are sent 100 per request to keep URLs short).
-// NetBox's REST API cannot join custom fields of related objects, so six is
-// the floor without GraphQL; the goal of four is not reached, and
-// this says why.
+// The query of request 3:
+//
+//	query { device(id: <id>) { role { custom_fields } device_type { custom_fields }
+//	  interfaces { link_peers { __typename
+//	    ... on InterfaceType { id lag { name } device { id role { slug } } }
+//	    ... on FrontPortType { device { id role { slug } } } } } } }
+//
+// The query keeps to what every NetBox 4.x schema serves the same way: a
+// single object by id (no list filters, whose syntax changed in 4.3; no
+// paginated lists, which changed in 4.5's API v2) and no aliases (NetBox
+// allows GRAPHQL_MAX_ALIASES, ten by default). The interfaces stay on REST:
+// their MAC moved from mac_address to primary_mac_address in 4.2, which REST
+// tolerates and GraphQL refuses as an unknown field.
+//
+// A NetBox without GraphQL (GRAPHQL_ENABLED off: 404), or whose schema
+// refuses the query, is read over REST instead, and the client remembers it:
+// request 3 becomes four — the device type and the role by id
+// (/api/dcim/device-types/<id>/, /api/dcim/device-roles/<id>/), the peer
+// interfaces and the peer devices by id lists (skipped when nothing is
+// cabled) — six requests in all. An error in answering the query (not the
+// query's shape) falls back for that read only; a device deleted between
+// the requests is ErrNotFound. The count grows only past NetBox's page size
+// (1000 interfaces on request 2), or on REST past 100 distinct peers (ids
+// are sent 100 per request to keep URLs short).
 //
 // # Writes, and concurrent writers
 //

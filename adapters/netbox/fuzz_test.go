@@ -47,7 +47,9 @@ const maxFuzzRequests = 64
 // interfaces, and the device type and role plausibly.
 type fuzzedNetBox struct {
 	device, interfaces []byte
-	requests           atomic.Int64
+	// graphql, when set, answers /graphql/ (else 404: no GraphQL API).
+	graphql  []byte
+	requests atomic.Int64
 }
 
 func (n *fuzzedNetBox) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -58,6 +60,8 @@ func (n *fuzzedNetBox) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "application/json")
 	q := r.URL.Query()
 	switch p := r.URL.Path; {
+	case p == "/graphql/" && n.graphql != nil:
+		_, _ = w.Write(n.graphql)
 	case p == "/api/dcim/devices/" && q.Get("name") != "":
 		_, _ = io.WriteString(w, `{"count":1,"next":null,"previous":null,"results":[`+string(n.device)+`]}`)
 	case p == "/api/dcim/interfaces/" && q.Get("device_id") != "":
@@ -114,6 +118,73 @@ func classifiable(err error) bool {
 		}
 	}
 	return false
+}
+
+// emulatorGraphQL is the emulator's answer to the query Device sends for
+// a cabled host, as Device sent it.
+func emulatorGraphQL(t testing.TB) []byte {
+	site := fakes.NewSite()
+	site.AddHost(fakes.HostSpec{Name: "h1", NICs: 3, GPUType: "H100", Class: intent.ClassGPUCompute})
+	emu := netboxhttp.New(site.NetBox, netboxhttp.Options{})
+	var answer []byte
+	rec := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/graphql/" {
+			emu.ServeHTTP(w, r)
+			return
+		}
+		out := httptest.NewRecorder()
+		emu.ServeHTTP(out, r)
+		answer = out.Body.Bytes()
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write(answer)
+	})
+	c, err := netbox.New(netbox.Config{URL: "http://netbox.fuzz.invalid", Token: token, Transport: memTransport{rec}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Device(context.Background(), "h1"); err != nil || answer == nil {
+		t.Fatalf("Device over the emulator: %v (GraphQL answered: %v)", err, answer != nil)
+	}
+	return answer
+}
+
+// FuzzNetBoxDeviceGraphQL: the device and its interfaces as the emulator
+// renders them, and an arbitrary answer to the GraphQL query. Device
+// returns an intent that holds together (read over REST when the answer is
+// refused) or an error a phase can classify.
+func FuzzNetBoxDeviceGraphQL(f *testing.F) {
+	device, interfaces := emulatorShapes(f)
+	f.Add(emulatorGraphQL(f))
+	f.Add([]byte(`{"data":null,"errors":[{"message":"Cannot query field 'link_peers' on type 'InterfaceType'."}]}`))
+	f.Add([]byte(`{"data":{"device":{"role":{"custom_fields":{"device_class":7}},"device_type":{"custom_fields":null},"interfaces":[{"link_peers":[{"__typename":"InterfaceType","id":"x"}]}]}}}`))
+	f.Add([]byte(`{"data":{"device":null}}`))
+	f.Fuzz(func(t *testing.T, answer []byte) {
+		h := &fuzzedNetBox{device: device, interfaces: interfaces, graphql: answer}
+		c, err := netbox.New(netbox.Config{URL: "http://netbox.fuzz.invalid", Token: token, Transport: memTransport{h}, RetryMax: -1, Timeout: 5 * time.Second})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		d, err := c.Device(ctx, "h1")
+		if err != nil {
+			if !classifiable(err) {
+				t.Fatalf("an error no phase can classify: %v", err)
+			}
+			if f, ok := hostforge.AsFailure(err); ok && f.Code == hostforge.Unclassified.Code {
+				t.Fatalf("UNCLASSIFIED: %v", err)
+			}
+			return
+		}
+		if d.Name != "h1" || d.ID <= 0 || len(d.Interfaces) == 0 {
+			t.Fatalf("an intent without name, id or interfaces: %+v", d)
+		}
+		for _, i := range d.Interfaces {
+			if i.Peer != nil && (i.Peer.Kind == "" || i.Peer.Port == "") {
+				t.Fatalf("%s: a peer without kind or port: %+v", i.Name, i.Peer)
+			}
+		}
+	})
 }
 
 func FuzzNetBoxDevice(f *testing.F) {

@@ -5,9 +5,11 @@ import (
 	"context"
 	"encoding/pem"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -20,13 +22,15 @@ import (
 	"github.com/hostforge/hostforge/intent"
 )
 
-// One host's intent costs the same number of requests with 2 and with 32
-// interfaces: list endpoints with filters, never one request per interface.
+// One host's intent, custom fields of its device type and role and its
+// cable peers' LAGs and roles included, costs at most four requests, the
+// same with 2 and with 32 interfaces: list endpoints with filters and one
+// GraphQL query, never one request per interface.
 func TestDeviceRequestCount(t *testing.T) {
 	counts := map[int]int{}
 	for _, nics := range []int{2, 32} {
 		site := fakes.NewSite()
-		site.AddHost(fakes.HostSpec{Name: "h1", NICs: nics})
+		site.AddHost(fakes.HostSpec{Name: "h1", NICs: nics, GPUType: "GB300"})
 		c, emu := serve(t, site, netboxhttp.Options{}, netbox.Config{})
 		d, err := c.Device(context.Background(), "h1")
 		if err != nil {
@@ -35,14 +39,117 @@ func TestDeviceRequestCount(t *testing.T) {
 		if got := len(d.Interfaces); got != nics+2 {
 			t.Fatalf("%d interfaces read, want %d", got, nics+2)
 		}
+		want, err := site.NetBox.Device(context.Background(), "h1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d.DeviceType.GPUType != "GB300" || d.Role.DeviceClass == "" || d.Role.DeviceClass != want.Role.DeviceClass {
+			t.Fatalf("custom fields: gpu_type %q, device_class %q (want GB300, %q)", d.DeviceType.GPUType, d.Role.DeviceClass, want.Role.DeviceClass)
+		}
+		peers := 0
+		for k, i := range d.Interfaces {
+			if i.Peer != nil {
+				peers++
+				if w := want.Interfaces[k].Peer; w == nil || *i.Peer != *w || i.Peer.DeviceRole == "" {
+					t.Fatalf("%s: peer %+v, want %+v", i.Name, i.Peer, w)
+				}
+			}
+		}
+		if peers != nics {
+			t.Fatalf("%d cabled interfaces read, want %d", peers, nics)
+		}
 		counts[nics] = len(emu.Requests())
 		t.Logf("%d NICs: %d requests: %v", nics, counts[nics], emu.Requests())
 	}
 	if counts[2] != counts[32] {
 		t.Errorf("requests: %d for 2 interfaces, %d for 32; want equal", counts[2], counts[32])
 	}
-	if counts[2] != 6 {
-		t.Errorf("requests per host = %d, want the 6 the package documents", counts[2])
+	if counts[2] > 4 || counts[32] > 4 {
+		t.Errorf("requests per host = %d and %d, want at most 4", counts[2], counts[32])
+	}
+}
+
+// A NetBox that serves no GraphQL API (GRAPHQL_ENABLED off: 404) is read
+// over REST alone — the same intent in six requests — and the client
+// remembers it: the next host costs no refused GraphQL request.
+func TestDeviceWithoutGraphQL(t *testing.T) {
+	site := fakes.NewSite()
+	site.AddHost(fakes.HostSpec{Name: "h1", GPUType: "GB300"})
+	site.AddHost(fakes.HostSpec{Name: "h2"})
+	c, emu := serve(t, site, netboxhttp.Options{NoGraphQL: true}, netbox.Config{})
+	for k, name := range []string{"h1", "h2"} {
+		emu.ResetRequests()
+		d, err := c.Device(context.Background(), name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, _ := site.NetBox.Device(context.Background(), name)
+		if !reflect.DeepEqual(d, want) {
+			t.Fatalf("%s over REST:\n%+v\nwant\n%+v", name, d, want)
+		}
+		graphql := 0
+		for _, r := range emu.Requests() {
+			if strings.HasPrefix(r, "POST /graphql/") {
+				graphql++
+			}
+		}
+		if wantGQL := 1 - k; graphql != wantGQL || len(emu.Requests()) != 6+wantGQL {
+			t.Fatalf("%s: requests %v, want 6 REST reads and %d GraphQL", name, emu.Requests(), wantGQL)
+		}
+	}
+}
+
+// An answer with errors: a schema that does not take the query is read
+// over REST from then on, a passing error only for that read, and a device
+// deleted between the requests is not found.
+func TestDeviceGraphQLErrors(t *testing.T) {
+	for _, tc := range []struct {
+		name, message string
+		again         bool // the next read tries GraphQL again
+		notFound      bool
+	}{
+		{"schema", "Cannot query field 'link_peers' on type 'InterfaceType'.", false, false},
+		{"passing", "connection to server at \"db\" failed", true, false},
+		{"deleted", "Device matching query does not exist.", true, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			site := fakes.NewSite()
+			site.AddHost(fakes.HostSpec{Name: "h1", GPUType: "GB300"})
+			emu := netboxhttp.New(site.NetBox, netboxhttp.Options{Token: token})
+			gql := 0
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if r.URL.Path == "/graphql/" {
+					gql++
+					w.Header().Set("Content-Type", "application/json")
+					fmt.Fprintf(w, `{"data": null, "errors": [{"message": %q, "locations": [{"line": 1, "column": 9}]}]}`, tc.message)
+					return
+				}
+				emu.ServeHTTP(w, r)
+			}))
+			defer srv.Close()
+			c, err := netbox.New(netbox.Config{URL: srv.URL, Token: token})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := 0; i < 2; i++ {
+				d, err := c.Device(context.Background(), "h1")
+				if tc.notFound {
+					if !errors.Is(err, hostforge.ErrNotFound) {
+						t.Fatalf("Device = %v, want ErrNotFound", err)
+					}
+					continue
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				if d.DeviceType.GPUType != "GB300" || d.Role.DeviceClass == "" {
+					t.Fatalf("read over REST without its custom fields: %+v", d)
+				}
+			}
+			if want := map[bool]int{true: 2, false: 1}[tc.again]; gql != want {
+				t.Fatalf("%d GraphQL requests over two reads, want %d", gql, want)
+			}
+		})
 	}
 }
 
@@ -59,8 +166,8 @@ func TestRetriesHonourRetryAfterThenSucceed(t *testing.T) {
 	if _, err := c.Device(ctx, "h1"); err != nil {
 		t.Fatalf("Device after three retryable failures: %v", err)
 	}
-	if n := len(emu.Requests()); n != 6+3 {
-		t.Errorf("%d requests, want 9 (6 + 3 retries)", n)
+	if n := len(emu.Requests()); n != 3+3 {
+		t.Errorf("%d requests, want 6 (3 + 3 retries)", n)
 	}
 }
 

@@ -46,13 +46,15 @@ is read from the environment variable or the file the config names.
       device_classes: [CPU_BAREMETAL, HYPERVISOR]
       timing:                           # optional; the defaults are for real hardware
         link_budget: 5m                 # frontend-link guard: all links DOWN this long fails
-        state_poll: 10s
-        lock_retry: 10s
+        state_poll: 10s                 # first poll after manage / power on (polls back off
+        state_poll_max: 30s             #   while the node stays unmoved, up to a cap: this one
+        lock_retry: 10s                 #   while the conductor works, the *_max ones in a ramdisk wait)
         inspection_poll: 20s
+        inspection_poll_max: 30s
         inspection_timeout: 1h
         power_on_timeout: 10m
         clean_poll_min: 15s
-        clean_poll_max: 5m
+        clean_poll_max: 2m
         inventory_grace: 1m
   gates:                                # the site's gates and settings
     enrollment_configure_dhcp: true
@@ -165,11 +167,14 @@ type IronicConfig struct {
 }
 
 // IronicTiming is an instance's ironic.Timing; zero fields take its
-// defaults (real-hardware values).
+// defaults (real-hardware values). The *_max keys are the caps of each kind
+// of wait (ironic.Timing documents the poll policy).
 type IronicTiming struct {
 	StatePoll         enrollment.Duration `yaml:"state_poll"`
+	StatePollMax      enrollment.Duration `yaml:"state_poll_max"`
 	LockRetry         enrollment.Duration `yaml:"lock_retry"`
 	InspectionPoll    enrollment.Duration `yaml:"inspection_poll"`
+	InspectionPollMax enrollment.Duration `yaml:"inspection_poll_max"`
 	InspectionTimeout enrollment.Duration `yaml:"inspection_timeout"`
 	PowerOnTimeout    enrollment.Duration `yaml:"power_on_timeout"`
 	LinkBudget        enrollment.Duration `yaml:"link_budget"`
@@ -181,7 +186,8 @@ type IronicTiming struct {
 // Phases is the section as the Ironic phases' timing.
 func (t IronicTiming) Phases() ironic.Timing {
 	return ironic.Timing{
-		StatePoll: t.StatePoll.D(), LockRetry: t.LockRetry.D(), InspectionPoll: t.InspectionPoll.D(),
+		StatePoll: t.StatePoll.D(), StatePollMax: t.StatePollMax.D(),
+		LockRetry: t.LockRetry.D(), InspectionPoll: t.InspectionPoll.D(), InspectionPollMax: t.InspectionPollMax.D(),
 		InspectionTimeout: t.InspectionTimeout.D(), PowerOnTimeout: t.PowerOnTimeout.D(), LinkBudget: t.LinkBudget.D(),
 		CleanPollMin: t.CleanPollMin.D(), CleanPollMax: t.CleanPollMax.D(), InventoryGrace: t.InventoryGrace.D(),
 	}
@@ -196,7 +202,8 @@ func (t IronicTiming) fields() []struct {
 		key string
 		d   enrollment.Duration
 	}{
-		{"state_poll", t.StatePoll}, {"lock_retry", t.LockRetry}, {"inspection_poll", t.InspectionPoll},
+		{"state_poll", t.StatePoll}, {"state_poll_max", t.StatePollMax},
+		{"lock_retry", t.LockRetry}, {"inspection_poll", t.InspectionPoll}, {"inspection_poll_max", t.InspectionPollMax},
 		{"inspection_timeout", t.InspectionTimeout}, {"power_on_timeout", t.PowerOnTimeout}, {"link_budget", t.LinkBudget},
 		{"clean_poll_min", t.CleanPollMin}, {"clean_poll_max", t.CleanPollMax}, {"inventory_grace", t.InventoryGrace},
 	}
@@ -473,8 +480,18 @@ func (c *Config) validate() error {
 				return c.keyError(at+".timing."+f.key, "negative duration")
 			}
 		}
-		if ir.Timing.CleanPollMin > 0 && ir.Timing.CleanPollMax > 0 && ir.Timing.CleanPollMax < ir.Timing.CleanPollMin {
-			return c.keyError(at+".timing.clean_poll_max", "%s is shorter than clean_poll_min %s", ir.Timing.CleanPollMax.D(), ir.Timing.CleanPollMin.D())
+		// A cap shorter than its kind's first poll is a typo, not a wish.
+		for _, pair := range []struct {
+			capKey, firstKey string
+			cap, first       enrollment.Duration
+		}{
+			{"clean_poll_max", "clean_poll_min", ir.Timing.CleanPollMax, ir.Timing.CleanPollMin},
+			{"state_poll_max", "state_poll", ir.Timing.StatePollMax, ir.Timing.StatePoll},
+			{"inspection_poll_max", "inspection_poll", ir.Timing.InspectionPollMax, ir.Timing.InspectionPoll},
+		} {
+			if pair.first > 0 && pair.cap > 0 && pair.cap < pair.first {
+				return c.keyError(at+".timing."+pair.capKey, "%s is shorter than %s %s", pair.cap.D(), pair.firstKey, pair.first.D())
+			}
 		}
 		if len(ir.DeviceClasses) == 0 {
 			return c.keyError(at+".device_classes", "missing: the device classes this instance manages")

@@ -126,13 +126,13 @@ func TestHelpSampleParses(t *testing.T) {
 // BMCs' endpoints.
 func TestParseConfigTimingAndBMCEndpoints(t *testing.T) {
 	doc := strings.Replace(goodConfig, "    device_classes: [GPU_COMPUTE]\n",
-		"    device_classes: [GPU_COMPUTE]\n    timing: {link_budget: 20s, state_poll: 1s, clean_poll_min: 1s, clean_poll_max: 2s}\n", 1) +
+		"    device_classes: [GPU_COMPUTE]\n    timing: {link_budget: 20s, state_poll: 1s, state_poll_max: 3s, clean_poll_min: 1s, clean_poll_max: 2s}\n", 1) +
 		"bmc:\n  endpoints:\n    - {address: 10.10.0.3, endpoint: '127.0.0.1:8443'}\n"
 	c, err := Parse("lab.yaml", []byte(doc))
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := ironic.Timing{LinkBudget: 20 * time.Second, StatePoll: time.Second, CleanPollMin: time.Second, CleanPollMax: 2 * time.Second}
+	want := ironic.Timing{LinkBudget: 20 * time.Second, StatePoll: time.Second, StatePollMax: 3 * time.Second, CleanPollMin: time.Second, CleanPollMax: 2 * time.Second}
 	if got := c.Ironic[0].Timing.Phases(); got != want {
 		t.Errorf("ironic[0] timing %+v, want %+v", got, want)
 	}
@@ -145,6 +145,7 @@ func TestParseConfigTimingAndBMCEndpoints(t *testing.T) {
 	for _, tc := range []struct{ name, from, to, want string }{
 		{"negative budget", "link_budget: 20s", "link_budget: -1s", "lab.yaml: line 9: ironic[0].timing.link_budget: negative duration"},
 		{"poll bounds reversed", "clean_poll_max: 2s", "clean_poll_max: 500ms", "ironic[0].timing.clean_poll_max: 500ms is shorter than clean_poll_min 1s"},
+		{"a cap below its first poll", "state_poll_max: 3s", "state_poll_max: 500ms", "ironic[0].timing.state_poll_max: 500ms is shorter than state_poll 1s"},
 		{"unknown timing key", "state_poll: 1s", "state_pol: 1s", "ironic[0].timing.state_pol: unknown key"},
 		{"endpoint port out of range", "127.0.0.1:8443", "127.0.0.1:70000", `bmc.endpoints[0].endpoint: "127.0.0.1:70000": the port "70000"`},
 		{"endpoint without port", "127.0.0.1:8443", "bmc1.example.net", `bmc.endpoints[0].endpoint: "bmc1.example.net": want host:port`},

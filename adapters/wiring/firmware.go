@@ -492,12 +492,12 @@ func (l *lazyNodes) ListNodes(ctx context.Context) ([]ironic.Node, error) {
 	return c.ListNodes(ctx)
 }
 
-func (l *lazyNodes) GetNode(ctx context.Context, ident string) (ironic.Node, error) {
+func (l *lazyNodes) GetNode(ctx context.Context, ident string, fields ...string) (ironic.Node, error) {
 	c, err := l.client(ctx)
 	if err != nil {
 		return ironic.Node{}, err
 	}
-	return c.GetNode(ctx, ident)
+	return c.GetNode(ctx, ident, fields...)
 }
 
 func (l *lazyNodes) SetMaintenance(ctx context.Context, ident string, on bool, reason string) error {

@@ -36,6 +36,15 @@
 //	GET   /api/extras/journal-entries/ filters: assigned_object_type, assigned_object_id (repeatable), limit, offset
 //	POST  /api/extras/journal-entries/ a device's journal entry (kind, comments); a new entry every time
 //	GET   /api/status/
+//	POST  /graphql/                    NetBox's GraphQL API: single objects by id (see graphql.go)
+//
+// /graphql/ answers as NetBox's Strawberry schema does for the types and
+// fields graphql.go lists: unknown fields refused before anything runs, ids
+// as strings, "<Model> matching query does not exist." for a missing id,
+// NetBox's default limit of ten aliases; Options.NoGraphQL makes it the 404
+// of a NetBox with GRAPHQL_ENABLED off. Variables, directives and named
+// fragments are not modelled and are refused as syntax errors, list
+// queries (device_list, …) as unknown fields.
 //
 // Every request is checked for "Authorization: Token <token>" (or "Bearer
 // <token>") when Options.Token is set, then counted through fakes.NetBox.Enter,

@@ -37,6 +37,9 @@ type Options struct {
 	Username string
 	// Clock dates the event rules' webhooks; default the wall clock.
 	Clock clock.Clock
+	// NoGraphQL answers /graphql/ as a NetBox with GRAPHQL_ENABLED off
+	// does: 404 "The GraphQL API is not enabled."
+	NoGraphQL bool
 }
 
 // Server is the emulator. It is safe for concurrent use.
@@ -92,6 +95,7 @@ func New(nb *fakes.NetBox, opts Options) *Server {
 	s.mux.HandleFunc("POST /api/extras/tags/{$}", s.createTag)
 	s.mux.HandleFunc("GET /api/status/{$}", s.status)
 	s.journalRoutes()
+	s.mux.HandleFunc("POST /graphql/{$}", s.graphql)
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusNotFound, map[string]any{"detail": "Not found."})
 	})

@@ -82,6 +82,11 @@ func TestProxyCounts(t *testing.T) {
 	if c.Reads != 3 || c.Writes != 2 || c.Locked != 1 || c.ByRoute["GET /v1/nodes/{id}"] != 2 || c.ByRoute["PUT /v1/nodes/{id}/states/power"] != 1 {
 		t.Fatalf("counted %+v", c)
 	}
+	// The bytes of the GETs' answers as Ironic sent them: the version
+	// document and two "{}".
+	if want := int64(len(`{"versions":[{"links":[{"href":"`+ironic.URL+`/v1/"}]}]}`) + 4); c.ReadBytes != want {
+		t.Fatalf("read bytes %d, want %d", c.ReadBytes, want)
+	}
 	if again := px.k.take(); again.Total() != 0 {
 		t.Fatalf("take did not reset: %+v", again)
 	}
@@ -90,13 +95,14 @@ func TestProxyCounts(t *testing.T) {
 
 func sampleReport() *Report {
 	run := func(wall time.Duration, reads, writes, locked int) Run {
-		return Run{Wall: wall, Calls: Calls{Reads: reads, Writes: writes, Locked: locked, ByRoute: map[string]int{"GET /v1/nodes/{id}": reads, "POST /v1/ports": writes}}}
+		return Run{Wall: wall, Calls: Calls{Reads: reads, Writes: writes, Locked: locked, ReadBytes: int64(reads) * 600,
+			ByRoute: map[string]int{"GET /v1/nodes/{id}": reads, "POST /v1/ports": writes}}}
 	}
 	r := &Report{Nodes: 2, Rounds: 3, Ironic: "http://127.0.0.1:6385", FakeDelays: "power 3 s, bios 2-5 s", TimingScale: 0.1, Sides: []SideResult{
 		{Side: SideLoop, Label: "limit: loop, poll 20ms", Poll: 20 * time.Millisecond, Runs: []Run{run(4*time.Second, 200, 16, 2), run(2*time.Second, 100, 16, 0), run(3*time.Second, 150, 16, 0)}},
 		{Side: SideLoop, Label: "loop, poll 100ms", Poll: 100 * time.Millisecond, Runs: []Run{run(2500*time.Millisecond, 40, 16, 0), run(2500*time.Millisecond, 40, 16, 0), run(2500*time.Millisecond, 40, 16, 0)}},
-		{Side: SideHostforge, Label: "hostforge, polls 1s doubling", Poll: 250 * time.Millisecond, Runs: []Run{run(3300*time.Millisecond, 18, 16, 0), run(3300*time.Millisecond, 18, 16, 0), run(3600*time.Millisecond, 18, 16, 0)}},
-		{Side: SideSDK, Label: "openstacksdk, wait_for 2s", Poll: 2 * time.Second, Runs: []Run{run(9*time.Second, 14, 16, 0), run(8*time.Second, 14, 16, 0), run(10*time.Second, 14, 16, 0)}},
+		{Side: SideHostforge, Label: "hostforge, polls from 1s, capped", Poll: 250 * time.Millisecond, Runs: []Run{run(3*time.Second, 18, 16, 0), run(3*time.Second, 18, 16, 0), run(3100*time.Millisecond, 18, 16, 0)}},
+		{Side: SideSDK, Label: "openstacksdk, wait_for 2s", Poll: 2 * time.Second, Runs: []Run{run(9*time.Second, 20, 16, 0), run(8*time.Second, 20, 16, 0), run(10*time.Second, 20, 16, 0)}},
 	}}
 	r.judge()
 	return r
@@ -106,32 +112,47 @@ func TestVerdict(t *testing.T) {
 	r := sampleReport()
 	v := r.Verdict
 	near := func(a, b float64) bool { return math.Abs(a-b) < 1e-9 }
-	if v == nil || !near(v.WallVsLimit, 1.1) || !near(v.WallVsBestLoop, 3.3/2.5) || !near(v.ReadsVsLimit, 18.0/150) || !near(v.WallVsSDK, 3.3/9) ||
-		!v.WallMet || !v.ReadsMet || !v.SDKMet || !v.Met {
+	if v == nil || !near(v.WallVsLimit, 1.0) || !near(v.WallVsBestLoop, 3.0/2.5) || !near(v.ReadsVsLimit, 18.0/150) ||
+		!near(v.WallVsSDK, 3.0/9) || !near(v.ReadsVsSDK, 18.0/20) || !v.WallMet || !v.ReadsMet || !v.SDKMet || !v.SDKReadsMet || !v.Met {
 		t.Fatalf("verdict %+v", v)
 	}
-	r.Sides[2].Runs[1].Wall = 4 * time.Second // median 3.6 s: 1.2x, still within 1.25x
+	hf, sdk := &r.Sides[2], &r.Sides[3]
+	hf.Runs[1].Wall = 3150 * time.Millisecond // median 3.1 s: 1.03x, within 1.05x
 	r.judge()
 	if !r.Verdict.Met {
-		t.Fatalf("1.2x the limit missed: %+v", r.Verdict)
+		t.Fatalf("1.03x the limit missed: %+v", r.Verdict)
 	}
-	r.Sides[2].Runs[0].Wall = 4 * time.Second // median 4 s: 1.33x
+	hf.Runs[0].Wall = 3200 * time.Millisecond // median 3.15 s: 1.05x
+	r.judge()
+	if !r.Verdict.WallMet {
+		t.Fatalf("1.05x the limit missed: %+v", r.Verdict)
+	}
+	hf.Runs[0].Wall, hf.Runs[1].Wall = 3300*time.Millisecond, 3300*time.Millisecond // median 3.3 s: 1.1x
 	r.judge()
 	if r.Verdict.Met || r.Verdict.WallMet || !r.Verdict.ReadsMet {
-		t.Fatalf("1.33x the limit met: %+v", r.Verdict)
+		t.Fatalf("1.1x the limit met: %+v", r.Verdict)
 	}
-	r.Sides[2].Runs[0].Wall, r.Sides[2].Runs[1].Wall = 3300*time.Millisecond, 3300*time.Millisecond
-	for i := range r.Sides[2].Runs {
-		r.Sides[2].Runs[i].Calls.Reads = 31 // 31/150: 20.7 % of the limit's reads
+	hf.Runs[0].Wall, hf.Runs[1].Wall = 3*time.Second, 3*time.Second
+	for i := range hf.Runs {
+		hf.Runs[i].Calls.Reads = 31 // 31/150: 20.7 % of the limit's reads, more than openstacksdk's 20
 	}
 	r.judge()
-	if r.Verdict.Met || !r.Verdict.WallMet || r.Verdict.ReadsMet {
+	if r.Verdict.Met || !r.Verdict.WallMet || r.Verdict.ReadsMet || r.Verdict.SDKReadsMet {
 		t.Fatalf("20.7%% of the limit's reads met: %+v", r.Verdict)
 	}
-	for i := range r.Sides[2].Runs {
-		r.Sides[2].Runs[i].Calls.Reads = 18
+	for i := range hf.Runs {
+		hf.Runs[i].Calls.Reads = 20 // as many as openstacksdk: met
 	}
-	r.Sides[3].Runs = []Run{{Wall: 3 * time.Second}} // openstacksdk faster
+	r.judge()
+	if !r.Verdict.SDKReadsMet || !r.Verdict.Met {
+		t.Fatalf("openstacksdk's reads per node missed: %+v", r.Verdict)
+	}
+	sdk.Runs = []Run{{Wall: 3 * time.Second, Calls: Calls{Reads: 20}}} // as fast: met
+	r.judge()
+	if !r.Verdict.SDKMet {
+		t.Fatalf("openstacksdk's wall time missed at 1.0x: %+v", r.Verdict)
+	}
+	sdk.Runs = []Run{{Wall: 2900 * time.Millisecond, Calls: Calls{Reads: 20}}} // openstacksdk faster
 	r.judge()
 	if r.Verdict.Met || !r.Verdict.WallMet || !r.Verdict.ReadsMet || r.Verdict.SDKMet {
 		t.Fatalf("slower than openstacksdk met: %+v", r.Verdict)
@@ -237,8 +258,8 @@ func TestIronicConf(t *testing.T) {
 // at its production value.
 func TestScaledTiming(t *testing.T) {
 	got, prod := scaledTiming(0.1), ironic.DefaultTiming()
-	if got.StatePoll != time.Second || got.StatePollMax != 6*time.Second || got.CleanPollMin != 1500*time.Millisecond ||
-		got.CleanPollMax != 30*time.Second || got.PowerOnTimeout != time.Minute || got.InspectionPoll != 2*time.Second {
+	if got.StatePoll != prod.StatePoll/10 || got.StatePollMax != prod.StatePollMax/10 || got.CleanPollMin != prod.CleanPollMin/10 ||
+		got.CleanPollMax != prod.CleanPollMax/10 || got.PowerOnTimeout != prod.PowerOnTimeout/10 || got.InspectionPoll != prod.InspectionPoll/10 {
 		t.Fatalf("scaled timing %+v", got)
 	}
 	g, p := reflect.ValueOf(got), reflect.ValueOf(prod)

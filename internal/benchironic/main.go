@@ -10,7 +10,8 @@
 //     waiting with its own wait_for_* helpers.
 //
 // Every side talks to Ironic through one counting reverse proxy on loopback,
-// so their API calls are counted alike. Nodes are deleted between sides
+// so their API calls, and the bytes of their read answers, are counted
+// alike. Nodes are deleted between sides
 // (outside the counts). The order of the sides rotates every round.
 //
 // Two modes. Without delays, fake-hardware ends most transitions while their
@@ -184,7 +185,7 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) error {
 				rep.Sides = append(rep.Sides, SideResult{Side: SideLoop, Label: label, Poll: p})
 			}
 		case SideHostforge:
-			rep.Sides = append(rep.Sides, SideResult{Side: s, Label: fmt.Sprintf("hostforge, polls %s doubling", timing.StatePoll), Poll: timing.StatePoll})
+			rep.Sides = append(rep.Sides, SideResult{Side: s, Label: fmt.Sprintf("hostforge, polls from %s, capped", timing.StatePoll), Poll: timing.StatePoll})
 		case SideSDK:
 			rep.Sides = append(rep.Sides, SideResult{Side: s, Label: "openstacksdk, wait_for 2s", Poll: 2 * time.Second})
 		}

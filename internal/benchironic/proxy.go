@@ -24,6 +24,9 @@ type Calls struct {
 	Writes int `json:"writes"`
 	// Locked counts 409 answers (NodeLocked and other conflicts).
 	Locked int `json:"conflicts"`
+	// ReadBytes are the bytes of the GETs' answer bodies: what polls and
+	// lookups cost Ironic to render and the client to decode.
+	ReadBytes int64 `json:"read_bytes"`
 	// ByRoute counts calls per "METHOD /v1/path" with UUIDs and names
 	// folded to {id}, for the report's detail.
 	ByRoute map[string]int `json:"by_route"`
@@ -53,6 +56,12 @@ func (k *counter) add(method, path string, status int) {
 		k.c.Locked++
 	}
 	k.c.ByRoute[method+" "+route(path)]++
+}
+
+func (k *counter) addReadBytes(n int) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.c.ReadBytes += int64(n)
 }
 
 // take returns the counts so far and starts again from zero.
@@ -91,7 +100,22 @@ func (t *countingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 		status = resp.StatusCode
 	}
 	t.k.add(r.Method, r.URL.Path, status)
+	if resp != nil && r.Method == http.MethodGet {
+		resp.Body = &countingBody{ReadCloser: resp.Body, k: t.k}
+	}
 	return resp, err
+}
+
+// countingBody counts the bytes of an answer as the proxy relays them.
+type countingBody struct {
+	io.ReadCloser
+	k *counter
+}
+
+func (b *countingBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	b.k.addReadBytes(n)
+	return n, err
 }
 
 // proxy is a counting reverse proxy on loopback in front of Ironic: every

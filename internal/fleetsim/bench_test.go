@@ -4,11 +4,15 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"net/http/httptest"
 	"runtime"
 	"strings"
 	"sync"
 	"testing"
 
+	"github.com/hostforge/hostforge/adapters/netbox"
+	"github.com/hostforge/hostforge/fakes"
+	"github.com/hostforge/hostforge/fakes/netboxhttp"
 	"github.com/hostforge/hostforge/internal/fleetsim"
 )
 
@@ -17,6 +21,7 @@ import (
 //
 //	go test ./internal/fleetsim -run '^$' -bench 'Engine|StraightLine' -benchtime=1x
 //	go test ./internal/fleetsim -run '^$' -bench 'CallEconomy' -benchtime=1x
+//	go test ./internal/fleetsim -run '^$' -bench 'CallEconomyNetBoxHTTP' -benchtime=1x
 //	go test ./internal/fleetsim -run '^$' -bench 'FaultSchedules' -benchtime=1x
 
 var (
@@ -75,6 +80,34 @@ func BenchmarkCallEconomy(b *testing.B) {
 			b.ReportMetric(c.Writes, sys+"-writes/host")
 		}
 		b.ReportMetric(float64(rep.Rerun.Writes), "rerun-writes")
+	}
+}
+
+// BenchmarkCallEconomyNetBoxHTTP runs BenchmarkCallEconomy's fleet with
+// the real NetBox adapter over the REST emulator, and reports NetBox's HTTP
+// requests per host: as NetBox serves GraphQL (graphql) and as one with
+// GraphQL off serves it (rest).
+func BenchmarkCallEconomyNetBoxHTTP(b *testing.B) {
+	for i := 0; i < b.N; i++ {
+		for _, mode := range []string{"graphql", "rest"} {
+			f, _ := fleetsim.Build(fleetsim.Config{Hosts: 1000, Seed: 1})
+			srv := httptest.NewServer(netboxhttp.New(f.Site.NetBox, netboxhttp.Options{NoGraphQL: mode == "rest"}))
+			c, err := netbox.New(netbox.Config{URL: srv.URL, Token: "fleetsim-token-0000000000000000000000000"})
+			if err != nil {
+				b.Fatal(err)
+			}
+			exec := f.Executor(nil)
+			exec.NetBox = c
+			rep := f.Simulate(context.Background(), fleetsim.Options{Exec: exec})
+			srv.Close()
+			if len(rep.Violations) > 0 {
+				b.Fatalf("%s: violations: %v", mode, rep.Violations)
+			}
+			nb := rep.Fresh.CallsPerHost[fakes.SysNetBox]
+			b.ReportMetric(nb.Reads, "netbox-"+mode+"-reads/host")
+			b.ReportMetric(nb.Writes, "netbox-"+mode+"-writes/host")
+			b.ReportMetric(float64(rep.Rerun.Writes), mode+"-rerun-writes")
+		}
 	}
 }
 

@@ -118,7 +118,7 @@
 //	event ironic_inspection_fails_once: IRONIC_INSPECTION_FAILED (INFRA_ENG, retryable)
 //	event ironic_lock_long: IRONIC_NODE_LOCKED (INFRA_ENG, retryable)
 //	event ironic_lock_short: the end state (converges on rerun)
-//	event ironic_power_on_never_happens: IRONIC_POWER_ON_TIMEOUT (DC_OPS, retryable)
+//	event ironic_power_on_never_happens: IRONIC_POWER_ON_TIMEOUT (DC_OPS, retryable); WAIT_BUDGET_EXHAUSTED (INFRA_ENG, retryable)
 //	breakage miscabled: INSPECTION_CABLING_MISMATCH (DC_OPS, not retryable)
 //	breakage dead_optic: INSPECTION_CABLING_MISMATCH (DC_OPS, not retryable)
 //	breakage wrong_dimms: INSPECTION_HARDWARE_MISMATCH (DC_OPS, not retryable)
@@ -128,7 +128,12 @@
 //
 // The lost answers of Ironic add WAIT_BUDGET_EXHAUSTED: a transition whose
 // request's answer was lost is one the workflow cannot claim as its own,
-// so it waits for it within the generic state budget; the frontend-link
+// so it waits for it within the generic state budget. A power-on that never
+// happens adds it too: its inspection hangs in inspect wait until Ironic's
+// own inspector timeout (1 h); when an Ironic fault cuts the attempt short
+// before the power-on timeout aborts it, the rerun cannot claim the
+// inspection either, waits for it within the 30-minute state budget and
+// runs out; the frontend-link
 // guard reads the BMC with the per-host credential from the vault, so a
 // vault fault met there is IRONIC_LINK_OBSERVATION_FAILED; a vault 404 on an
 // item that exists (a stale replica) makes the per-host credential look

@@ -218,7 +218,7 @@ var Outcomes = OutcomeTable{
 		EventLockLong:         {ironicNodeLocked},
 		EventInspectionFails:  {ironicInspectionFailed},
 		EventCleaningFails:    {ironicCleaningFailed},
-		EventPowerOnLost:      {ironicPowerOnTimeout},
+		EventPowerOnLost:      {ironicPowerOnTimeout, waitBudget},
 		EventManageRefused:    {ironicCleaningFailed, ironicUnavailable, ironicRecoveryFailed},
 		EventDHCPPrevious:     nil,
 		EventDHCPStale:        {dhcpConfigRejected},

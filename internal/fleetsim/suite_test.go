@@ -164,8 +164,8 @@ func (c noRestoreIronic) SetMaintenance(ctx context.Context, ident string, on bo
 // blindIronic does not see instance_uuid: the Nova guard cannot work.
 type blindIronic struct{ ironic.Client }
 
-func (c blindIronic) GetNode(ctx context.Context, ident string) (ironic.Node, error) {
-	n, err := c.Client.GetNode(ctx, ident)
+func (c blindIronic) GetNode(ctx context.Context, ident string, fields ...string) (ironic.Node, error) {
+	n, err := c.Client.GetNode(ctx, ident, fields...)
 	n.InstanceUUID = ""
 	return n, err
 }

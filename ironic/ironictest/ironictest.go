@@ -1,6 +1,7 @@
 // Package ironictest is the contract suite every ironic.Client passes: the
 // in-memory fake, adapters/ironic against a real Ironic, and a user's own
-// client. It checks what the phases rely on — nodes, ports, portgroups,
+// client. It checks what the phases rely on — nodes (read whole or by
+// field, with Ironic's provision_updated_at), ports, portgroups,
 // traits, maintenance, power, every provision action the phases use, the
 // errors Ironic gives (404, 400 on an invalid transition, 409 duplicate, 409
 // NodeLocked), clean failed → manage recovery, the inventory after an
@@ -65,6 +66,7 @@ func Run(t *testing.T, newEnv func(t *testing.T) Env) {
 	t.Run("ports and portgroups", func(t *testing.T) { testPorts(t, newEnv(t)) })
 	t.Run("traits maintenance power", func(t *testing.T) { testTraitsMaintenancePower(t, newEnv(t)) })
 	t.Run("provision walk", func(t *testing.T) { testProvision(t, newEnv(t)) })
+	t.Run("field selection", func(t *testing.T) { testFields(t, newEnv(t)) })
 	t.Run("node locked", func(t *testing.T) {
 		env := newEnv(t)
 		if env.HoldLock == nil {
@@ -355,6 +357,62 @@ func testProvision(t *testing.T, env Env) {
 	err = env.Client.ChangeProvisionState(ctx, n.UUID, ironic.ActionAbort)
 	if !errors.Is(err, hostforge.ErrInvalid) {
 		t.Fatalf("abort from manageable error = %v, want ErrInvalid (400)", err)
+	}
+}
+
+// testFields: a read names the fields it wants (Ironic's ?fields=) and gets
+// those and nothing else; a name Ironic does not know is a 400; and
+// provision_updated_at moves with the provision state, not with power.
+func testFields(t *testing.T, env Env) {
+	ctx := context.Background()
+	n := create(t, env, uniq("contract-fields"))
+	got, err := env.Client.GetNode(ctx, n.UUID, "uuid", "provision_state", "provision_updated_at", "raid_interface", "properties")
+	if err != nil {
+		t.Fatalf("GetNode with fields: %v", err)
+	}
+	if got.UUID != n.UUID || got.ProvisionState != ironic.StateEnroll || got.Properties["cpu_arch"] != "x86_64" {
+		t.Fatalf("GetNode with fields = %+v, want the node's uuid, provision state and properties", got)
+	}
+	if got.Interfaces["raid"] == "" || len(got.Interfaces) != 1 {
+		t.Fatalf("GetNode with fields: interfaces %v, want raid alone", got.Interfaces)
+	}
+	if got.Name != "" || got.Driver != "" || got.Owner != "" || got.ResourceClass != "" || got.DriverInfo != nil || got.PowerState != "" {
+		t.Fatalf("GetNode with fields returned fields it was not asked for: %+v", got)
+	}
+	if !got.ProvisionUpdatedAt.IsZero() {
+		t.Fatalf("a node never moved has provision_updated_at %s, want none", got.ProvisionUpdatedAt)
+	}
+	if _, err := env.Client.GetNode(ctx, n.UUID, "uuid", "no_such_field"); !errors.Is(err, hostforge.ErrInvalid) {
+		t.Fatalf("GetNode with an unknown field: %v, want ErrInvalid (400)", err)
+	}
+	if all, err := env.Client.GetNode(ctx, n.UUID); err != nil || all.Name == "" || all.Driver != env.Driver || all.DriverInfo == nil {
+		t.Fatalf("GetNode without fields = %+v, %v; want every field", all, err)
+	}
+
+	stamp := func() time.Time {
+		t.Helper()
+		g, err := env.Client.GetNode(ctx, n.UUID, "provision_state", "provision_updated_at")
+		if err != nil {
+			t.Fatalf("GetNode: %v", err)
+		}
+		return g.ProvisionUpdatedAt
+	}
+	retry(t, env, "manage", func() error { return env.Client.ChangeProvisionState(ctx, n.UUID, ironic.ActionManage) })
+	waitState(t, env, n.UUID, ironic.StateManageable)
+	managed := stamp()
+	if managed.IsZero() {
+		t.Fatalf("manageable without provision_updated_at")
+	}
+	retry(t, env, "power on", func() error { return env.Client.ChangePowerState(ctx, n.UUID, ironic.PowerOn) })
+	waitPower(t, env, n.UUID, ironic.PowerOn)
+	if powered := stamp(); !powered.Equal(managed) {
+		t.Fatalf("provision_updated_at moved with a power change: %s → %s", managed, powered)
+	}
+	env.Sleep(time.Second) // Ironic's clock, not the fake's, must show the move
+	retry(t, env, "provide", func() error { return env.Client.ChangeProvisionState(ctx, n.UUID, ironic.ActionProvide) })
+	waitState(t, env, n.UUID, ironic.StateAvailable)
+	if provided := stamp(); !provided.After(managed) {
+		t.Fatalf("provision_updated_at %s after provide, %s before: want later", provided, managed)
 	}
 }
 
