@@ -47,7 +47,7 @@ is read from the environment variable or the file the config names.
       timing:                           # optional; the defaults are for real hardware
         link_budget: 5m                 # frontend-link guard: all links DOWN this long fails
         state_poll: 10s                 # first poll after manage / power on (polls back off
-        state_poll_max: 30s             #   while the node stays unmoved, up to a cap: this one
+        state_poll_max: 20s             #   while the node stays unmoved, up to a cap: this one
         lock_retry: 10s                 #   while the conductor works, the *_max ones in a ramdisk wait)
         inspection_poll: 20s
         inspection_poll_max: 30s
