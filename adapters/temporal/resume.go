@@ -265,6 +265,19 @@ func (j *journal) due(r *Runtime) bool {
 	return info.GetCurrentHistoryLength() >= j.continueAt || info.GetContinueAsNewSuggested()
 }
 
+// continueNow stops the body before its next command so the run
+// continues as new; a sleep held for that command is slept first (the
+// next run starts its command at once). A cancelled sleep returns its
+// error to the body instead.
+func (j *journal) continueNow(r *Runtime) error {
+	if err := r.flush(); err != nil {
+		return err
+	}
+	j.continuing = true
+	j.park(r)
+	return nil
+}
+
 // park stops the body for good: the workflow function returns (continuing
 // or failing) and the SDK ends the body's coroutine with the run.
 func (j *journal) park(r *Runtime) {
@@ -286,8 +299,9 @@ func (j *journal) do(r *Runtime, step string, in, out any) error {
 		return e.err()
 	}
 	if j.due(r) {
-		j.continuing = true
-		j.park(r)
+		if err := j.continueNow(r); err != nil {
+			return err
+		}
 	}
 	e := entry{Kind: entryDo, Step: step}
 	var err error
@@ -316,8 +330,9 @@ func (j *journal) sleep(r *Runtime, d time.Duration) error {
 		return nil
 	}
 	if j.due(r) {
-		j.continuing = true
-		j.park(r)
+		if err := j.continueNow(r); err != nil {
+			return err
+		}
 	}
 	if err := r.timer(d); err != nil {
 		return err // cancelled: the run ends here
@@ -337,7 +352,7 @@ func (j *journal) now(r *Runtime) time.Time {
 		}
 		return *e.T
 	}
-	t := workflow.Now(r.ctx)
+	t := r.clock()
 	j.entries = append(j.entries, entry{Kind: entryNow, T: &t})
 	j.pos++
 	return t

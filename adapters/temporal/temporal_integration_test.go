@@ -174,7 +174,9 @@ func TestWorkerRestartMidEnrollment(t *testing.T) {
 		t.Fatalf("result %+v, want enrolled and available", res)
 	}
 	// The history shows the step that died with its worker, rerun by a
-	// second attempt that completed.
+	// later attempt that completed: an attempt whose last failure is the
+	// timeout (the first attempt of a step carrying the sleep before it
+	// fails only to defer it).
 	retried, completed := 0, 0
 	it := c2.GetWorkflowHistory(ctx, run.WorkflowID, run.RunID, false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
 	scheduled := map[int64]string{}
@@ -186,7 +188,7 @@ func TestWorkerRestartMidEnrollment(t *testing.T) {
 		if a := ev.GetActivityTaskScheduledEventAttributes(); a != nil {
 			scheduled[ev.GetEventId()] = a.GetActivityType().GetName()
 		}
-		if a := ev.GetActivityTaskStartedEventAttributes(); a != nil && scheduled[a.GetScheduledEventId()] == enrollment.StepIronicCleaning && a.GetAttempt() > 1 && a.GetLastFailure() != nil {
+		if a := ev.GetActivityTaskStartedEventAttributes(); a != nil && scheduled[a.GetScheduledEventId()] == enrollment.StepIronicCleaning && a.GetAttempt() > 1 && a.GetLastFailure().GetTimeoutFailureInfo() != nil {
 			retried++
 		}
 		if a := ev.GetActivityTaskCompletedEventAttributes(); a != nil && scheduled[a.GetScheduledEventId()] == enrollment.StepIronicCleaning {
