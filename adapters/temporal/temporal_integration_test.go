@@ -363,7 +363,10 @@ func TestContinueAsNewOnDevServer(t *testing.T) {
 }
 
 // record writes the run's history into testdata for the replay test when
-// HOSTFORGE_RECORD_HISTORIES=1, with the temporal CLI.
+// HOSTFORGE_RECORD_HISTORIES=1, with the temporal CLI, as name-deferred:
+// the histories named without the suffix were recorded before sleeps rode
+// in the next step (DeferredSleepChange) and stay, so that the replay
+// test holds the code to the runs that started on timers.
 func record(t *testing.T, c client.Client, workflowID, runID, name string) {
 	t.Helper()
 	if os.Getenv("HOSTFORGE_RECORD_HISTORIES") != "1" {
@@ -382,7 +385,7 @@ func record(t *testing.T, c client.Client, workflowID, runID, name string) {
 		}
 		t.Fatal(err)
 	}
-	path := filepath.Join("testdata", "histories", strings.ReplaceAll(name, "/", "-")+".json")
+	path := filepath.Join("testdata", "histories", strings.ReplaceAll(name, "/", "-")+"-deferred.json")
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		t.Fatal(err)
 	}
