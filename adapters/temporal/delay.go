@@ -33,8 +33,8 @@ import (
 // clock reading, a second sleep, a call that runs at most once (one
 // attempt leaves no room for the deferring one), the body's end, a run
 // about to continue as new — is slept as a timer first. A step the server
-// ran before its delay was over (a server older than 1.24.2 ignores
-// NextRetryDelay and retries after a second) is followed by a timer for
+// ran before its delay was over (an older server that ignores
+// NextRetryDelay retries after a second) is followed by a timer for
 // the rest, so the waits' real time never falls short of what their
 // budgets counted. The deferring attempt does not count against
 // WorkerLossAttempts: a deferred step's activity has one attempt more.

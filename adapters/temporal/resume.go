@@ -58,11 +58,12 @@ const HistoryLimit = 2000
 // EnrollmentHistoryBudget is the most events the history of an enrollment
 // that reaches available without faults may record, on a lab's timing
 // (Ironic's fake-hardware transitions polled every second, BMC resets and
-// iDRAC jobs of seconds): about a hundred steps and timers. Each poll of a
-// step costs 11 events (the activity's three, a timer's two, the two
-// workflow tasks they wake), so the budget is mostly polls; a body that
-// polls more, or a runtime that records more per step, fails
-// TestEnrollmentHistoryBudget.
+// iDRAC jobs of seconds) and on production timing (inspections and
+// cleanings of minutes, iDRAC jobs of minutes): up to about forty polls.
+// Each poll of a step costs 6 events (the activity's three, which carry
+// the sleep before it, and the workflow task it wakes; delay.go), so the
+// budget is mostly polls; a body that polls more, or a runtime that
+// records more per step, fails TestEnrollmentHistoryBudget.
 const EnrollmentHistoryBudget = 300
 
 // historyHeadroom is what a run keeps below HistoryLimit when it decides to
