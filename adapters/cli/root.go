@@ -131,7 +131,29 @@ inspection inventories, decode LLDP and detect BMC vendors.
 	root.AddCommand(a.extensionsCmd())
 	root.AddCommand(a.failureCodesCmd())
 	root.AddCommand(a.versionCmd())
+	root.AddCommand(a.configCmd())
+	builtinCommands(root)
+	installChecks(root)
 	return root, a
+}
+
+// builtinCommands adds cobra's help and completion commands now, rather
+// than when the tree first runs, so they carry examples like every other
+// command.
+func builtinCommands(root *cobra.Command) {
+	root.InitDefaultHelpCmd()
+	root.InitDefaultCompletionCmd()
+	for _, c := range root.Commands() {
+		switch c.Name() {
+		case "help":
+			c.Example = "  hostforge help enroll\n  hostforge help firmware drift"
+		case "completion":
+			c.Example = "  hostforge completion bash > /etc/bash_completion.d/hostforge\n  hostforge completion zsh > \"${fpath[1]}/_hostforge\""
+			for _, sh := range c.Commands() {
+				sh.Example = fmt.Sprintf("  hostforge completion %[1]s > hostforge.%[1]s\n  hostforge completion %[1]s --no-descriptions > hostforge.%[1]s", sh.Name())
+			}
+		}
+	}
 }
 
 // Run executes the command tree with args (without the program name) and
