@@ -64,6 +64,10 @@ func run(t *testing.T, stdin string, env map[string]string, args ...string) resu
 	s := Streams{In: strings.NewReader(stdin), Out: &out, Err: &errb}
 	lookup := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
 	code := Run(context.Background(), args, s, lookup)
+	if wantsJSON(args) {
+		// Every -o json output a test produces is held to docs/json.md.
+		checkJSONOutput(t, args, out.String())
+	}
 	return result{out: out.String(), err: errb.String(), code: code}
 }
 

@@ -217,10 +217,7 @@ does not exist.
 		if err != nil {
 			return catalogRefused(err)
 		}
-		res := struct {
-			firmware.Override
-			Deleted bool `json:"deleted"`
-		}{ov, true}
+		res := overrideDeletedJSON{ov, true}
 		return o.print(cmd.OutOrStdout(), res, func(w io.Writer) {
 			fmt.Fprintf(w, "%s / %s %s %s deleted\n", ov.Vendor, ov.Model, ov.Component, ov.Entry.Version)
 		})

@@ -200,11 +200,7 @@ cleared instead ('reprovision clear').
 		if err != nil {
 			return refused(err)
 		}
-		res := struct {
-			MachineID   string            `json:"machine_id"`
-			Substate    firmware.Substate `json:"substate"`
-			CancelledBy string            `json:"cancelled_by"`
-		}{machine, u.Substate, u.Cancel.By}
+		res := cancelJSON{machine, u.Substate, u.Cancel.By}
 		return o.print(cmd.OutOrStdout(), res, func(w io.Writer) {
 			fmt.Fprintf(w, "%s: update cancelled by %s; it stops at its next step boundary (now %s)\n", machine, u.Cancel.By, u.Substate)
 		})

@@ -26,6 +26,44 @@ database the worker shares, and the Ironic instances whose nodes are the
 managed hosts (a machine ID is its node's name). A request the state
 refuses changes nothing and exits 2.`
 
+// The -o json documents of the firmware operations that print no store
+// record of their own.
+type (
+	// autoUpdateJSON is 'firmware auto-update': the machine's override,
+	// null once cleared.
+	autoUpdateJSON struct {
+		MachineID  string `json:"machine_id"`
+		AutoUpdate *bool  `json:"autoupdate"`
+	}
+	// windowsJSON is 'firmware start-updates': the window opened.
+	windowsJSON struct {
+		Machines []string  `json:"machines"`
+		Start    time.Time `json:"start"`
+		End      time.Time `json:"end"`
+	}
+	// windowsCancelledJSON is 'firmware start-updates --cancel'.
+	windowsCancelledJSON struct {
+		Machines  []string `json:"machines"`
+		Cancelled bool     `json:"cancelled"`
+	}
+	// clearedJSON is 'firmware reprovision clear'.
+	clearedJSON struct {
+		MachineID string `json:"machine_id"`
+		Cleared   bool   `json:"cleared"`
+	}
+	// cancelJSON is 'firmware cancel'.
+	cancelJSON struct {
+		MachineID   string            `json:"machine_id"`
+		Substate    firmware.Substate `json:"substate"`
+		CancelledBy string            `json:"cancelled_by"`
+	}
+	// overrideDeletedJSON is 'firmware config delete': the override removed.
+	overrideDeletedJSON struct {
+		firmware.Override
+		Deleted bool `json:"deleted"`
+	}
+)
+
 // fwOps is one operator command's opened systems.
 type fwOps struct {
 	fs  *wiring.FirmwareSystems
@@ -135,10 +173,7 @@ host_disable_autoupdate list; --clear returns the machine to them.
 		if err := o.op.SetAutoUpdate(cmd.Context(), machine, v); err != nil {
 			return refused(err)
 		}
-		res := struct {
-			MachineID  string `json:"machine_id"`
-			AutoUpdate *bool  `json:"autoupdate"`
-		}{machine, v}
+		res := autoUpdateJSON{machine, v}
 		return o.print(cmd.OutOrStdout(), res, func(w io.Writer) {
 			switch {
 			case v == nil:
@@ -252,10 +287,7 @@ any window changes.
 			if err := o.op.CancelUpdates(ctx, all); err != nil {
 				return refused(err)
 			}
-			res := struct {
-				Machines  []string `json:"machines"`
-				Cancelled bool     `json:"cancelled"`
-			}{all, true}
+			res := windowsCancelledJSON{all, true}
 			return o.print(cmd.OutOrStdout(), res, func(w io.Writer) {
 				fmt.Fprintf(w, "firmware update windows removed: %s\n", strings.Join(all, ", "))
 			})
@@ -263,11 +295,7 @@ any window changes.
 		if err := o.op.StartUpdates(ctx, all, from, to); err != nil {
 			return refused(err)
 		}
-		res := struct {
-			Machines []string  `json:"machines"`
-			Start    time.Time `json:"start"`
-			End      time.Time `json:"end"`
-		}{all, from.UTC(), to.UTC()}
+		res := windowsJSON{all, from.UTC(), to.UTC()}
 		return o.print(cmd.OutOrStdout(), res, func(w io.Writer) {
 			fmt.Fprintf(w, "firmware update window %s to %s opened for %s\n", from.Format(time.RFC3339), to.Format(time.RFC3339), strings.Join(all, ", "))
 		})
@@ -374,10 +402,7 @@ func (a *app) fwReprovisionClearCmd() *cobra.Command {
 		if err := o.op.ClearRequest(cmd.Context(), id); err != nil {
 			return refused(err)
 		}
-		res := struct {
-			MachineID string `json:"machine_id"`
-			Cleared   bool   `json:"cleared"`
-		}{id, true}
+		res := clearedJSON{id, true}
 		return o.print(cmd.OutOrStdout(), res, func(w io.Writer) { fmt.Fprintf(w, "%s: reprovisioning request cleared\n", id) })
 	}
 	return cmd

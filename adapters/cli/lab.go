@@ -81,7 +81,8 @@ given its lab.yaml say the lab is not running (LAB_NOT_RUNNING).
 
 Ironic is detected (--ironic, then $IRONIC_URL, then 127.0.0.1:6385), never
 installed from here; without one, lab.yaml turns the Ironic gate off and the
-rack enrols as far as NetBox activation.
+rack enrols as far as NetBox activation. With -o json, one document says
+where everything listens once the rack is served (docs/json.md).
 
 ` + exitCodes(ExitOK, ExitUsage, ExitBug, ExitCancelled),
 		Example: `  hostforge lab &

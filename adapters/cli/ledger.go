@@ -304,6 +304,13 @@ runs the same pass on an interval.
 	return cmd
 }
 
+// projectionJSON is 'ledger project -o json': the pass's report and its
+// failure.
+type projectionJSON struct {
+	enrollment.ProjectionReport
+	Failure *failureJSON `json:"failure,omitempty"`
+}
+
 func printProjection(w io.Writer, format string, rep enrollment.ProjectionReport, perr error) error {
 	var f *hostforge.Failure
 	if perr != nil {
@@ -313,10 +320,7 @@ func printProjection(w io.Writer, format string, rep enrollment.ProjectionReport
 		if rep.Changes == nil {
 			rep.Changes = []enrollment.ReferenceChange{}
 		}
-		if err := writeJSON(w, struct {
-			enrollment.ProjectionReport
-			Failure *failureJSON `json:"failure,omitempty"`
-		}{rep, failureOut(f)}); err != nil {
+		if err := writeJSON(w, projectionJSON{rep, failureOut(f)}); err != nil {
 			return err
 		}
 		return exitWith(exitCodeOf(f))

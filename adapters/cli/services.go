@@ -56,8 +56,8 @@ func labDocument(l *lab.Lab, ironicURL, inspectorURL string) labJSON {
 	return j
 }
 
-// workerJSON is 'hostforge worker -o json', printed once the worker is
-// connected to Temporal.
+// workerJSON is 'hostforge worker -o json', printed once the worker polls
+// its task queue.
 type workerJSON struct {
 	Temporal  string `json:"temporal"`
 	Namespace string `json:"namespace"`

@@ -53,7 +53,7 @@ however many workers there are; every worker creates or updates them.
 Ctrl-C (or SIGTERM) stops polling and gives running steps --stop-timeout to
 finish, then cancels them; their workflows carry on with the next worker.
 The config file's keys are in docs/config.md. With -o json, one document is
-printed once connected (docs/json.md).
+printed once the worker polls (docs/json.md).
 
 ` + exitCodes(ExitOK, ExitUsage, ExitInfra, ExitBug, ExitCancelled),
 		Example: `  hostforge worker --config /etc/hostforge/lab1.yaml --temporal temporal.example.net:7233
@@ -110,21 +110,21 @@ printed once connected (docs/json.md).
 		}
 		defer c.Close()
 		out := cmd.OutOrStdout()
-		status := out
+		opts := worker.Options{TaskQueue: tf.queue, MetricsListen: metricsListen, StopTimeout: stopTimeout,
+			MaxConcurrentSteps: maxSteps, Activity: temporal.ActivityOptions{Heartbeat: heartbeat}, Status: out, Log: log}
 		if *format == formatJSON {
-			// One document: the services' status lines are left out.
-			status = io.Discard
+			// One document, once the worker polls: the services' status
+			// lines are left out.
+			opts.Status = io.Discard
+			opts.Ready = func() {
+				_ = writeJSON(out, workerJSON{Temporal: tf.address, Namespace: tf.namespace, TaskQueue: tf.queue, Site: sys.Site, MetricsListen: metricsListen})
+			}
 		}
-		w, err := worker.New(sys, c, worker.Options{TaskQueue: tf.queue, MetricsListen: metricsListen, StopTimeout: stopTimeout,
-			MaxConcurrentSteps: maxSteps, Activity: temporal.ActivityOptions{Heartbeat: heartbeat}, Status: status, Log: log})
+		w, err := worker.New(sys, c, opts)
 		if err != nil {
 			return err
 		}
-		if *format == formatJSON {
-			if err := writeJSON(out, workerJSON{Temporal: tf.address, Namespace: tf.namespace, TaskQueue: tf.queue, Site: sys.Site, MetricsListen: metricsListen}); err != nil {
-				return err
-			}
-		} else {
+		if *format != formatJSON {
 			fmt.Fprintf(out, "connected to Temporal at %s (namespace %s); interrupt to stop\n", tf.address, tf.namespace)
 		}
 		return w.Run(ctx)
