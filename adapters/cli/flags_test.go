@@ -182,3 +182,44 @@ func TestDefinitionsAsFlagOrArguments(t *testing.T) {
 		t.Errorf("validate --definition A B: %s", r.out)
 	}
 }
+
+// A command marked with cobra's own flag groups is still refused in
+// hostforge's words.
+func TestCobraFlagGroupsInHostforgesWords(t *testing.T) {
+	for _, tc := range []struct{ mark, want string }{
+		{"exclusive", "--a and --b cannot be given together"},
+		{"together", "--a and --b go together"},
+		{"one", "give one of --a or --b"},
+	} {
+		root, _ := newRoot(Streams{}, nil)
+		c := &cobra.Command{Use: "x", RunE: func(*cobra.Command, []string) error { return nil }}
+		c.Flags().Bool("a", false, "")
+		c.Flags().Bool("b", false, "")
+		switch tc.mark {
+		case "exclusive":
+			c.MarkFlagsMutuallyExclusive("a", "b")
+		case "together":
+			c.MarkFlagsRequiredTogether("a", "b")
+		default:
+			c.MarkFlagsOneRequired("a", "b")
+		}
+		root.AddCommand(c)
+		args := []string{"x", "--a", "--b"}
+		if tc.mark != "exclusive" {
+			args = []string{"x"}
+			if tc.mark == "together" {
+				args = []string{"x", "--a"}
+			}
+		}
+		root.SetArgs(args)
+		var errb strings.Builder
+		cmd, err := root.ExecuteC()
+		if err == nil {
+			t.Fatalf("%s: no refusal", tc.mark)
+		}
+		code := report(&errb, cmd, err)
+		if code != ExitUsage || !strings.Contains(errb.String(), tc.want) || strings.Contains(errb.String(), "if any flags") {
+			t.Errorf("%s: exit %d:\n%s", tc.mark, code, errb.String())
+		}
+	}
+}

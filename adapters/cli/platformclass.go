@@ -221,7 +221,7 @@ not stop the others.
 	_ = cmd.Flags().MarkHidden("dry-run")
 	cmd.Flags().StringArrayVar(&devices, "device", nil, "a device to backfill (repeatable); every device NetBox lists when none is named")
 	cmd.Flags().BoolVar(&demo, "demo", false, "run against the built-in fake demo rack instead of real systems")
-	cmd.Flags().StringVar(&config, "config", "", "config file naming the real systems (see 'hostforge enroll --help')")
+	cmd.Flags().StringVar(&config, "config", "", "config file naming the real systems (docs/config.md)")
 	exclusive(cmd, "--apply writes to NetBox and the fleet manager, --dry-run (deprecated: the default) writes nothing; give --apply to write, neither to read only", "apply", "dry-run")
 	logLevelFlag(cmd)
 	out := outputFlag(cmd)
