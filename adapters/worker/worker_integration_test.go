@@ -3,7 +3,6 @@
 package worker_test
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -14,7 +13,6 @@ import (
 	"os/exec"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -27,6 +25,7 @@ import (
 
 	"github.com/hostforge/hostforge/adapters/temporal"
 	"github.com/hostforge/hostforge/adapters/worker"
+	"github.com/hostforge/hostforge/internal/syncbuf"
 )
 
 func init() {
@@ -96,27 +95,9 @@ func dialNS(t *testing.T, addr, ns string) client.Client {
 	}
 }
 
-// syncBuffer is a buffer safe for a writer and a reader.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // running is a worker's Run in a goroutine.
 type running struct {
-	out    *syncBuffer
+	out    *syncbuf.Buffer
 	cancel context.CancelFunc
 	done   chan error
 }
@@ -125,7 +106,7 @@ func start(t *testing.T, c client.Client, o worker.Options) *running {
 	t.Helper()
 	sys := labSystems(t)
 	sys.Site = "it-site"
-	r := &running{out: &syncBuffer{}, done: make(chan error, 1)}
+	r := &running{out: &syncbuf.Buffer{}, done: make(chan error, 1)}
 	o.Status = r.out
 	w, err := worker.New(sys, c, o)
 	if err != nil {

@@ -3,14 +3,12 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -19,6 +17,7 @@ import (
 
 	"github.com/hostforge/hostforge/adapters/lab"
 	"github.com/hostforge/hostforge/adapters/temporal"
+	"github.com/hostforge/hostforge/internal/syncbuf"
 )
 
 func TestMain(m *testing.M) {
@@ -27,23 +26,6 @@ func TestMain(m *testing.M) {
 		goleak.IgnoreAnyFunction("go.temporal.io/sdk/internal.(*sharedWorkerStopChannel)"),
 		goleak.IgnoreAnyFunction("net/http.(*persistConn).readLoop"),
 		goleak.IgnoreAnyFunction("net/http.(*persistConn).writeLoop"))
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // TestRunsAgainstTheLab: the example runs the worker on a lab's lab.yaml
@@ -68,7 +50,7 @@ func TestRunsAgainstTheLab(t *testing.T) {
 	defer deleteSchedule(t, addr, temporal.ScheduleID(site, temporal.PurposeProjection))
 
 	ctx, cancel := context.WithCancel(context.Background())
-	out := &syncBuffer{}
+	out := &syncbuf.Buffer{}
 	done := make(chan error, 1)
 	go func() { done <- run(ctx, out, l.Config, addr, site) }()
 	deadline := time.Now().Add(time.Minute)
