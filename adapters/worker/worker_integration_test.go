@@ -25,6 +25,7 @@ import (
 
 	"github.com/hostforge/hostforge/adapters/temporal"
 	"github.com/hostforge/hostforge/adapters/worker"
+	"github.com/hostforge/hostforge/internal/itenv"
 	"github.com/hostforge/hostforge/internal/syncbuf"
 )
 
@@ -37,17 +38,7 @@ func init() {
 
 // devServer is the dev server's address, skipping (failing under
 // HOSTFORGE_REQUIRE_INTEGRATION=1) without one.
-func devServer(t *testing.T) string {
-	t.Helper()
-	addr := os.Getenv("HOSTFORGE_TEMPORAL_ADDRESS")
-	if addr == "" {
-		if os.Getenv("HOSTFORGE_REQUIRE_INTEGRATION") == "1" {
-			t.Fatal("HOSTFORGE_TEMPORAL_ADDRESS is unset: scripts/integration.d/temporal.sh did not start the dev server")
-		}
-		t.Skip("HOSTFORGE_TEMPORAL_ADDRESS is unset; run scripts/integration")
-	}
-	return addr
-}
+func devServer(t *testing.T) string { return itenv.TemporalAddress(t) }
 
 // FreshNamespace registers a namespace of its own on the dev server (the
 // server is shared) and returns it once it answers.

@@ -6,7 +6,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -17,6 +16,7 @@ import (
 
 	"github.com/hostforge/hostforge/adapters/lab"
 	"github.com/hostforge/hostforge/adapters/temporal"
+	"github.com/hostforge/hostforge/internal/itenv"
 	"github.com/hostforge/hostforge/internal/syncbuf"
 )
 
@@ -32,13 +32,7 @@ func TestMain(m *testing.M) {
 // against the dev server — its schedule converged, the task queue polled —
 // and stops cleanly when interrupted.
 func TestRunsAgainstTheLab(t *testing.T) {
-	addr := os.Getenv("HOSTFORGE_TEMPORAL_ADDRESS")
-	if addr == "" {
-		if os.Getenv("HOSTFORGE_REQUIRE_INTEGRATION") == "1" {
-			t.Fatal("HOSTFORGE_TEMPORAL_ADDRESS is unset")
-		}
-		t.Skip("HOSTFORGE_TEMPORAL_ADDRESS is unset; run scripts/integration")
-	}
+	addr := itenv.TemporalAddress(t)
 	var b [3]byte
 	_, _ = rand.Read(b[:])
 	site := "it-example-" + hex.EncodeToString(b[:])
