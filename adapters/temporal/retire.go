@@ -41,7 +41,9 @@ func Retirement(announce retirement.Announcer) Definition {
 // WaitRetirement. Every error is a *hostforge.Failure.
 func (s *Submitter) SubmitRetirement(ctx context.Context, req retirement.Request) (Run, error) {
 	id := RetireWorkflowID(req.Device)
-	wr, err := s.startDeviceRun(ctx, req.Device, id, RetireAlreadyRunning, "the retirement", RetireWorkflowName, req)
+	wr, err := s.startDeviceRun(ctx, req.Device, id, func(err error, runID string) error {
+		return RetireAlreadyRunning.Wrap(err, "device %s: workflow %s is running (run %s)", req.Device, id, runID)
+	}, "the retirement", RetireWorkflowName, req)
 	if err != nil {
 		return Run{}, err
 	}

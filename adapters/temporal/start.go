@@ -26,14 +26,16 @@ func oneAtATime(id, queue string) client.StartWorkflowOptions {
 }
 
 // startDeviceRun starts workflow with input as the device's one run at a
-// time under id. A run already open is running's failure, naming it; any
-// other error is TEMPORAL_UNAVAILABLE "starting <what> of <device>".
-func (s *Submitter) startDeviceRun(ctx context.Context, device, id string, running *hostforge.Spec, what, workflow string, input any) (client.WorkflowRun, error) {
+// time under id. A run already open is the failure running makes of the
+// error and the open run's ID (each workflow raises its own code there, so
+// the failure catalogue lists the place); any other error is
+// TEMPORAL_UNAVAILABLE "starting <what> of <device>".
+func (s *Submitter) startDeviceRun(ctx context.Context, device, id string, running func(err error, runID string) error, what, workflow string, input any) (client.WorkflowRun, error) {
 	wr, err := s.Client.ExecuteWorkflow(ctx, oneAtATime(id, s.taskQueue()), workflow, input)
 	if err != nil {
 		var started *serviceerror.WorkflowExecutionAlreadyStarted
 		if errors.As(err, &started) {
-			return nil, running.Wrap(err, "device %s: workflow %s is running (run %s)", device, id, started.RunId)
+			return nil, running(err, started.RunId)
 		}
 		return nil, TemporalUnavailable.Wrap(err, "starting %s of %s", what, device)
 	}

@@ -93,7 +93,9 @@ func (s *Submitter) Submit(ctx context.Context, sub Submission) (Run, error) {
 		}
 	}
 	id := WorkflowID(sub.Device)
-	wr, err := s.startDeviceRun(ctx, sub.Device, id, AlreadyRunning, "the enrollment", WorkflowName, Input{Request: req, Identity: identity, Revision: revision, Diagnostic: sub.Diagnostic,
+	wr, err := s.startDeviceRun(ctx, sub.Device, id, func(err error, runID string) error {
+		return AlreadyRunning.Wrap(err, "device %s: workflow %s is running (run %s)", sub.Device, id, runID)
+	}, "the enrollment", WorkflowName, Input{Request: req, Identity: identity, Revision: revision, Diagnostic: sub.Diagnostic,
 		// A run that can claim or withdraw proof settles durably.
 		Settle: identity != "" && !sub.Diagnostic, ProofWindow: s.ProofWindow, ProofInterval: s.ProofInterval,
 		Events: s.Events})
