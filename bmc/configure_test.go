@@ -1,14 +1,12 @@
 package bmc_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"log/slog"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -17,6 +15,7 @@ import (
 	"github.com/hostforge/hostforge/bmc/bmctest"
 	"github.com/hostforge/hostforge/clock"
 	"github.com/hostforge/hostforge/fakes"
+	"github.com/hostforge/hostforge/internal/syncbuf"
 	"github.com/hostforge/hostforge/link"
 )
 
@@ -25,24 +24,7 @@ type world struct {
 	host *fakes.Host
 	b    *fakes.FakeBMC
 	cfg  *bmc.Configurator
-	logs *syncBuffer
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
+	logs *syncbuf.Buffer
 }
 
 func newWorld(t *testing.T, vendor string) *world {
@@ -53,7 +35,7 @@ func newWorld(t *testing.T, vendor string) *world {
 	if !ok {
 		t.Fatal("no fake BMC for the host")
 	}
-	logs := &syncBuffer{}
+	logs := &syncbuf.Buffer{}
 	cfg := &bmc.Configurator{
 		Connector: site.BMCs, Vault: site.Vault, Clock: site.Clock,
 		Log: slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})),

@@ -25,22 +25,13 @@ import (
 	"github.com/hostforge/hostforge/enrolltest"
 	"github.com/hostforge/hostforge/fakes"
 	"github.com/hostforge/hostforge/internal/benchtemporal"
+	"github.com/hostforge/hostforge/internal/itenv"
 )
 
 // devServer returns the address of the dev server scripts/integration
 // started, skipping (or failing, under HOSTFORGE_REQUIRE_INTEGRATION=1)
 // when there is none.
-func devServer(t *testing.T) string {
-	t.Helper()
-	addr := os.Getenv("HOSTFORGE_TEMPORAL_ADDRESS")
-	if addr == "" {
-		if os.Getenv("HOSTFORGE_REQUIRE_INTEGRATION") == "1" {
-			t.Fatal("HOSTFORGE_TEMPORAL_ADDRESS is unset: scripts/integration.d/temporal.sh did not start the dev server")
-		}
-		t.Skip("HOSTFORGE_TEMPORAL_ADDRESS is unset; run scripts/integration")
-	}
-	return addr
-}
+func devServer(t *testing.T) string { return itenv.TemporalAddress(t) }
 
 func dial(t *testing.T, addr string) client.Client {
 	t.Helper()
