@@ -23,3 +23,4 @@
 package hostforge
 
 //go:generate go run ./internal/cmd/failuredocs -root . -out docs/failure-codes.md
+//go:generate go run ./internal/cmd/configdocs -doc docs/config.md -example examples/config/site.yaml

@@ -1,14 +1,12 @@
 package bmc_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"log/slog"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -17,6 +15,7 @@ import (
 	"github.com/hostforge/hostforge/bmc/bmctest"
 	"github.com/hostforge/hostforge/clock"
 	"github.com/hostforge/hostforge/fakes"
+	"github.com/hostforge/hostforge/internal/syncbuf"
 	"github.com/hostforge/hostforge/link"
 )
 
@@ -25,24 +24,7 @@ type world struct {
 	host *fakes.Host
 	b    *fakes.FakeBMC
 	cfg  *bmc.Configurator
-	logs *syncBuffer
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
+	logs *syncbuf.Buffer
 }
 
 func newWorld(t *testing.T, vendor string) *world {
@@ -53,7 +35,7 @@ func newWorld(t *testing.T, vendor string) *world {
 	if !ok {
 		t.Fatal("no fake BMC for the host")
 	}
-	logs := &syncBuffer{}
+	logs := &syncbuf.Buffer{}
 	cfg := &bmc.Configurator{
 		Connector: site.BMCs, Vault: site.Vault, Clock: site.Clock,
 		Log: slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
@@ -1048,4 +1030,58 @@ func TestJobCompletingBetweenReads(t *testing.T) {
 	if o := w.converge(w.target()); o.Err != nil || w.bmcWrites() != before {
 		t.Fatalf("rerun: %v, %d writes", o.Err, w.bmcWrites()-before)
 	}
+}
+
+// TestPollsSpaceOutWhileNothingChanges: a staged iDRAC job, the host reset
+// that carries it and a cold reset of the BMC are polled sooner after the
+// phase acted and less often the longer they take (the time since the
+// action plus the first pause, up to a cap), and the poll that judges an
+// overrun lands on the budget's end, not past it.
+func TestPollsSpaceOutWhileNothingChanges(t *testing.T) {
+	afters := func(o bmctest.Outcome, reason string) []time.Duration {
+		var out []time.Duration
+		for _, w := range o.Waits {
+			if w.Reason == reason {
+				out = append(out, w.After)
+			}
+		}
+		return out
+	}
+	s := time.Second
+	t.Run("iDRAC jobs", func(t *testing.T) {
+		// Scheduled 30 s after staging, applied 3 min after the host reset.
+		w := newWorld(t, "dell")
+		o := w.configure(t, w.target())
+		// Each of the two jobs (BIOS, boot order): polled 10 s and 30 s
+		// after staging, then 10, 30, 70, 130 and 190 s after the reset.
+		schedule := []time.Duration{10 * s, 20 * s, 10 * s, 20 * s}
+		run := []time.Duration{10 * s, 20 * s, 40 * s, 60 * s, 60 * s, 10 * s, 20 * s, 40 * s, 60 * s, 60 * s}
+		if got := afters(o, bmc.WaitJobSchedule); !slices.Equal(got, schedule) {
+			t.Errorf("schedule waits %v, want %v", got, schedule)
+		}
+		if got := afters(o, bmc.WaitJobRun); !slices.Equal(got, run) {
+			t.Errorf("run waits %v, want %v", got, run)
+		}
+	})
+	t.Run("a job never scheduled", func(t *testing.T) {
+		w := newWorld(t, "dell")
+		w.b.NeverScheduleJobs()
+		o := w.converge(w.target())
+		want := []time.Duration{10 * s, 20 * s, 40 * s, 60 * s, 50 * s} // judged at 3 min
+		if got := afters(o, bmc.WaitJobSchedule); !slices.Equal(got, want) || !bmc.JobNotScheduled.Is(o.Err) {
+			t.Errorf("schedule waits %v ending %v, want %v and BMC_JOB_NOT_SCHEDULED", got, o.Err, want)
+		}
+	})
+	t.Run("cold reset", func(t *testing.T) {
+		// Rotated from the factory password, then reset: Redfish is back
+		// 90 s later.
+		w := newWorld(t, "lenovo")
+		w.b.FactoryReset()
+		w.site.Vault.Set(fakes.AdminItem(w.host.Name), nil)
+		o := w.configure(t, w.target())
+		want := []time.Duration{15 * s, 30 * s, 30 * s, 30 * s}
+		if got := afters(o, bmc.WaitReset); !slices.Equal(got, want) {
+			t.Errorf("reset waits %v, want %v", got, want)
+		}
+	})
 }

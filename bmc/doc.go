@@ -33,9 +33,15 @@
 //
 //	bmc_busy            a 5xx answer          2 min, 5 s doubling to 30 s → BMC_HTTP_SERVICE_UNAVAILABLE (the BMC's reason)
 //	bmc_unreachable     no answer             2 min, 5 s doubling to 30 s → BMC_UNREACHABLE
-//	bmc_reset           after a cold reset    2×10 min, polled every 15 s → BMC_RESET_TIMEOUT
-//	idrac_job_schedule  job not scheduled     3 min per job, every 10 s   → the job deleted, BMC_JOB_NOT_SCHEDULED
+//	bmc_reset           after a cold reset    2×10 min, 15 s … 30 s        → BMC_RESET_TIMEOUT
+//	idrac_job_schedule  job not scheduled     3 min per job, 10 s … 1 min  → the job deleted, BMC_JOB_NOT_SCHEDULED
 //	idrac_job_run       job applying/running  20 min per job, 10 s … 1 min → BMC_JOB_FAILED
+//
+// A reset or a job is polled soon after the phase acted (the reset, the
+// staging, the host reset) and less often the longer it takes: the pause
+// is the time since the action plus the first one, so the polls double
+// their spacing up to the cap, as Ironic's polls do (ironic.NextPoll),
+// and the poll that judges an overrun lands on the budget's end.
 //
 // The next call starts from the top: converged steps are reads, so it
 // continues where the last attempt stopped. What it must know and cannot

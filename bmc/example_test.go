@@ -116,10 +116,6 @@ func ExampleConfigurator_Configure_resetToApply() {
 	//   wait bmc_reset
 	// attempt 4: cold_reset:waiting
 	//   wait bmc_reset
-	// attempt 5: cold_reset:waiting
-	//   wait bmc_reset
-	// attempt 6: cold_reset:waiting
-	//   wait bmc_reset
-	// attempt 7: password:verified_after_reset cold_reset:done hostname:set ntp:set ipmi_user:created virtual_media:set boot_restriction:skipped_restrict_boot_off
+	// attempt 5: password:verified_after_reset cold_reset:done hostname:set ntp:set ipmi_user:created virtual_media:set boot_restriction:skipped_restrict_boot_off
 	// error: <nil> password changes: 1
 }

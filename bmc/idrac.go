@@ -172,13 +172,14 @@ func (r *run) jobOnItsWay(step string, m jobMarker, j *Job, now time.Time) *host
 		if !m.hasReset || since >= JobRunBudget {
 			return nil
 		}
-		return r.wait(WaitJobRun, jobRunPause(since), "%s: job %s %s since the host reset %s ago", step, m.ID, j.State, since.Round(time.Second))
+		return r.wait(WaitJobRun, quietPause(since, JobPoll, JobPollMax, JobRunBudget-since), "%s: job %s %s since the host reset %s ago", step, m.ID, j.State, since.Round(time.Second))
 	}
 	// New, Scheduling, or a state iDRAC has not documented.
-	if now.Sub(m.StagedAt) >= JobScheduleBudget {
+	staged := now.Sub(m.StagedAt)
+	if staged >= JobScheduleBudget {
 		return nil
 	}
-	return r.wait(WaitJobSchedule, JobPoll, "%s: job %s %s; waiting for the Lifecycle Controller to schedule it", step, m.ID, j.State)
+	return r.wait(WaitJobSchedule, quietPause(staged, JobPoll, JobPollMax, JobScheduleBudget-staged), "%s: job %s %s, staged %s ago; waiting for the Lifecycle Controller to schedule it", step, m.ID, j.State, staged.Round(time.Second))
 }
 
 // jobInFlight is the attempt's short way while a job this run staged is

@@ -414,7 +414,7 @@ func (r *run) pollReset(ctx context.Context, at time.Time) (done bool, err error
 	case errors.Is(err, hostforge.ErrUnauthorized) && !isFailure(err):
 		if since < ResetBudget {
 			r.step("cold_reset", "waiting")
-			return false, r.wait(WaitReset, ResetPoll, "the BMC answers %s after the cold reset but does not take the per-host credential yet", since.Round(time.Second))
+			return false, r.wait(WaitReset, quietPause(since, ResetPoll, ResetPollMax, ResetBudget-since), "the BMC answers %s after the cold reset but does not take the per-host credential yet", since.Round(time.Second))
 		}
 		r.log.Warn("the BMC answers on its old credential long after the cold reset; requesting it again", "step", "cold_reset", "since", since.String())
 		return false, nil
@@ -428,7 +428,7 @@ func (r *run) pollReset(ctx context.Context, at time.Time) (done bool, err error
 			return false, ResetTimeout.New("%s: Redfish has not come back %s after the cold reset requested at %s: %s", r.t.Device, since.Round(time.Second), stamp(at), w.Detail)
 		}
 		r.step("cold_reset", "waiting")
-		return false, r.wait(WaitReset, ResetPoll, "Redfish not back %s after the cold reset: %s", since.Round(time.Second), w.Detail)
+		return false, r.wait(WaitReset, quietPause(since, ResetPoll, ResetPollMax, ResetBudget-since), "Redfish not back %s after the cold reset: %s", since.Round(time.Second), w.Detail)
 	}
 	set := map[string]string{FieldResetPending: "", FieldResetRequestedAt: ""}
 	if r.t.ForceRestart {

@@ -43,16 +43,21 @@ const (
 	// ResetWaitBudget bounds the reset waits of one run of the step: one
 	// reset, and one more when the BMC did not take the first.
 	ResetWaitBudget = 2 * ResetBudget
-	// ResetPoll is the pause between polls after a cold reset.
-	ResetPoll = 15 * time.Second
+	// ResetPoll is the pause before the first poll after a cold reset; the
+	// polls after it space out (quietPause) to at most ResetPollMax.
+	ResetPoll    = 15 * time.Second
+	ResetPollMax = 30 * time.Second
 	// JobScheduleBudget is how long the Lifecycle Controller may take to
 	// schedule a staged job before the phase deletes it.
 	JobScheduleBudget = 3 * time.Minute
 	// JobRunBudget is how long a job may run after the host reset that
 	// carries it.
 	JobRunBudget = 20 * time.Minute
-	// JobPoll is the pause between polls of the job queue.
-	JobPoll = 10 * time.Second
+	// JobPoll is the pause before the first poll of a job after hostforge
+	// staged it or reset the host for it; the polls after it space out
+	// (quietPause) to at most JobPollMax.
+	JobPoll    = 10 * time.Second
+	JobPollMax = time.Minute
 	// JobsPerRun is the most iDRAC jobs one run applies (BIOS, boot order):
 	// the runtime's job budgets cover them all.
 	JobsPerRun = 2
@@ -61,13 +66,22 @@ const (
 // BusyBackoff paces busy and no-answer waits: 5 s doubling to 30 s.
 var BusyBackoff = hostforge.Backoff{First: 5 * time.Second, Max: 30 * time.Second}
 
-// jobRunPause paces the polls of a job running since the host reset
-// `since` ago: about as long as it has run, from 10 s to at most 1 min. A
-// job takes minutes, and each poll is a step and a timer in the
-// workflow's history; the pause follows from the persisted reset time, so
-// it survives a worker restart.
-func jobRunPause(since time.Duration) time.Duration {
-	return min(max(since.Round(time.Second), JobPoll), time.Minute)
+// quietPause paces the polls of something the phase set going `since`
+// ago — a staged iDRAC job, the host reset that carries it, a cold reset
+// of the BMC — while each poll finds it unchanged: the pause is the time
+// it has been going plus first, so the polls double their spacing (first,
+// 3×first, 7×first, … after the action), as ironic.NextPoll paces a
+// node's, at most most, and never past the end of its budget (left) so the
+// poll that judges an overrun is not late. A job or a reset takes minutes,
+// and each poll is a step in the workflow's history and a round of
+// Redfish reads; since comes from the times persisted in the admin item,
+// so the pace survives a worker restart.
+func quietPause(since, first, most, left time.Duration) time.Duration {
+	d := min(max(since.Round(time.Second)+first, first), most)
+	if left > 0 && d > left {
+		d = left
+	}
+	return d
 }
 
 // WaitSpec is one wait reason's policy, for the workflow to register with
@@ -90,9 +104,12 @@ type WaitSpec struct {
 //	reason              budget        pause          at exhaustion
 //	bmc_busy            2 min         5 s → 30 s     BMC_HTTP_SERVICE_UNAVAILABLE (the BMC's reason)
 //	bmc_unreachable     2 min         5 s → 30 s     BMC_UNREACHABLE
-//	bmc_reset           2×10 min      15 s           BMC_RESET_TIMEOUT (the phase requests a reset the BMC did not take again after 10 min)
-//	idrac_job_schedule  2×(3 min+10 s) 10 s          BMC_JOB_NOT_SCHEDULED (the phase deletes the job at 3 min first)
-//	idrac_job_run       2×20 min      10 s … 1 min   BMC_JOB_FAILED (the pause grows with the time since the host reset)
+//	bmc_reset           2×10 min      15 s … 30 s    BMC_RESET_TIMEOUT (the phase requests a reset the BMC did not take again after 10 min)
+//	idrac_job_schedule  2×(3 min+10 s) 10 s … 1 min  BMC_JOB_NOT_SCHEDULED (the phase deletes the job at 3 min first)
+//	idrac_job_run       2×20 min      10 s … 1 min   BMC_JOB_FAILED
+//
+// A reset's and a job's pauses grow with the time since the phase acted
+// (quietPause: the cold reset, the staging, the host reset).
 //
 // The job budgets cover both jobs of a run; the phase bounds each job by
 // JobScheduleBudget and JobRunBudget itself.

@@ -3,8 +3,6 @@ package enrollment
 import (
 	"context"
 	"log/slog"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/hostforge/hostforge"
@@ -39,16 +37,9 @@ type Executor struct {
 	// scrubs nothing here; the adapters still scrub what they know.
 	Secrets *hostforge.Secrets
 
-	once  sync.Once
-	table *flow.Table
-	// scrubbed is the table wrapped with Secrets (flow.Scrubbed), built
-	// once per set rather than on every call.
-	scrubbed atomic.Pointer[scrubbedSteps]
-}
-
-type scrubbedSteps struct {
-	secrets *hostforge.Secrets
-	steps   flow.Steps
+	// cache is the step table, and the table wrapped with Secrets
+	// (flow.Scrubbed), built once per set rather than on every call.
+	cache flow.StepCache
 }
 
 var _ flow.Steps = (*Executor)(nil)
@@ -126,35 +117,23 @@ func (e *Executor) log() *slog.Logger {
 	return e.Log
 }
 
-func (e *Executor) steps() *flow.Table {
-	e.once.Do(func() {
-		var all []flow.Step
-		for _, group := range [][]flow.Step{e.coreSteps(), e.dhcpSteps(), e.bmcSteps(), e.ironicSteps()} {
-			all = append(all, group...)
-		}
-		e.table = flow.MustTable(all...)
-	})
-	return e.table
+func (e *Executor) buildSteps() *flow.Table {
+	var all []flow.Step
+	for _, group := range [][]flow.Step{e.coreSteps(), e.dhcpSteps(), e.bmcSteps(), e.ironicSteps()} {
+		all = append(all, group...)
+	}
+	return flow.MustTable(all...)
 }
 
 // Step returns the step registered under name, its errors scrubbed of
-// e.Secrets.
+// e.Secrets (which may be set after the first call).
 func (e *Executor) Step(name string) (flow.Step, bool) {
-	t := e.steps()
-	if e.Secrets == nil {
-		return t.Step(name)
-	}
-	c := e.scrubbed.Load()
-	if c == nil || c.secrets != e.Secrets { // Secrets may be set after the first call
-		c = &scrubbedSteps{secrets: e.Secrets, steps: flow.Scrubbed(t, e.Secrets)}
-		e.scrubbed.Store(c)
-	}
-	return c.steps.Step(name)
+	return e.cache.Step(e.buildSteps, e.Secrets, name)
 }
 
 // StepNames lists every registered step, sorted, for orchestrator adapters
 // that register one activity per step.
-func (e *Executor) StepNames() []string { return e.steps().StepNames() }
+func (e *Executor) StepNames() []string { return e.cache.Table(e.buildSteps).StepNames() }
 
 // Dispatch runs one registered step by name with its input and output as
 // JSON (see flow.Dispatch).

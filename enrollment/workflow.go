@@ -308,9 +308,6 @@ func (f *execution) run(ctx context.Context, step string, in, out any) error {
 // is the site's NodeLockMaxWait.
 const WaitReasonNodeLocked = ironic.WaitNodeLocked
 
-// lockBackoff paces node-lock waits: 10 s doubling to 60 s.
-var lockBackoff = hostforge.Backoff{First: 10 * time.Second, Max: time.Minute}
-
 // Policy is the request's retry policy: its attempt budget, and the wait
 // budgets per reason — the node lock on the site's NodeLockMaxWait (then
 // IRONIC_NODE_LOCKED naming the holder and state last read live) and the
@@ -324,13 +321,7 @@ func (r Request) Policy() flow.Policy {
 		lock = DefaultNodeLockMaxWait
 	}
 	waits := map[string]flow.WaitPolicy{
-		WaitReasonNodeLocked: {
-			Budget:  lock,
-			Backoff: lockBackoff,
-			Exhausted: func(step string, w *hostforge.Wait, waited, budget time.Duration) error {
-				return ironic.NodeLocked.Wrap(w, "step %s: node stayed locked for %s (budget %s); last seen: %s", step, waited, budget, w.Detail)
-			},
-		},
+		WaitReasonNodeLocked: {Budget: lock, Backoff: ironic.LockBackoff, Exhausted: ironic.LockWaitExhausted},
 	}
 	for _, w := range bmc.Waits() {
 		waits[w.Reason] = flow.WaitPolicy{Budget: w.Budget, Backoff: w.Backoff, Exhausted: w.Exhausted}

@@ -60,5 +60,5 @@ func Example() {
 	//   configure_bmc done
 	//   netbox_activation done staged → active
 	//   ironic done available
-	// virtual time: 25m5s
+	// virtual time: 23m10s
 }

@@ -105,15 +105,7 @@ func (ix posIndex) line(path string) int {
 // array of tables so far, by its path; the last key of an array table's
 // own header is left for the caller to index.
 func headerPath(it unstable.Iterator, arrays map[string]int, arrayTable bool) (string, *unstable.Node) {
-	var parts []string
-	var first *unstable.Node
-	for it.Next() {
-		n := it.Node()
-		if first == nil {
-			first = n
-		}
-		parts = append(parts, string(n.Data))
-	}
+	parts, first := keyParts(it)
 	path := ""
 	for i, part := range parts {
 		path = joinPath(path, part)
@@ -128,6 +120,12 @@ func headerPath(it unstable.Iterator, arrays map[string]int, arrayTable bool) (s
 }
 
 func keyPath(it unstable.Iterator) (string, *unstable.Node) {
+	parts, first := keyParts(it)
+	return strings.Join(parts, "."), first
+}
+
+// keyParts is a key's dotted parts and the node of the first.
+func keyParts(it unstable.Iterator) ([]string, *unstable.Node) {
 	var parts []string
 	var first *unstable.Node
 	for it.Next() {
@@ -137,7 +135,7 @@ func keyPath(it unstable.Iterator) (string, *unstable.Node) {
 		}
 		parts = append(parts, string(n.Data))
 	}
-	return strings.Join(parts, "."), first
+	return parts, first
 }
 
 func nodeLine(p *unstable.Parser, n *unstable.Node) int {

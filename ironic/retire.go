@@ -189,6 +189,40 @@ func (p *Phases) decommissioner(phase string) (Decommissioner, error) {
 	return d, nil
 }
 
+// retiringNode reads the node a retire phase that changes it works on,
+// through the client's Decommissioner: found is false when Ironic has no
+// node of that name. A node a tenant holds comes back found, with
+// RETIRE_NODE_IN_USE.
+func (p *Phases) retiringNode(ctx context.Context, phase, name string) (d Decommissioner, node Node, found bool, err error) {
+	d, err = p.decommissioner(phase)
+	if err != nil {
+		return nil, Node{}, false, err
+	}
+	node, err = d.GetNode(ctx, name)
+	if errors.Is(err, hostforge.ErrNotFound) {
+		return d, Node{}, false, nil
+	}
+	if err != nil {
+		return d, Node{}, false, p.classify(ctx, phase, name, err, "reading node %s", name)
+	}
+	return d, node, true, inUse(node, phase)
+}
+
+// manageBack requests manage of a node resting in a state manage leaves
+// (available, enroll, inspect failed, clean failed), first clearing the
+// maintenance a failed clean step set on a clean failed one.
+func (p *Phases) manageBack(ctx context.Context, d Decommissioner, phase, name string, node Node) error {
+	if node.Maintenance && node.ProvisionState == StateCleanFailed {
+		if err := d.SetMaintenance(ctx, node.UUID, false, ""); err != nil {
+			return p.classify(ctx, phase, name, err, "clearing maintenance of clean failed node %s", name)
+		}
+	}
+	if err := d.ChangeProvisionState(ctx, node.UUID, ActionManage); err != nil {
+		return p.classify(ctx, phase, name, err, "manage of node %s from %s", name, node.ProvisionState)
+	}
+	return nil
+}
+
 // RetireUnwired is raised when the Ironic phases' client has no manual
 // clean and deletions.
 var RetireUnwired = hostforge.Declare(hostforge.Spec{
@@ -255,24 +289,19 @@ func (p *Phases) erase(ctx context.Context, in EraseIn) (out EraseOut, err error
 	if in.Name == "" || len(in.Steps) == 0 {
 		return out, InputInvalid.At(phase).New("node %q: an erase needs the node name and at least one clean step", in.Name)
 	}
-	d, err := p.decommissioner(phase)
+	d, node, found, err := p.retiringNode(ctx, phase, in.Name)
+	if found {
+		out.Node = status(node)
+	}
 	if err != nil {
 		return out, err
 	}
-	t := p.timing()
-	log := p.log(in.Name, phase)
-	node, err := d.GetNode(ctx, in.Name)
-	if errors.Is(err, hostforge.ErrNotFound) {
+	if !found {
 		out.Done, out.Note = true, "no node: nothing to erase"
 		return out, nil
 	}
-	if err != nil {
-		return out, p.classify(ctx, phase, in.Name, err, "reading node %s", in.Name)
-	}
-	out.Node = status(node)
-	if err := inUse(node, phase); err != nil {
-		return out, err
-	}
+	t := p.timing()
+	log := p.log(in.Name, phase)
 	now := p.now()
 	// poll paces the next look at the erasing node by the poll policy of a
 	// cleaning, never past the deadline.
@@ -320,15 +349,10 @@ func (p *Phases) erase(ctx context.Context, in EraseIn) (out EraseOut, err error
 			return out, nil
 		}
 	case StateAvailable, StateEnroll, StateInspectFailed, StateCleanFailed:
-		if node.Maintenance && node.ProvisionState == StateCleanFailed {
-			// A failed clean step left maintenance on; manage works either
-			// way, but a manual clean of a maintenance node is refused.
-			if err := d.SetMaintenance(ctx, node.UUID, false, ""); err != nil {
-				return out, p.classify(ctx, phase, in.Name, err, "clearing maintenance of clean failed node %s", in.Name)
-			}
-		}
-		if err := d.ChangeProvisionState(ctx, node.UUID, ActionManage); err != nil {
-			return out, p.classify(ctx, phase, in.Name, err, "manage of node %s from %s", in.Name, node.ProvisionState)
+		// A failed clean step left maintenance on; manage works either
+		// way, but a manual clean of a maintenance node is refused.
+		if err := p.manageBack(ctx, d, phase, in.Name, node); err != nil {
+			return out, err
 		}
 		pr.Recovered = append(pr.Recovered, node.ProvisionState)
 		log.Info("manage requested before the erase", "step", "erase_start", "from", node.ProvisionState)
@@ -404,36 +428,26 @@ func (p *Phases) removeNode(ctx context.Context, in RemoveIn) (RemoveOut, error)
 	if in.Name == "" {
 		return out, InputInvalid.At(phase).New("no node name")
 	}
-	d, err := p.decommissioner(phase)
+	d, node, found, err := p.retiringNode(ctx, phase, in.Name)
+	if found {
+		out.Node = status(node)
+	}
 	if err != nil {
 		return out, err
 	}
-	t := p.timing()
-	log := p.log(in.Name, phase)
-	node, err := d.GetNode(ctx, in.Name)
-	if errors.Is(err, hostforge.ErrNotFound) {
+	if !found {
 		out.Done, out.Note = true, "no node"
 		return out, nil
 	}
-	if err != nil {
-		return out, p.classify(ctx, phase, in.Name, err, "reading node %s", in.Name)
-	}
-	out.Node = status(node)
-	if err := inUse(node, phase); err != nil {
-		return out, err
-	}
+	t := p.timing()
+	log := p.log(in.Name, phase)
 	if !Stable(node) {
 		return out, hostforge.RetryAfter(t.StatePoll, WaitStateUnstable, "node %s is in %q (target %q)", in.Name, node.ProvisionState, node.TargetProvisionState)
 	}
 	switch node.ProvisionState {
 	case StateCleanFailed, StateInspectFailed:
-		if node.Maintenance && node.ProvisionState == StateCleanFailed {
-			if err := d.SetMaintenance(ctx, node.UUID, false, ""); err != nil {
-				return out, p.classify(ctx, phase, in.Name, err, "clearing maintenance of clean failed node %s", in.Name)
-			}
-		}
-		if err := d.ChangeProvisionState(ctx, node.UUID, ActionManage); err != nil {
-			return out, p.classify(ctx, phase, in.Name, err, "manage of node %s from %s", in.Name, node.ProvisionState)
+		if err := p.manageBack(ctx, d, phase, in.Name, node); err != nil {
+			return out, err
 		}
 		out.Next, out.Note = t.StatePoll, "manage requested from "+node.ProvisionState
 		return out, nil
@@ -443,8 +457,8 @@ func (p *Phases) removeNode(ctx context.Context, in RemoveIn) (RemoveOut, error)
 			if node.ProvisionState != StateAvailable && node.ProvisionState != StateEnroll {
 				return out, RetireNeedsReview.At(phase).New("node %s is in %q; a kept node is left manageable", in.Name, node.ProvisionState)
 			}
-			if err := d.ChangeProvisionState(ctx, node.UUID, ActionManage); err != nil {
-				return out, p.classify(ctx, phase, in.Name, err, "manage of node %s from %s", in.Name, node.ProvisionState)
+			if err := p.manageBack(ctx, d, phase, in.Name, node); err != nil {
+				return out, err
 			}
 			out.Next, out.Note = t.StatePoll, "manage requested from "+node.ProvisionState
 			return out, nil

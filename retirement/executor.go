@@ -3,8 +3,6 @@ package retirement
 import (
 	"context"
 	"log/slog"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/hostforge/hostforge"
@@ -33,14 +31,7 @@ type Executor struct {
 	// leaves scrubbed of them (flow.Step.Scrubbed).
 	Secrets *hostforge.Secrets
 
-	once     sync.Once
-	table    *flow.Table
-	scrubbed atomic.Pointer[scrubbedSteps]
-}
-
-type scrubbedSteps struct {
-	secrets *hostforge.Secrets
-	steps   flow.Steps
+	cache flow.StepCache
 }
 
 var _ flow.Steps = (*Executor)(nil)
@@ -81,40 +72,28 @@ const (
 	ledgerAttempt = 2 * time.Minute
 )
 
-func (e *Executor) steps() *flow.Table {
-	e.once.Do(func() {
-		e.table = flow.MustTable(
-			flow.Bind(StepRead, netboxAttempt, e.ReadDevice),
-			flow.Bind(StepIronicGate, ironicAttempt, e.IronicGate),
-			flow.Bind(StepErase, ironicAttempt, e.Erase),
-			flow.Bind(StepRemoveNode, ironicAttempt, e.RemoveNode),
-			flow.Bind(StepDHCP, dhcpAttempt, e.RemoveDHCP),
-			flow.Bind(StepBMC, bmcAttempt, e.RetireBMC),
-			flow.Bind(StepLedger, ledgerAttempt, e.ClearLedger),
-			flow.Bind(StepNetBox, netboxAttempt, e.SetOffline),
-			flow.Bind(StepAnnounced, netboxAttempt, e.MarkAnnounced),
-		)
-	})
-	return e.table
+func (e *Executor) buildSteps() *flow.Table {
+	return flow.MustTable(
+		flow.Bind(StepRead, netboxAttempt, e.ReadDevice),
+		flow.Bind(StepIronicGate, ironicAttempt, e.IronicGate),
+		flow.Bind(StepErase, ironicAttempt, e.Erase),
+		flow.Bind(StepRemoveNode, ironicAttempt, e.RemoveNode),
+		flow.Bind(StepDHCP, dhcpAttempt, e.RemoveDHCP),
+		flow.Bind(StepBMC, bmcAttempt, e.RetireBMC),
+		flow.Bind(StepLedger, ledgerAttempt, e.ClearLedger),
+		flow.Bind(StepNetBox, netboxAttempt, e.SetOffline),
+		flow.Bind(StepAnnounced, netboxAttempt, e.MarkAnnounced),
+	)
 }
 
 // Step returns the step registered under name, its errors scrubbed of
 // e.Secrets.
 func (e *Executor) Step(name string) (flow.Step, bool) {
-	t := e.steps()
-	if e.Secrets == nil {
-		return t.Step(name)
-	}
-	c := e.scrubbed.Load()
-	if c == nil || c.secrets != e.Secrets {
-		c = &scrubbedSteps{secrets: e.Secrets, steps: flow.Scrubbed(t, e.Secrets)}
-		e.scrubbed.Store(c)
-	}
-	return c.steps.Step(name)
+	return e.cache.Step(e.buildSteps, e.Secrets, name)
 }
 
 // StepNames lists every registered step, sorted.
-func (e *Executor) StepNames() []string { return e.steps().StepNames() }
+func (e *Executor) StepNames() []string { return e.cache.Table(e.buildSteps).StepNames() }
 
 // Dispatch runs one registered step by name with its input and output as
 // JSON (see flow.Dispatch).

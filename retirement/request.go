@@ -5,7 +5,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/hostforge/hostforge"
 	"github.com/hostforge/hostforge/bmc"
 	"github.com/hostforge/hostforge/flow"
 	"github.com/hostforge/hostforge/ironic"
@@ -199,9 +198,6 @@ func (r Request) maxAttempts() int {
 	return DefaultMaxAttempts
 }
 
-// lockBackoff paces node-lock waits: 10 s doubling to 60 s, as enrollment's.
-var lockBackoff = hostforge.Backoff{First: 10 * time.Second, Max: time.Minute}
-
 // Policy is the request's retry policy: its attempt budget, the node-lock
 // budget (IRONIC_NODE_LOCKED past it), and the BMC's waits (bmc.Waits).
 func (r Request) Policy() flow.Policy {
@@ -210,13 +206,7 @@ func (r Request) Policy() flow.Policy {
 		lock = DefaultNodeLockMaxWait
 	}
 	waits := map[string]flow.WaitPolicy{
-		ironic.WaitNodeLocked: {
-			Budget:  lock,
-			Backoff: lockBackoff,
-			Exhausted: func(step string, w *hostforge.Wait, waited, budget time.Duration) error {
-				return ironic.NodeLocked.Wrap(w, "step %s: node stayed locked for %s (budget %s); last seen: %s", step, waited, budget, w.Detail)
-			},
-		},
+		ironic.WaitNodeLocked: {Budget: lock, Backoff: ironic.LockBackoff, Exhausted: ironic.LockWaitExhausted},
 	}
 	for _, w := range bmc.Waits() {
 		waits[w.Reason] = flow.WaitPolicy{Budget: w.Budget, Backoff: w.Backoff, Exhausted: w.Exhausted}

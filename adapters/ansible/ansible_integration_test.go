@@ -15,19 +15,14 @@ import (
 	"github.com/hostforge/hostforge/adapters/sqlstore/sqlstoretest"
 	"github.com/hostforge/hostforge/clock"
 	"github.com/hostforge/hostforge/extensions"
+	"github.com/hostforge/hostforge/internal/itenv"
 )
 
 // needAnsible returns the real ansible-playbook that
 // scripts/integration.d/ansible.sh installed (Debian's ansible-core).
 func needAnsible(t *testing.T) ansible.Exec {
 	t.Helper()
-	p := os.Getenv("HOSTFORGE_ANSIBLE_PLAYBOOK")
-	if p == "" {
-		if os.Getenv("HOSTFORGE_REQUIRE_INTEGRATION") == "1" {
-			t.Fatal("HOSTFORGE_ANSIBLE_PLAYBOOK is unset: scripts/integration.d/ansible.sh did not install ansible-core")
-		}
-		t.Skip("HOSTFORGE_ANSIBLE_PLAYBOOK is unset; run scripts/integration")
-	}
+	p := itenv.Var(t, "HOSTFORGE_ANSIBLE_PLAYBOOK", "scripts/integration.d/ansible.sh did not install ansible-core")
 	return ansible.Exec{Path: p}
 }
 

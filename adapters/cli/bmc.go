@@ -52,11 +52,12 @@ type detectJSON struct {
 
 func (a *app) bmcCmd() *cobra.Command {
 	cmd := &cobra.Command{
-		Use:     "bmc",
-		Short:   "BMC tools",
-		Args:    cobra.NoArgs,
-		Example: `  hostforge bmc detect --url https://10.10.0.12 --user root`,
-		RunE:    func(cmd *cobra.Command, _ []string) error { return usageErr(fmt.Errorf("missing subcommand: detect")) },
+		Use:   "bmc",
+		Short: "BMC tools",
+		Args:  cobra.NoArgs,
+		Example: `  HOSTFORGE_BMC_PASSWORD=... hostforge bmc detect --url https://10.10.0.12 --user root
+  hostforge bmc detect --url https://10.10.0.12 --ca-file site-bmc-ca.pem -o json`,
+		RunE: func(cmd *cobra.Command, _ []string) error { return usageErr(fmt.Errorf("missing subcommand: detect")) },
 	}
 	var o struct {
 		url, user, caFile string
@@ -94,7 +95,8 @@ with BMC_VENDOR_UNSUPPORTED, exit code 4.
 	f.BoolVar(&o.insecure, "insecure-skip-verify", false, "do not verify the BMC's TLS certificate (explicit opt-in, logged)")
 	f.DurationVar(&o.timeout, "timeout", 30*time.Second, "deadline of each request")
 	_ = det.MarkFlagRequired("url")
-	det.MarkFlagsMutuallyExclusive("ca-file", "insecure-skip-verify")
+	exclusive(det, "--ca-file verifies the BMC's certificate against the CAs it holds, --insecure-skip-verify does not verify it at all; give one", "ca-file", "insecure-skip-verify")
+	logLevelFlag(det)
 	out := outputFlag(det)
 	det.RunE = func(cmd *cobra.Command, _ []string) error {
 		if err := checkOutput(*out); err != nil {

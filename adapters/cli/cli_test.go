@@ -64,6 +64,10 @@ func run(t *testing.T, stdin string, env map[string]string, args ...string) resu
 	s := Streams{In: strings.NewReader(stdin), Out: &out, Err: &errb}
 	lookup := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
 	code := Run(context.Background(), args, s, lookup)
+	if wantsJSON(args) {
+		// Every -o json output a test produces is held to docs/json.md.
+		checkJSONOutput(t, args, out.String())
+	}
 	return result{out: out.String(), err: errb.String(), code: code}
 }
 
@@ -335,7 +339,7 @@ func TestResolve(t *testing.T) {
 }
 
 func TestBackfillDemo(t *testing.T) {
-	r := run(t, "", nil, "platform-class", "backfill", "--demo", "--dry-run", "--log-level", "off")
+	r := run(t, "", nil, "platform-class", "backfill", "--demo", "--log-level", "off")
 	wantCode(t, r, ExitInfra) // the rack has a GPU host without gpu_type and a switch
 	golden(t, "backfill-dry-run.txt", r.out)
 
@@ -345,17 +349,14 @@ func TestBackfillDemo(t *testing.T) {
 	wantCode(t, r, ExitOK)
 	golden(t, "backfill-named.txt", r.out)
 
-	r = run(t, "", nil, "platform-class", "backfill", "--demo", "--dry-run", "--log-level", "off", "-o", "json", "bad-nogputype-u20", "cpu-r1-u10")
+	r = run(t, "", nil, "platform-class", "backfill", "--demo", "--log-level", "off", "-o", "json", "bad-nogputype-u20", "cpu-r1-u10")
 	wantCode(t, r, ExitInfra)
-	var rows []backfillJSON
-	for _, line := range strings.Split(strings.TrimSpace(r.out), "\n") {
-		var row backfillJSON
-		if err := json.Unmarshal([]byte(line), &row); err != nil {
-			t.Fatalf("-o json line %q: %v", line, err)
-		}
-		rows = append(rows, row)
+	var rep backfillReportJSON
+	if err := json.Unmarshal([]byte(r.out), &rep); err != nil {
+		t.Fatalf("-o json is not one document: %v\n%s", err, r.out)
 	}
-	if len(rows) != 2 || rows[0].Failure == nil || rows[0].Failure.Code != "PLATFORM_CLASS_UNRESOLVABLE" ||
+	rows := rep.Devices
+	if rep.Applied || len(rows) != 2 || rows[0].Failure == nil || rows[0].Failure.Code != "PLATFORM_CLASS_UNRESOLVABLE" ||
 		rows[1].Failure != nil || rows[1].Effective != "NOGPU_DELLPOWEREDGER7615_NORDMA_01" || rows[1].NetBox != "would write" {
 		t.Errorf("backfill -o json rows: %+v", rows)
 	}

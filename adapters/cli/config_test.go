@@ -91,7 +91,7 @@ func TestBackfillConfigRefusesWithoutFleetManager(t *testing.T) {
 	nb := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { hits++; http.NotFound(w, r) }))
 	defer nb.Close()
 	cfg = strings.Replace(cfg, "https://netbox.example.net", nb.URL, 1)
-	r := run(t, "", map[string]string{"LAB1_NETBOX_TOKEN": "tok"}, "platform-class", "backfill", "--config", writeFile(t, dir, "c.yaml", cfg, 0o644), "--dry-run")
+	r := run(t, "", map[string]string{"LAB1_NETBOX_TOKEN": "tok"}, "platform-class", "backfill", "--config", writeFile(t, dir, "c.yaml", cfg, 0o644))
 	wantCode(t, r, ExitUsage)
 	wantError(t, r, "fleet manager")
 	if hits != 0 {

@@ -17,11 +17,12 @@
 //	lab                              the demo rack on loopback (adapters/lab), lab.yaml
 //	platform-class resolve           a key from explicit inputs (platformclass.Resolve)
 //	platform-class backfill          the resolver and write policy over NetBox and the
-//	                                 fleet manager (enrollment.Backfill), --dry-run
+//	                                 fleet manager (enrollment.Backfill); writes with --apply
 //	verify --inventory --expect      a saved inventory against an expectations file (verify.Check)
 //	lldp decode --inventory          what each interface heard, junk TLVs reported
 //	bmc detect --url [--user]        vendor, model, firmware and strategy; GET requests only
 //	failure-codes                    the catalogue of the codes linked into the binary
+//	config example                   the commented sample config (wiring.ExampleConfig)
 //	version, completion
 //
 // Every command that reaches real systems gets them from adapters/wiring,
@@ -33,6 +34,17 @@
 // hostforge bug (UNCLASSIFIED or owner SDK), 7 cancelled, 8 the tenant team
 // (TENANT: a host still running its workload is not retired). A run over
 // several hosts exits with the most urgent, in the order 6, 4, 5, 3, 8, 7.
+//
+// One flag vocabulary (flags.go): a machine is --machine, definitions are
+// --definition or arguments, writes need --apply, and every command that
+// runs something takes --log-level, --log-file and -o. A former spelling
+// stays one release as a hidden alias that prints one deprecation line on
+// the error stream. Flags that exclude each other are refused in
+// hostforge's words (exit 2). Every help is under 60 lines with 2 to 4
+// examples; the config reference is docs/config.md. With -o json every
+// command prints one JSON document (enroll: one per host, as each
+// finishes), with snake_case names except the extension commands' rows,
+// which keep MetalSoft's (docs/json.md).
 //
 // Errors are printed as one line ("error: CODE (phase): message") followed by
 // the operator's action ("action: ..."). Secrets (the NetBox token, the BMC

@@ -128,52 +128,42 @@ func (a *app) enrollCmd() *cobra.Command {
 		Use:   "enroll DEVICE...",
 		Short: "Enrol devices: DHCP, BMC, NetBox activation, Ironic inspection and cleaning",
 		Long: `Run the enrollment workflow in-process for each device, against the real
-systems a config file names (--config) or against the built-in fake rack
-(--demo; with no DEVICE, every host of the rack).
+systems a config file names (--config, docs/config.md) or the built-in fake
+rack (--demo; with no DEVICE, every host of the rack). With --temporal,
+submit each device as its own workflow (enroll/<device>) for 'hostforge
+worker' to run, and follow it: the same progress, summary, exit codes and
+-o json (with workflow_id); every device is submitted at once, and an
+interrupt stops following while the workflows carry on.
 
-With --temporal, submit each device to a Temporal server instead, as its own
-workflow (ID enroll/<device>: a device already enrolling is refused with
-ENROLLMENT_ALREADY_RUNNING), for 'hostforge worker' to run, and follow each
-run from its history: the same progress, summary, exit codes and -o json
-(with workflow_id) as a local run. --parallel does not apply: every device
-is submitted at once and the workers' capacity paces them. Interrupting the
-command stops following; the workflows carry on.
+Progress is a row per host with its phase/step, elapsed time and what it
+waits for: on a terminal a live area redrawn in place, log lines above it
+(or in --log-file); otherwise a line per event. A summary and each
+failure's operator action follow. -o json prints one JSON object per host
+as each host finishes, and no progress.
 
-Progress shows a row per host with its current phase/step, elapsed time and
-what it waits for ("waiting (next attempt in 20s): node locked by
-conductor-2"): on a terminal a live area cut to its width and redrawn in
-place, log lines above it (or in --log-file); otherwise a line per event. A
-summary table and each failure's operator action follow; -o json prints one
-JSON object per host instead, as each host finishes (and no progress).
+--force-bmc-restart cold-resets the BMC even without a password rotation;
+--no-inspection skips inspection and verification; --force-inspection
+inspects afresh even when the existing inventory verifies; --max-attempts
+replaces the site's attempt budget (1 fails fast). --metrics-listen serves
+the run's Prometheus metrics on /metrics while it runs.
 
-Operator parameters: --force-bmc-restart cold-resets the BMC even without a
-password rotation; --no-inspection skips inspection and verification;
---force-inspection runs a fresh inspection even when the existing inventory
-verifies; --max-attempts replaces the site's attempt budget (1 fails fast).
-
---metrics-listen serves the run's Prometheus metrics (hostforge_ names, as
-a worker exports them: runs by outcome, code and owner, phase and step
-durations, waits) on /metrics while it runs, for a long local run.
-
-` + wiring.ConfigHelp + `
 ` + exitCodes(ExitOK, ExitUsage, ExitOnSite, ExitInfra, ExitFleetManager, ExitBug, ExitCancelled, exitSeveralHosts),
-		Example: `  hostforge enroll --demo
-  hostforge enroll --demo --parallel 4 gpu-r1-u02 cpu-r1-u10
+		Example: `  hostforge enroll --demo --parallel 4 gpu-r1-u02 cpu-r1-u10
   hostforge enroll --config /etc/hostforge/lab1.yaml --force-inspection cpu-r1-u10
   hostforge enroll --config lab1.yaml --max-attempts 1 -o json cpu-r1-u10 cpu-r1-u11
   hostforge enroll --config lab1.yaml --temporal 127.0.0.1:7233 cpu-r1-u10 gpu-r1-u02`,
 	}
 	f := cmd.Flags()
 	f.BoolVar(&o.demo, "demo", false, "run against the built-in fake rack instead of real systems")
-	f.StringVar(&o.config, "config", "", "config file naming the real systems (format below)")
+	f.StringVar(&o.config, "config", "", "config file naming the real systems (docs/config.md)")
 	f.BoolVar(&o.forceBMCRestart, "force-bmc-restart", false, "cold-reset the BMC even when its password was not rotated")
 	f.BoolVar(&o.noInspection, "no-inspection", false, "skip inspection and verification (run_inspection=false)")
 	f.BoolVar(&o.forceInspection, "force-inspection", false, "run a fresh inspection even when the existing inventory verifies")
 	f.IntVar(&o.maxAttempts, "max-attempts", 0, "attempt budget for retryable failures, replacing the site's (1 fails fast; 0 keeps the site's)")
 	f.IntVar(&o.parallel, "parallel", 1, "number of devices enrolled at once (local runs)")
 	o.temporal.add(cmd, "submit to this Temporal frontend (host:port) for 'hostforge worker' to run, instead of running in-process")
-	cmd.MarkFlagsMutuallyExclusive("no-inspection", "force-inspection")
-	cmd.MarkFlagsMutuallyExclusive("demo", "config")
+	exclusive(cmd, "--no-inspection skips inspection and verification, --force-inspection runs a fresh inspection; give one", "no-inspection", "force-inspection")
+	exclusive(cmd, "--demo runs against the built-in fake rack, --config against the real systems the file names; give one", "demo", "config")
 	_ = cmd.MarkFlagFilename("config", "yaml", "yml")
 	logLevelFlag(cmd)
 	o.output = outputFlag(cmd)

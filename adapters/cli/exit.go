@@ -39,25 +39,31 @@ const (
 	ExitTenant = 8
 )
 
-// exitCodeTable describes each exit code for help and docs/exit-codes.md.
+// exitCodeTable describes each exit code: text for docs/exit-codes.md,
+// short for a command's help (one line each).
 var exitCodeTable = []struct {
-	code int
-	text string
+	code        int
+	text, short string
 }{
-	{ExitOK, "success: every host enrolled, every check passed"},
-	{ExitUsage, "bad usage: a flag, flag value, argument, config file or input file;\n     found before anything was contacted, nothing ran"},
-	{ExitOnSite, "a host's on-site failure (owner DC_OPS): cabling, optics, hardware,\n     a BMC that does not answer"},
-	{ExitInfra, "a host's infrastructure failure (owner INFRA_ENG or NETWORK): NetBox\n     data, routing, site settings, DHCP server, vault, Ironic, BMC trust;\n     or a system the command needs does not answer"},
-	{ExitFleetManager, "fleet manager failure (owner FLEET_MANAGER)"},
-	{ExitBug, "hostforge bug (UNCLASSIFIED or owner SDK): file a bug with the logs"},
-	{ExitCancelled, "cancelled: interrupted or past its deadline; rerun when ready"},
-	{ExitTenant, "a host's tenant failure (owner TENANT): the host still runs a tenant's\n     workload; the tenant team releases it"},
+	{ExitOK, "success: every host enrolled, every check passed", "success"},
+	{ExitUsage, "bad usage: a flag, flag value, argument, config file or input file; found before anything was contacted, nothing ran",
+		"bad flag, argument, config or input file; nothing ran"},
+	{ExitOnSite, "a host's on-site failure (owner DC_OPS): cabling, optics, hardware, a BMC that does not answer",
+		"on-site failure (DC_OPS): cabling, optics, hardware, BMC"},
+	{ExitInfra, "a host's infrastructure failure (owner INFRA_ENG or NETWORK): NetBox data, routing, site settings, DHCP server, vault, Ironic, BMC trust; or a system the command needs does not answer",
+		"infrastructure failure (INFRA_ENG, NETWORK), or a system is down"},
+	{ExitFleetManager, "fleet manager failure (owner FLEET_MANAGER)", "fleet manager failure (FLEET_MANAGER)"},
+	{ExitBug, "hostforge bug (UNCLASSIFIED or owner SDK): file a bug with the logs", "hostforge bug: file it with the logs"},
+	{ExitCancelled, "cancelled: interrupted or past its deadline; rerun when ready", "cancelled: interrupted or past its deadline"},
+	{ExitTenant, "a host's tenant failure (owner TENANT): the host still runs a tenant's workload; the tenant team releases it",
+		"tenant failure (TENANT): the host still runs a workload"},
 }
 
 // severalHosts is the rule of a command that runs over several hosts.
 const severalHosts = "With several hosts, the code is the first of 6, 4, 5, 3, 8, 7 that applies."
 
-// exitCodes documents the exit codes a command can return, for its help.
+// exitCodes documents the exit codes a command can return, for its help:
+// one line each (docs/exit-codes.md says more).
 func exitCodes(codes ...int) string {
 	var b strings.Builder
 	b.WriteString("Exit codes:")
@@ -69,7 +75,7 @@ func exitCodes(codes ...int) string {
 		}
 		for _, e := range exitCodeTable {
 			if e.code == c {
-				fmt.Fprintf(&b, "\n  %d  %s", e.code, e.text)
+				fmt.Fprintf(&b, "\n  %d  %s", e.code, e.short)
 			}
 		}
 	}

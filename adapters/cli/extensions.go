@@ -44,10 +44,9 @@ event rules (the server and switch stages; 'hostforge worker' or
 'outputs' read what dispatch recorded. Examples of each task type, and a
 payload per stage, are in the repository's examples/extensions.`,
 		Example: `  hostforge extensions validate --config /etc/hostforge/lab1.yaml
-  hostforge extensions render --definition dns-records.json --stage serverCreateDNS --payload payloads/serverCreateDNS.json -o json
-  hostforge extensions fire --definition inventory-ansible.json --stage serverRegistered --payload payloads/serverRegistered.json
-  hostforge extensions history --config /etc/hostforge/lab1.yaml --since 24h -o json
-  hostforge extensions listen --config /etc/hostforge/lab1.yaml`,
+  hostforge extensions render dns-records.json --stage serverCreateDNS --payload payloads/serverCreateDNS.json -o json
+  hostforge extensions fire inventory-ansible.json --stage serverRegistered --payload payloads/serverRegistered.json
+  hostforge extensions history --config /etc/hostforge/lab1.yaml --since 24h -o json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return usageErr(fmt.Errorf("missing subcommand: validate, render, fire, history, outputs or listen"))
@@ -55,6 +54,18 @@ payload per stage, are in the repository's examples/extensions.`,
 	}
 	cmd.AddCommand(a.extValidateCmd(), a.extRenderCmd(), a.extFireCmd(), a.extHistoryCmd(), a.extOutputsCmd(), a.extListenCmd())
 	return cmd
+}
+
+// definitionFlag adds --definition; the commands that take it take
+// definition files as arguments too.
+func definitionFlag(cmd *cobra.Command, defs *[]string) {
+	cmd.Flags().StringArrayVar(defs, "definition", nil, "definition file (repeatable; files may also be given as arguments)")
+	_ = cmd.MarkFlagFilename("definition", "json")
+}
+
+// definitionFiles are the --definition files, then the arguments.
+func definitionFiles(flags, args []string) []string {
+	return append(append([]string(nil), flags...), args...)
 }
 
 func stageList() []string {
@@ -74,8 +85,9 @@ type validateJSON struct {
 
 func (a *app) extValidateCmd() *cobra.Command {
 	var config string
+	var defs []string
 	cmd := &cobra.Command{
-		Use:   "validate [FILE...] [--config FILE]",
+		Use:   "validate [FILE... | --definition FILE...] [--config FILE]",
 		Short: "Validate extension definitions and print every problem with its JSON path",
 		Long: `Validate each definition file (a MetalSoft ExtensionDefinition, bare or in the
 create-API envelope) and print every problem at once, each with its JSON
@@ -105,13 +117,16 @@ when any is not.
   hostforge extensions validate --config /etc/hostforge/lab1.yaml`,
 		Args: cobra.ArbitraryArgs,
 	}
+	definitionFlag(cmd, &defs)
 	cmd.Flags().StringVar(&config, "config", "", "also validate the config's extensions.definitions and extensions.instances")
 	_ = cmd.MarkFlagFilename("config", "yaml", "yml")
+	logLevelFlag(cmd)
 	out := outputFlag(cmd)
-	cmd.RunE = func(cmd *cobra.Command, files []string) error {
+	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		if err := checkOutput(*out); err != nil {
 			return err
 		}
+		files := definitionFiles(defs, args)
 		var cfg *wiring.Config
 		if config != "" {
 			var err error
@@ -273,52 +288,30 @@ func (a *app) extRenderCmd() *cobra.Command {
 	var stage, payload, config string
 	var strict bool
 	cmd := &cobra.Command{
-		Use:   "render (--definition FILE... | --config FILE) --stage STAGE --payload FILE",
+		Use:   "render (FILE... | --definition FILE... | --config FILE) --stage STAGE --payload FILE",
 		Short: "Render every task of a stage against a payload, without running anything",
-		Long: `Render every task the definition binds to the stage, in execution order,
+		Long: `Render every task the definitions bind to the stage, in execution order,
 without running anything: a webhook's requestTemplate, an SSH task's
-commandTemplate, an Ansible task's extra-vars (the payload's keys at top
-level, plus configVars and inputs when the definition declares them).
+commandTemplate, an Ansible task's extra-vars. The payload is the stage's
+object as MetalSoft sends it ({"server": {...}} for serverRegistered); one
+without it is refused. Secret fields are removed, except for tasks with
+"includeSecrets": true. A webhook whose body is JSON must render to valid
+JSON (EXTENSION_TEMPLATE_INVALID_JSON names the task and the offset).
 
-The payload is the stage's object as MetalSoft sends it, e.g.
-{"server": {...}} for serverRegistered. Secret fields (passwordEncrypted,
-managementPassword, anything ending in Encrypted, ...) are removed, except
-for tasks with "includeSecrets": true.
+Each render has a budget of bytes built (64 MiB) and a deadline (2 s), or
+the config's extensions.render_budget and render_timeout: a template past
+either fails with EXTENSION_TEMPLATE_BUDGET. With --config, the definitions
+are its extensions.definitions (unless files are given), and templates see
+the site's extensions.instances values; an isPassword one renders as
+"[secret extensions.instances.NAME.KEY]" and the vault is not read.
 
-With -o json the output is a JSON array, one object per task:
-{"extension", "stage", "task", "taskType", "rendered"}, where rendered is a
-string, or the extra-vars object for Ansible.
-
-Each render has a budget: the bytes of strings and arrays it may build
-(64 MiB) and a deadline (2 s), or the config's extensions.render_budget
-and extensions.render_timeout with --config (which also names the
-definitions directory when no --definition is given). A template past
-either fails with EXTENSION_TEMPLATE_BUDGET, naming the line and column.
-
-A payload without the stage's object (the "server" key for serverRegistered,
-"networkDevice" for switchRegistered, ...) is refused. A webhook whose body
-is JSON (its Content-Type says so, or, unset, the body starts with { or [)
-must render to valid JSON: EXTENSION_TEMPLATE_INVALID_JSON names the task
-and the offset where it breaks.
-
-With --config, the definitions are the config's extensions.definitions
-directory unless --definition is given, and templates see the site's
-values of the extensions' inputs and configVars (extensions.instances) in
-configVars and extensionInstanceVariables, as MetalSoft exposes them; an
-isPassword value renders as "[secret extensions.instances.NAME.KEY]" (the
-vault is not read, and no secret is printed). A required input without a
-value is a warning here; fire refuses it.
-
-Exit code 0 when every task renders; 2 for an invalid definition, stage or
-payload; 4 when a template fails on the payload or exceeds its budget; 7
-when interrupted.
-
-` + exitCodes(ExitOK, ExitUsage, ExitBug, ExitCancelled),
-		Example: `  hostforge extensions render --definition notify.json --stage serverRegistered --payload server.json
-  hostforge extensions render --definition notify.json --stage serverRegistered --payload server.json --strict -o json`,
-		Args: cobra.NoArgs,
+` + exitCodes(ExitOK, ExitUsage, ExitInfra, ExitBug, ExitCancelled),
+		Example: `  hostforge extensions render notify.json --stage serverRegistered --payload server.json
+  hostforge extensions render --definition notify.json --stage serverRegistered --payload server.json --strict -o json
+  hostforge extensions render --config /etc/hostforge/lab1.yaml --stage serverCreateDNS --payload dns.json`,
+		Args: cobra.ArbitraryArgs,
 	}
-	cmd.Flags().StringArrayVar(&defs, "definition", nil, "definition file (repeatable)")
+	definitionFlag(cmd, &defs)
 	cmd.Flags().StringVar(&stage, "stage", "", "stage to render, e.g. serverRegistered")
 	cmd.Flags().StringVar(&payload, "payload", "", "payload file (JSON), - for standard input")
 	cmd.Flags().BoolVar(&strict, "strict", false, "refuse undefined values in templates")
@@ -326,11 +319,13 @@ when interrupted.
 	_ = cmd.MarkFlagFilename("config", "yaml", "yml")
 	_ = cmd.MarkFlagRequired("stage")
 	_ = cmd.MarkFlagRequired("payload")
+	logLevelFlag(cmd)
 	out := outputFlag(cmd)
-	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
+	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		if err := checkOutput(*out); err != nil {
 			return err
 		}
+		defs := definitionFiles(defs, args)
 		var cfg *wiring.Config
 		var xc *wiring.ExtensionsConfig
 		var instances extensions.Instances
@@ -353,7 +348,7 @@ when interrupted.
 		case cfg != nil:
 			reg, err = a.loadDefinitionsDir(cfg.Extensions.Definitions)
 		default:
-			err = inputErr("give --definition FILE (one or more), or --config FILE with an extensions: section")
+			err = inputErr("give definition files (as arguments or --definition FILE), or --config FILE with an extensions: section")
 		}
 		if err != nil {
 			return err
@@ -487,73 +482,31 @@ func (a *app) extFireCmd() *cobra.Command {
 	var strict bool
 	var ff fireFlags
 	cmd := &cobra.Command{
-		Use:   "fire (--definition FILE... | --dir DIR | --config FILE) --stage STAGE --payload FILE [--vault FILE]",
+		Use:   "fire (FILE... | --definition FILE... | --dir DIR | --config FILE) --stage STAGE --payload FILE [--vault FILE]",
 		Short: "Fire an event by hand: run every task bound to the stage, for real",
-		Long: `Fire an external event: every task the active definitions bind to the stage
-runs for real through extension dispatch — webhooks delivered, SSH commands
-run, Ansible playbooks played — extensions by name and tasks in order, each
-with a delivery ID stable per (event, extension, task): a webhook's
-webhook-id, an Ansible task's hostforge_delivery_id. A failed task with
-failurePolicy "fail" (the default) stops its extension's remaining tasks;
-"continue" goes on. Each execution is recorded in the --state database
-(SQLite), or in the ledger's database of --config's ledger: section; in
-memory when neither is given.
+		Long: `Fire an event by hand: every task the definitions bind to the stage runs
+for real — webhooks delivered, SSH commands run, playbooks played —
+extensions by name and tasks in order, each under a delivery ID stable per
+(event, extension, task). A failed task with failurePolicy "fail" stops its
+extension's remaining tasks. Executions are recorded in --state, or the
+ledger's database of --config; in memory without either.
 
-The event ID is --event-id: the ID the event's source gave it (a DNS
-change's request ID, say). Without it every firing is a new event with a
-fresh random ID, printed on the error stream (and in every -o json row),
-so a later event with the same payload is never mistaken for this one.
-Firing an event ID again against the same state runs only the tasks that
-have not succeeded: a task that succeeded is reported skipped, with the
-delivery that succeeded and when, and is not contacted; a failed webhook
-is delivered again with the same webhook-id. An SSH command or a playbook
-runs at most once per delivery: one that failed runs again under a new
-delivery ID, and one whose run was interrupted (the process died while it
-ran; EXTENSION_TASK_INTERRUPTED) is not run again until --redeliver names
-it. --redeliver TASK (a task label, or extension/label; repeatable) runs
-that task again under a new delivery ID, whatever it did before.
-
-The payload must carry the stage's object ("server" for serverRegistered,
-...): one without it is refused (exit 2) and nothing is contacted; so is a
---stage-deadline of zero or less. The stage deadline bounds every task
-(default: --config's extensions.stage_deadline, else 1h); a task whose own
-timeout is longer is named on the error stream. With --config, the tasks
-get the site's values of their extensions' inputs and configVars
-(extensions.instances; isPassword values read from the vault), and an
-extension whose required input has no value is refused (exit 2).
-
-Tasks read the secrets they name from the file vault (--vault, the same
-YAML vault as the rest of hostforge): a webhook's signingSecret is an item
-whose password signs deliveries (Standard Webhooks; whsec_ base64 or raw
-bytes), an SSH task's privateKeySecret an item with private_key. SSH host
-keys are verified against --known-hosts; there is no way to skip that.
-Ansible tasks run the ansible-playbook in PATH; a task naming an ee image
-needs --container-runtime. --config takes these settings, the vault, the
-definitions directory and the render budget (render_budget, render_timeout:
-a template past either fails with EXTENSION_TEMPLATE_BUDGET) from a config
-file's extensions: and vault: sections.
-
-With -o json the output is a JSON array, one object per task in order:
-{"extension", "stage", "task", "status", "deliveryId", "message",
-"eventId"}, where status is
-succeeded, failed or skipped. skipped is a task that succeeded in an
-earlier firing of the event (its message starts "succeeded earlier:").
-A task that was not run, because an earlier task of its extension failed
-with failurePolicy "fail" or the stage deadline had passed, is failed,
-with a message that starts "not run:".
-
-Exit code 0 when every task succeeded (now or earlier); 2 for invalid
-input; otherwise the code of the most urgent failed task (4 for most
-extension failures).
+--event-id is the ID the event's source gave it (without it, a new random
+ID, printed). Firing an event ID again runs only what has not succeeded;
+an SSH command or playbook whose run was interrupted is not run again
+until --redeliver names it. The payload must carry the stage's object, or
+nothing is contacted (exit 2). Secrets come from --vault; SSH host keys are
+always verified against --known-hosts. --config supplies the definitions,
+the runners' settings, the vault and extensions.instances. The README's
+"Workflow extensions" says more; -o json rows are in docs/json.md.
 
 ` + exitCodes(ExitOK, ExitUsage, ExitInfra, ExitBug, ExitCancelled),
-		Example: `  hostforge extensions fire --definition notify.json --stage serverRegistered --payload server.json --vault vault.yaml -o json
+		Example: `  hostforge extensions fire notify.json --stage serverRegistered --payload server.json --vault vault.yaml -o json
   hostforge extensions fire --dir /etc/hostforge/extensions --stage switchCreateDNS --payload dns.json --known-hosts /etc/hostforge/known_hosts
-  hostforge extensions fire --config /etc/hostforge/lab1.yaml --stage serverRegistered --payload server.json --state /var/lib/hostforge/state.db
-  hostforge extensions fire --config /etc/hostforge/lab1.yaml --stage serverCreateDNS --payload dns.json --event-id dns-4711 --state /var/lib/hostforge/state.db --redeliver register-dns`,
-		Args: cobra.NoArgs,
+  hostforge extensions fire --config /etc/hostforge/lab1.yaml --stage serverCreateDNS --payload dns.json --event-id dns-4711 --redeliver register-dns`,
+		Args: cobra.ArbitraryArgs,
 	}
-	cmd.Flags().StringArrayVar(&defs, "definition", nil, "definition file (repeatable)")
+	definitionFlag(cmd, &defs)
 	cmd.Flags().StringVar(&dir, "dir", "", "directory of definitions (*.json); invalid ones are reported and left out")
 	cmd.Flags().StringVar(&stage, "stage", "", "stage to fire, e.g. serverRegistered")
 	cmd.Flags().StringVar(&payload, "payload", "", "payload file (JSON), - for standard input")
@@ -568,10 +521,11 @@ extension failures).
 	logLevelFlag(cmd)
 	out := outputFlag(cmd)
 	metricsListen := metricsListenFlag(cmd)
-	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
+	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		if err := checkOutput(*out); err != nil {
 			return err
 		}
+		defs := definitionFiles(defs, args)
 		if cmd.Flags().Changed("stage-deadline") && deadline <= 0 {
 			return inputErr("--stage-deadline %s: want a positive duration; no task could run", deadline)
 		}
@@ -587,7 +541,7 @@ extension failures).
 			dir = cfgDir
 		}
 		if (len(defs) == 0) == (dir == "") {
-			return inputErr("give --definition FILE (one or more), --dir DIR, or --config FILE with an extensions: section")
+			return inputErr("give definition files (as arguments or --definition FILE), --dir DIR, or --config FILE with an extensions: section")
 		}
 		var reg *extensions.Registry
 		if dir != "" {

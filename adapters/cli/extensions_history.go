@@ -78,7 +78,7 @@ succeeded, failed or skipped; finishedAt is null until the delivery ends.
 Filters: --extension, --stage, --event-id, and --since (deliveries that
 started within that long before now). At most ` + fmt.Sprint(historyLimit) + ` deliveries are listed.
 
-` + exitCodeHelp,
+` + exitCodes(ExitOK, ExitUsage, ExitInfra, ExitBug, ExitCancelled),
 		Example: `  hostforge extensions history --config /etc/hostforge/lab1.yaml -o json
   hostforge extensions history --config /etc/hostforge/lab1.yaml --extension powerdns --since 24h
   hostforge extensions history --state state.db --event-id dns-4711`,
@@ -89,6 +89,7 @@ started within that long before now). At most ` + fmt.Sprint(historyLimit) + ` d
 	cmd.Flags().StringVar(&stage, "stage", "", "only this stage's deliveries")
 	cmd.Flags().DurationVar(&since, "since", 0, "only deliveries that started within this long before now (e.g. 24h)")
 	cmd.Flags().StringVar(&eventID, "event-id", "", "only this event's deliveries")
+	logLevelFlag(cmd)
 	out := outputFlag(cmd)
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		if err := checkOutput(*out); err != nil {
@@ -166,13 +167,15 @@ them whole, as MetalSoft does. With -o json: {"extension", "values",
 With --config, an extension its definitions directory does not hold is
 refused (exit 2).
 
-` + exitCodeHelp,
-		Example: `  hostforge extensions outputs --config /etc/hostforge/lab1.yaml --extension powerdns -o json`,
-		Args:    cobra.NoArgs,
+` + exitCodes(ExitOK, ExitUsage, ExitInfra, ExitBug, ExitCancelled),
+		Example: `  hostforge extensions outputs --config /etc/hostforge/lab1.yaml --extension powerdns -o json
+  hostforge extensions outputs --state state.db --extension inventory-ansible`,
+		Args: cobra.NoArgs,
 	}
 	sf.add(cmd)
 	cmd.Flags().StringVar(&extension, "extension", "", "the extension's name")
 	_ = cmd.MarkFlagRequired("extension")
+	logLevelFlag(cmd)
 	out := outputFlag(cmd)
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		if err := checkOutput(*out); err != nil {

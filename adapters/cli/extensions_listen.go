@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"io"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -24,37 +25,23 @@ process, on the state store — for a site without Temporal ('hostforge
 worker' serves the same endpoint and dispatches on Temporal).
 
 NetBox posts to https://ADDRESS/netbox/events (an event rule on devices,
-for creations, updates and deletions, whose webhook has no body template,
-the HTTP content type application/json and the secret of the vault item
-extensions.netbox_events.secret_item). Every request proves itself by
-X-Hook-Signature, the hex HMAC-SHA512 of the body under that secret: an
-unsigned or wrongly signed request is answered 401 and fires nothing.
-Mapping (extensions.switch_roles names the switches' role slugs): a server
-leaving service (status decommissioning or offline, or deleted) fires
-serverDecommissioned then serverDeleteDNS; a switch reaching active fires
+its webhook's secret the vault item extensions.netbox_events.secret_item).
+Every request proves itself by X-Hook-Signature, the hex HMAC-SHA512 of the
+body under that secret: an unsigned or wrongly signed one is answered 401
+and fires nothing. A server leaving service fires serverDecommissioned then
+serverDeleteDNS; a switch (extensions.switch_roles) reaching active fires
 switchRegistered then switchCreateDNS, and leaving service
-switchDecommissioned then switchDeleteDNS. Each event's ID is NetBox's
-request ID, the device and the stage, so a request delivered again fires
-nothing new. The answer is 202 once the events are queued, 200 when
-nothing fires, 503 when the queue is full.
-
-With the ledger: section and Ironic instances, the Ironic projection also
-runs here (every ledger.projection_interval) and fires
-serverInstanceUpdate for each deploy transition it sees.
+switchDecommissioned then switchDeleteDNS. A request delivered again fires
+nothing new. With a ledger and Ironic instances, the Ironic projection runs
+here too and fires serverInstanceUpdate.
 
 Events are dispatched one at a time, in order; the records go to the
-ledger's database (required), where 'hostforge extensions history' reads
-them. TLS is required: extensions.netbox_events.cert_file and key_file.
---listen overrides extensions.netbox_events.listen.
+ledger's database, where 'extensions history' reads them. Ctrl-C stops
+taking events and gives the queued ones --stop-timeout; events still queued
+then are lost (NetBox's job can be requeued). The config file's keys are in
+docs/config.md.
 
-Ctrl-C (or SIGTERM) stops taking events and gives the queued ones
---stop-timeout to be dispatched; a task still running then is cancelled
-(an SSH or Ansible task ends interrupted). Events queued and not yet
-dispatched are lost: NetBox's job can be requeued, and fires only what has
-not succeeded.
-
-` + wiring.ConfigHelp + `
-` + exitCodeHelp,
+` + exitCodes(ExitOK, ExitUsage, ExitInfra, ExitBug, ExitCancelled),
 		Example: `  hostforge extensions listen --config /etc/hostforge/lab1.yaml
   hostforge extensions listen --config /etc/hostforge/lab1.yaml --listen 0.0.0.0:8644`,
 		Args: cobra.NoArgs,
@@ -66,6 +53,7 @@ not succeeded.
 	f.IntVar(&queue, "queue", extevents.DefaultQueue, "occurrences waiting for dispatch at most; more are answered 503")
 	_ = cmd.MarkFlagFilename("config", "yaml", "yml")
 	logLevelFlag(cmd)
+	format := outputFlag(cmd)
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		switch {
 		case config == "":
@@ -104,7 +92,11 @@ not succeeded.
 			local.Close(sctx)
 		}()
 		out := cmd.OutOrStdout()
-		sources, err := extevents.Start(ctx, sys, local, listen, true, out)
+		status := out
+		if *format == formatJSON {
+			status = io.Discard
+		}
+		sources, err := extevents.Start(ctx, sys, local, listen, true, status)
 		if err != nil {
 			return usageErr(err)
 		}
@@ -112,7 +104,12 @@ not succeeded.
 		projCtx, stopProj := context.WithCancel(ctx)
 		defer stopProj()
 		projecting := runProjection(projCtx, sys)
-		fmt.Fprintf(out, "dispatching in process on site %s; interrupt to stop\n", sys.Site)
+		if *format == formatJSON {
+			if err := writeJSON(out, listenJSON{Site: sys.Site, Endpoint: sources.Addr}); err != nil {
+				return err
+			}
+		}
+		fmt.Fprintf(status, "dispatching in process on site %s; interrupt to stop\n", sys.Site)
 		select {
 		case <-ctx.Done():
 		case err = <-sources.Err():
@@ -120,7 +117,7 @@ not succeeded.
 		stopProj()
 		projecting()
 		sources.Stop()
-		fmt.Fprintf(out, "stopping: queued events have %s to be dispatched\n", stopTimeout)
+		fmt.Fprintf(status, "stopping: queued events have %s to be dispatched\n", stopTimeout)
 		return err
 	}
 	return cmd

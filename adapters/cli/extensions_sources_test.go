@@ -28,7 +28,7 @@ func TestExtensionsRefuseAPayloadOfAnotherStage(t *testing.T) {
 	} {
 		r := run(t, "", nil, args...)
 		wantCode(t, r, ExitUsage)
-		wantError(t, r, "INPUT_INVALID", `no "server" key: a serverRegistered payload is {"server": {...}} (it has the keys networkDevice)`)
+		wantError(t, r, "INPUT_INVALID", "--payload", `no "server" key: a serverRegistered payload is {"server": {...}} (it has the keys networkDevice)`)
 	}
 	if got := recv.take(); len(got) != 0 {
 		t.Fatalf("the receiver was contacted: %v", got)

@@ -72,6 +72,7 @@ catalog or tree.
 	cmd.Flags().StringVar(&inventory, "inventory", "", "directory of a saved Redfish tree (holding redfish/v1/index.json)")
 	_ = cmd.MarkFlagRequired("catalog")
 	_ = cmd.MarkFlagRequired("inventory")
+	logLevelFlag(cmd)
 	out := outputFlag(cmd)
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		if err := checkOutput(*out); err != nil {

@@ -41,7 +41,7 @@ would not parse or apply (an unknown component, a new component without a
 matcher, a URL without its sha256, a URL artifact on a site without an
 artifact cache) is refused with exit 2 and changes nothing.
 
-` + firmwareOpsHelp + "\n\n" + exitCodeHelp,
+` + firmwareOpsHelp + "\n\n" + fwOpsExitCodes,
 		Example: `  hostforge firmware config set --config site.yaml --vendor Dell --model "PowerEdge R750" --component bmc --version 7.20.10.00 --default --file /opt/fw/idrac-7.20.exe,sha256=<hex>
   hostforge firmware config list --config site.yaml -o json`,
 		Args: cobra.NoArgs,
@@ -132,7 +132,7 @@ and --pre-update-resets are the entry's fields of those names.
 
 The output is the override as stored.
 
-` + firmwareOpsHelp + "\n\n" + exitCodeHelp,
+` + firmwareOpsHelp + "\n\n" + fwOpsExitCodes,
 		Example: `  hostforge firmware config set --config site.yaml --vendor Dell --model "PowerEdge R750" --component bmc --version 7.20.10.00 --default --file /opt/fw/idrac-7.20.exe
   hostforge firmware config set --config site.yaml --vendor Nvidia --model DGXH100 --component cx7 --version 28.47.2682 --default --file https://fw.example.net/cx7.bin,sha256=<hex> --power-drains-needed 1 -o json`,
 		Args: cobra.NoArgs,
@@ -196,9 +196,10 @@ removal that would leave the catalog unable to apply (another override
 relying on this one's matcher) is refused with exit 2; so is an override that
 does not exist.
 
-` + firmwareOpsHelp + "\n\n" + exitCodeHelp,
-		Example: `  hostforge firmware config delete --config site.yaml --vendor Dell --model "PowerEdge R750" --component bmc --version 7.20.10.00`,
-		Args:    cobra.NoArgs,
+` + firmwareOpsHelp + "\n\n" + fwOpsExitCodes,
+		Example: `  hostforge firmware config delete --config site.yaml --vendor Dell --model "PowerEdge R750" --component bmc --version 7.20.10.00
+  hostforge firmware config delete --config site.yaml --vendor Nvidia --model DGXH100 --component cx7 --version 28.47.2682 -o json`,
+		Args: cobra.NoArgs,
 	}
 	key.add(cmd)
 	open := a.firmwareFlags(cmd)
@@ -216,10 +217,7 @@ does not exist.
 		if err != nil {
 			return catalogRefused(err)
 		}
-		res := struct {
-			firmware.Override
-			Deleted bool `json:"deleted"`
-		}{ov, true}
+		res := overrideDeletedJSON{ov, true}
 		return o.print(cmd.OutOrStdout(), res, func(w io.Writer) {
 			fmt.Fprintf(w, "%s / %s %s %s deleted\n", ov.Vendor, ov.Model, ov.Component, ov.Entry.Version)
 		})
@@ -229,11 +227,12 @@ does not exist.
 
 func (a *app) fwConfigListCmd() *cobra.Command {
 	cmd := &cobra.Command{
-		Use:     "list --config FILE",
-		Short:   "List the runtime overrides, oldest first",
-		Long:    "List the runtime overrides of the catalog, in the order they apply (oldest first).\n\n" + firmwareOpsHelp + "\n\n" + exitCodeHelp,
-		Example: `  hostforge firmware config list --config site.yaml -o json`,
-		Args:    cobra.NoArgs,
+		Use:   "list --config FILE",
+		Short: "List the runtime overrides, oldest first",
+		Long:  "List the runtime overrides of the catalog, in the order they apply (oldest first).\n\n" + firmwareOpsHelp + "\n\n" + fwOpsExitCodes,
+		Example: `  hostforge firmware config list --config site.yaml
+  hostforge firmware config list --config site.yaml -o json`,
+		Args: cobra.NoArgs,
 	}
 	open := a.firmwareFlags(cmd)
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {

@@ -13,7 +13,7 @@ import (
 )
 
 func (a *app) fwHistoryCmd() *cobra.Command {
-	var machine string
+	var machines []string
 	cmd := &cobra.Command{
 		Use:   "history --config FILE --machine ID",
 		Short: "List a host's firmware updates: when, how they ended, their substates, the components they changed",
@@ -26,15 +26,17 @@ ones it brought to their target: [{component, from, to}]) and failure (its
 last recorded failure, or null); a cancelled update names who cancelled it
 (cancelled_by).
 
-` + firmwareOpsHelp + "\n\n" + exitCodeHelp,
-		Example: `  hostforge firmware history --config site.yaml --machine gpu-r1-u02 -o json`,
-		Args:    cobra.NoArgs,
+` + firmwareOpsHelp + "\n\n" + fwOpsExitCodes,
+		Example: `  hostforge firmware history --config site.yaml --machine gpu-r1-u02
+  hostforge firmware history --config site.yaml --machine gpu-r1-u02 -o json`,
+		Args: cobra.NoArgs,
 	}
-	cmd.Flags().StringVar(&machine, "machine", "", "machine ID (required)")
+	machineFlag(cmd, &machines, "machine ID (required)")
 	open := a.firmwareFlags(cmd)
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
-		if strings.TrimSpace(machine) == "" {
-			return inputErr("--machine is required")
+		machine, err := oneMachine(cmd, machines)
+		if err != nil {
+			return err
 		}
 		o, done, err := open(cmd)
 		if err != nil {
@@ -108,7 +110,7 @@ model "") and the update records; nothing is contacted but Ironic.
 With --unmatched, list the hosts with unmatched components instead:
 [{machine_id, vendor, model, components}].
 
-` + firmwareOpsHelp + "\n\n" + exitCodeHelp,
+` + firmwareOpsHelp + "\n\n" + fwOpsExitCodes,
 		Example: `  hostforge firmware report --config site.yaml -o json
   hostforge firmware report --config site.yaml --unmatched`,
 		Args: cobra.NoArgs,
@@ -158,7 +160,7 @@ With --unmatched, list the hosts with unmatched components instead:
 }
 
 func (a *app) fwCancelCmd() *cobra.Command {
-	var machine string
+	var machines []string
 	cmd := &cobra.Command{
 		Use:   "cancel --config FILE --machine ID",
 		Short: "Stop a host's started or exhausted update at its next step boundary and hand the host back",
@@ -173,15 +175,17 @@ who cancelled it (the operator, $USER). An exhausted update's workflow is run
 again by the worker to hand the host back. A request not picked up yet is
 cleared instead ('reprovision clear').
 
-` + firmwareOpsHelp + "\n\n" + exitCodeHelp,
-		Example: `  hostforge firmware cancel --config site.yaml --machine gpu-r1-u02`,
-		Args:    cobra.NoArgs,
+` + firmwareOpsHelp + "\n\n" + fwOpsExitCodes,
+		Example: `  hostforge firmware cancel --config site.yaml --machine gpu-r1-u02
+  hostforge firmware cancel --config site.yaml --machine gpu-r1-u02 -o json`,
+		Args: cobra.NoArgs,
 	}
-	cmd.Flags().StringVar(&machine, "machine", "", "machine ID (required)")
+	machineFlag(cmd, &machines, "machine ID (required)")
 	open := a.firmwareFlags(cmd)
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
-		if strings.TrimSpace(machine) == "" {
-			return inputErr("--machine is required")
+		machine, err := oneMachine(cmd, machines)
+		if err != nil {
+			return err
 		}
 		o, done, err := open(cmd)
 		if err != nil {
@@ -196,11 +200,7 @@ cleared instead ('reprovision clear').
 		if err != nil {
 			return refused(err)
 		}
-		res := struct {
-			MachineID   string            `json:"machine_id"`
-			Substate    firmware.Substate `json:"substate"`
-			CancelledBy string            `json:"cancelled_by"`
-		}{machine, u.Substate, u.Cancel.By}
+		res := cancelJSON{machine, u.Substate, u.Cancel.By}
 		return o.print(cmd.OutOrStdout(), res, func(w io.Writer) {
 			fmt.Fprintf(w, "%s: update cancelled by %s; it stops at its next step boundary (now %s)\n", machine, u.Cancel.By, u.Substate)
 		})

@@ -21,11 +21,48 @@ import (
 // (an unknown machine, an end before the start, a clear after the start)
 // changes nothing and exits 2.
 
-const firmwareOpsHelp = `The command reads the config file's firmware: section: the state database
-the update manager and the worker share, and the Ironic instances whose
-nodes are the managed hosts (a machine ID is its node's name). A request the
-state refuses (an unknown machine, an end before the start, a clear after
-the update started) changes nothing and exits 2.`
+const firmwareOpsHelp = `It reads the config file's firmware: section (docs/config.md): the state
+database the worker shares, and the Ironic instances whose nodes are the
+managed hosts (a machine ID is its node's name). A request the state
+refuses changes nothing and exits 2.`
+
+// The -o json documents of the firmware operations that print no store
+// record of their own.
+type (
+	// autoUpdateJSON is 'firmware auto-update': the machine's override,
+	// null once cleared.
+	autoUpdateJSON struct {
+		MachineID  string `json:"machine_id"`
+		AutoUpdate *bool  `json:"autoupdate"`
+	}
+	// windowsJSON is 'firmware start-updates': the window opened.
+	windowsJSON struct {
+		Machines []string  `json:"machines"`
+		Start    time.Time `json:"start"`
+		End      time.Time `json:"end"`
+	}
+	// windowsCancelledJSON is 'firmware start-updates --cancel'.
+	windowsCancelledJSON struct {
+		Machines  []string `json:"machines"`
+		Cancelled bool     `json:"cancelled"`
+	}
+	// clearedJSON is 'firmware reprovision clear'.
+	clearedJSON struct {
+		MachineID string `json:"machine_id"`
+		Cleared   bool   `json:"cleared"`
+	}
+	// cancelJSON is 'firmware cancel'.
+	cancelJSON struct {
+		MachineID   string            `json:"machine_id"`
+		Substate    firmware.Substate `json:"substate"`
+		CancelledBy string            `json:"cancelled_by"`
+	}
+	// overrideDeletedJSON is 'firmware config delete': the override removed.
+	overrideDeletedJSON struct {
+		firmware.Override
+		Deleted bool `json:"deleted"`
+	}
+)
 
 // fwOps is one operator command's opened systems.
 type fwOps struct {
@@ -95,7 +132,7 @@ func (a *app) firmwareOpsCmds() []*cobra.Command {
 }
 
 func (a *app) fwAutoUpdateCmd() *cobra.Command {
-	var machine string
+	var machines []string
 	var enable, disable, clear bool
 	cmd := &cobra.Command{
 		Use:   "auto-update --config FILE --machine ID --enable|--disable|--clear",
@@ -110,15 +147,16 @@ host_disable_autoupdate list; --clear returns the machine to them.
 		Args: cobra.NoArgs,
 	}
 	f := cmd.Flags()
-	f.StringVar(&machine, "machine", "", "machine ID (required)")
+	machineFlag(cmd, &machines, "machine ID (required)")
 	f.BoolVar(&enable, "enable", false, "update this machine automatically")
 	f.BoolVar(&disable, "disable", false, "never update this machine automatically")
 	f.BoolVar(&clear, "clear", false, "remove the override: the site default applies")
-	cmd.MarkFlagsMutuallyExclusive("enable", "disable", "clear")
+	exclusive(cmd, "each sets the machine's automatic update policy (--clear returns it to the site default); give one", "enable", "disable", "clear")
 	open := a.firmwareFlags(cmd)
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
-		if strings.TrimSpace(machine) == "" {
-			return inputErr("--machine is required")
+		machine, err := oneMachine(cmd, machines)
+		if err != nil {
+			return err
 		}
 		if !enable && !disable && !clear {
 			return inputErr("one of --enable, --disable or --clear is required")
@@ -135,10 +173,7 @@ host_disable_autoupdate list; --clear returns the machine to them.
 		if err := o.op.SetAutoUpdate(cmd.Context(), machine, v); err != nil {
 			return refused(err)
 		}
-		res := struct {
-			MachineID  string `json:"machine_id"`
-			AutoUpdate *bool  `json:"autoupdate"`
-		}{machine, v}
+		res := autoUpdateJSON{machine, v}
 		return o.print(cmd.OutOrStdout(), res, func(w io.Writer) {
 			switch {
 			case v == nil:
@@ -179,7 +214,7 @@ func (a *app) fwStartUpdatesCmd() *cobra.Command {
 	var start, end string
 	var cancel bool
 	cmd := &cobra.Command{
-		Use:   "start-updates --config FILE --machines ID... [--start T] [--end T] [--cancel]",
+		Use:   "start-updates --config FILE --machine ID... [--start T] [--end T] [--cancel]",
 		Short: "Open (or cancel) the firmware update window of machines whose model needs an explicit start",
 		Long: `Open the firmware update window of each machine: a model with
 explicit_start_needed = true is only selected for an automatic update while
@@ -190,22 +225,25 @@ window.
 --start and --end take YYYY-MM-DDTHH:MM:SS+0000 (an explicit offset) or
 YYYY-MM-DDTHH:MM:SS (local time). Without --start the window opens now;
 without --end it lasts 24 hours. --cancel removes the machines' windows.
---machines takes one or more IDs: "--machines a b", "--machines a,b" or the
-flag repeated. Every machine is checked before any window changes.
+--machine is repeated for each machine. Every machine is checked before
+any window changes.
 
 ` + firmwareOpsHelp + "\n\n" + fwOpsExitCodes,
-		Example: `  hostforge firmware start-updates --config site.yaml --machines gpu-r1-u02 gpu-r1-u03 --start 2026-07-01T02:00:00+0000 --end 2026-07-01T06:00:00+0000
-  hostforge firmware start-updates --config site.yaml --machines gpu-r1-u02 --cancel -o json`,
+		Example: `  hostforge firmware start-updates --config site.yaml --machine gpu-r1-u02 --machine gpu-r1-u03 --start 2026-07-01T02:00:00+0000 --end 2026-07-01T06:00:00+0000
+  hostforge firmware start-updates --config site.yaml --machine gpu-r1-u02 --cancel -o json`,
 	}
 	f := cmd.Flags()
-	f.StringSliceVar(&machines, "machines", nil, "machine IDs (required)")
+	machineFlag(cmd, &machines, "machine ID (required; repeatable)")
+	// --machines took a list ("--machines a,b", or "--machines a b"): it
+	// goes in the next release.
+	a.deprecatedAlias(cmd, "machines", "machine", splitComma)
 	f.StringVar(&start, "start", "", "window start (default now)")
 	f.StringVar(&end, "end", "", "window end (default start + 24h)")
 	f.BoolVar(&cancel, "cancel", false, "remove the machines' windows")
 	open := a.firmwareFlags(cmd)
 	cmd.Args = func(cmd *cobra.Command, args []string) error {
 		if len(args) > 0 && !cmd.Flags().Changed("machines") {
-			return usageErr(fmt.Errorf("unexpected arguments %q: machine IDs follow --machines", args))
+			return usageErr(fmt.Errorf("unexpected arguments %q: give each machine as --machine ID", args))
 		}
 		return nil
 	}
@@ -213,11 +251,11 @@ flag repeated. Every machine is checked before any window changes.
 		all := append(append([]string(nil), machines...), args...)
 		for _, m := range all {
 			if strings.TrimSpace(m) == "" {
-				return inputErr("--machines: an empty machine ID")
+				return inputErr("--machine: an empty machine ID")
 			}
 		}
 		if len(all) == 0 {
-			return inputErr("--machines is required")
+			return inputErr("--machine is required: the machines whose windows to open or cancel")
 		}
 		if cancel && (start != "" || end != "") {
 			return inputErr("--cancel takes no --start or --end")
@@ -249,10 +287,7 @@ flag repeated. Every machine is checked before any window changes.
 			if err := o.op.CancelUpdates(ctx, all); err != nil {
 				return refused(err)
 			}
-			res := struct {
-				Machines  []string `json:"machines"`
-				Cancelled bool     `json:"cancelled"`
-			}{all, true}
+			res := windowsCancelledJSON{all, true}
 			return o.print(cmd.OutOrStdout(), res, func(w io.Writer) {
 				fmt.Fprintf(w, "firmware update windows removed: %s\n", strings.Join(all, ", "))
 			})
@@ -260,11 +295,7 @@ flag repeated. Every machine is checked before any window changes.
 		if err := o.op.StartUpdates(ctx, all, from, to); err != nil {
 			return refused(err)
 		}
-		res := struct {
-			Machines []string  `json:"machines"`
-			Start    time.Time `json:"start"`
-			End      time.Time `json:"end"`
-		}{all, from.UTC(), to.UTC()}
+		res := windowsJSON{all, from.UTC(), to.UTC()}
 		return o.print(cmd.OutOrStdout(), res, func(w io.Writer) {
 			fmt.Fprintf(w, "firmware update window %s to %s opened for %s\n", from.Format(time.RFC3339), to.Format(time.RFC3339), strings.Join(all, ", "))
 		})
@@ -277,7 +308,7 @@ func (a *app) fwReprovisionCmd() *cobra.Command {
 		Use:   "reprovision",
 		Short: "Host reprovisioning requests: set, clear, list, mark-manual-upgrade-complete",
 		Long:  "Host reprovisioning requests: a direct firmware update request per machine.\n\n" + firmwareOpsHelp + "\n\n" + fwOpsExitCodes,
-		Example: `  hostforge firmware reprovision set --config site.yaml --id gpu-r1-u02 --update-message CHG-4711
+		Example: `  hostforge firmware reprovision set --config site.yaml --machine gpu-r1-u02 --update-message CHG-4711
   hostforge firmware reprovision list --config site.yaml -o json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -288,21 +319,18 @@ func (a *app) fwReprovisionCmd() *cobra.Command {
 	return cmd
 }
 
-func idFlag(cmd *cobra.Command, id *string) {
-	cmd.Flags().StringVar(id, "id", "", "machine ID (required)")
-}
-
-func needID(id string) error {
-	if strings.TrimSpace(id) == "" {
-		return inputErr("--id is required")
-	}
-	return nil
+// reprovisionMachineFlag adds --machine to a reprovision command, and
+// --id, its former spelling, for one more release.
+func (a *app) reprovisionMachineFlag(cmd *cobra.Command, machines *[]string) {
+	machineFlag(cmd, machines, "machine ID (required)")
+	a.deprecatedAlias(cmd, "id", "machine", nil)
 }
 
 func (a *app) fwReprovisionSetCmd() *cobra.Command {
-	var id, message string
+	var machines []string
+	var message string
 	cmd := &cobra.Command{
-		Use:   "set --config FILE --id ID --update-message TEXT",
+		Use:   "set --config FILE --machine ID --update-message TEXT",
 		Short: "Request a host's firmware update directly (reprovisioning)",
 		Long: `Create a host reprovisioning request: the machine's update workflow starts
 (the worker picks the request up at its next pass) without drift selection
@@ -314,14 +342,16 @@ maintenance procedure; --update-message is the ticket or maintenance
 reference.
 
 ` + firmwareOpsHelp + "\n\n" + fwOpsExitCodes,
-		Example: `  hostforge firmware reprovision set --config site.yaml --id gpu-r1-u02 --update-message CHG-4711`,
-		Args:    cobra.NoArgs,
+		Example: `  hostforge firmware reprovision set --config site.yaml --machine gpu-r1-u02 --update-message CHG-4711
+  hostforge firmware reprovision set --config site.yaml --machine gpu-r1-u02 --update-message "maintenance 2026-07-01" -o json`,
+		Args: cobra.NoArgs,
 	}
-	idFlag(cmd, &id)
+	a.reprovisionMachineFlag(cmd, &machines)
 	cmd.Flags().StringVar(&message, "update-message", "", "ticket or maintenance reference (required)")
 	open := a.firmwareFlags(cmd)
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
-		if err := needID(id); err != nil {
+		id, err := oneMachine(cmd, machines)
+		if err != nil {
 			return err
 		}
 		if strings.TrimSpace(message) == "" {
@@ -348,18 +378,20 @@ reference.
 }
 
 func (a *app) fwReprovisionClearCmd() *cobra.Command {
-	var id string
+	var machines []string
 	cmd := &cobra.Command{
-		Use:     "clear --config FILE --id ID",
-		Short:   "Remove a reprovisioning request whose update has not started",
-		Long:    "Remove a machine's reprovisioning request. A request whose update has started\ncannot be cleared (use 'hostforge firmware reset').\n\n" + firmwareOpsHelp + "\n\n" + fwOpsExitCodes,
-		Example: `  hostforge firmware reprovision clear --config site.yaml --id gpu-r1-u02`,
-		Args:    cobra.NoArgs,
+		Use:   "clear --config FILE --machine ID",
+		Short: "Remove a reprovisioning request whose update has not started",
+		Long:  "Remove a machine's reprovisioning request. A request whose update has started\ncannot be cleared (use 'hostforge firmware reset').\n\n" + firmwareOpsHelp + "\n\n" + fwOpsExitCodes,
+		Example: `  hostforge firmware reprovision clear --config site.yaml --machine gpu-r1-u02
+  hostforge firmware reprovision clear --config site.yaml --machine gpu-r1-u02 -o json`,
+		Args: cobra.NoArgs,
 	}
-	idFlag(cmd, &id)
+	a.reprovisionMachineFlag(cmd, &machines)
 	open := a.firmwareFlags(cmd)
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
-		if err := needID(id); err != nil {
+		id, err := oneMachine(cmd, machines)
+		if err != nil {
 			return err
 		}
 		o, done, err := open(cmd)
@@ -370,10 +402,7 @@ func (a *app) fwReprovisionClearCmd() *cobra.Command {
 		if err := o.op.ClearRequest(cmd.Context(), id); err != nil {
 			return refused(err)
 		}
-		res := struct {
-			MachineID string `json:"machine_id"`
-			Cleared   bool   `json:"cleared"`
-		}{id, true}
+		res := clearedJSON{id, true}
 		return o.print(cmd.OutOrStdout(), res, func(w io.Writer) { fmt.Fprintf(w, "%s: reprovisioning request cleared\n", id) })
 	}
 	return cmd
@@ -381,11 +410,12 @@ func (a *app) fwReprovisionClearCmd() *cobra.Command {
 
 func (a *app) fwReprovisionListCmd() *cobra.Command {
 	cmd := &cobra.Command{
-		Use:     "list --config FILE",
-		Short:   "List pending and active reprovisioning requests with their update's substate",
-		Long:    "List every reprovisioning request, pending or active, with where its update is\n(substate, retry count, last failure) and whether it spent its retry budget.\n\n" + firmwareOpsHelp + "\n\n" + fwOpsExitCodes,
-		Example: `  hostforge firmware reprovision list --config site.yaml -o json`,
-		Args:    cobra.NoArgs,
+		Use:   "list --config FILE",
+		Short: "List pending and active reprovisioning requests with their update's substate",
+		Long:  "List every reprovisioning request, pending or active, with where its update is\n(substate, retry count, last failure) and whether it spent its retry budget.\n\n" + firmwareOpsHelp + "\n\n" + fwOpsExitCodes,
+		Example: `  hostforge firmware reprovision list --config site.yaml
+  hostforge firmware reprovision list --config site.yaml -o json`,
+		Args: cobra.NoArgs,
 	}
 	open := a.firmwareFlags(cmd)
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
@@ -436,9 +466,9 @@ func orDash(s string) string {
 }
 
 func (a *app) fwReprovisionManualCmd() *cobra.Command {
-	var id string
+	var machines []string
 	cmd := &cobra.Command{
-		Use:   "mark-manual-upgrade-complete --config FILE --id ID",
+		Use:   "mark-manual-upgrade-complete --config FILE --machine ID",
 		Short: "Confirm the manual platform procedure of an MNNVL host is done",
 		Long: `Confirm that the approved manual platform procedure of a host held in
 WaitingForManualUpgrade (requires_manual_upgrade, an MNNVL-capable host) is
@@ -446,13 +476,15 @@ complete. The update then reads the inventory again and updates whatever
 still differs from the catalog: this does not assert compliance.
 
 ` + firmwareOpsHelp + "\n\n" + fwOpsExitCodes,
-		Example: `  hostforge firmware reprovision mark-manual-upgrade-complete --config site.yaml --id gb200-r4-u10`,
-		Args:    cobra.NoArgs,
+		Example: `  hostforge firmware reprovision mark-manual-upgrade-complete --config site.yaml --machine gb200-r4-u10
+  hostforge firmware reprovision mark-manual-upgrade-complete --config site.yaml --machine gb200-r4-u10 -o json`,
+		Args: cobra.NoArgs,
 	}
-	idFlag(cmd, &id)
+	a.reprovisionMachineFlag(cmd, &machines)
 	open := a.firmwareFlags(cmd)
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
-		if err := needID(id); err != nil {
+		id, err := oneMachine(cmd, machines)
+		if err != nil {
 			return err
 		}
 		o, done, err := open(cmd)
@@ -472,7 +504,7 @@ still differs from the catalog: this does not assert compliance.
 }
 
 func (a *app) fwResetCmd() *cobra.Command {
-	var machine string
+	var machines []string
 	cmd := &cobra.Command{
 		Use:   "reset --config FILE --machine ID",
 		Short: "Send a host's update back to firmware checking with its retry count cleared",
@@ -485,14 +517,16 @@ pass. A local script interrupted by a restart is never resumed: check it no
 longer runs before resetting.
 
 ` + firmwareOpsHelp + "\n\n" + fwOpsExitCodes,
-		Example: `  hostforge firmware reset --config site.yaml --machine gpu-r1-u02 -o json`,
-		Args:    cobra.NoArgs,
+		Example: `  hostforge firmware reset --config site.yaml --machine gpu-r1-u02
+  hostforge firmware reset --config site.yaml --machine gpu-r1-u02 -o json`,
+		Args: cobra.NoArgs,
 	}
-	cmd.Flags().StringVar(&machine, "machine", "", "machine ID (required)")
+	machineFlag(cmd, &machines, "machine ID (required)")
 	open := a.firmwareFlags(cmd)
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
-		if strings.TrimSpace(machine) == "" {
-			return inputErr("--machine is required")
+		machine, err := oneMachine(cmd, machines)
+		if err != nil {
+			return err
 		}
 		o, done, err := open(cmd)
 		if err != nil {
@@ -511,7 +545,7 @@ longer runs before resetting.
 }
 
 func (a *app) fwApproveCmd() *cobra.Command {
-	var machine string
+	var machines []string
 	cmd := &cobra.Command{
 		Use:   "approve --config FILE --machine ID",
 		Short: "Apply updates on reboot: the tenant approves an assigned host's pending update",
@@ -522,14 +556,16 @@ its instance after). Without approval an assigned host's request waits,
 unless the site's instance_autoreboot_period is open.
 
 ` + firmwareOpsHelp + "\n\n" + fwOpsExitCodes,
-		Example: `  hostforge firmware approve --config site.yaml --machine gpu-r1-u02`,
-		Args:    cobra.NoArgs,
+		Example: `  hostforge firmware approve --config site.yaml --machine gpu-r1-u02
+  hostforge firmware approve --config site.yaml --machine gpu-r1-u02 -o json`,
+		Args: cobra.NoArgs,
 	}
-	cmd.Flags().StringVar(&machine, "machine", "", "machine ID (required)")
+	machineFlag(cmd, &machines, "machine ID (required)")
 	open := a.firmwareFlags(cmd)
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
-		if strings.TrimSpace(machine) == "" {
-			return inputErr("--machine is required")
+		machine, err := oneMachine(cmd, machines)
+		if err != nil {
+			return err
 		}
 		o, done, err := open(cmd)
 		if err != nil {

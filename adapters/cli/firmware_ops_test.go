@@ -150,15 +150,15 @@ func TestFirmwareStartUpdates(t *testing.T) {
 		start, end time.Time // zero: not checked
 		windows    int
 	}{
-		{"explicit offsets, two machines after the flag", []string{"--machines", "m1", "m2", "--start", "2026-07-01T02:00:00+0000", "--end", "2026-07-01T06:00:00+0200"},
+		{"explicit offsets, two machines", []string{"--machine", "m1", "--machine", "m2", "--start", "2026-07-01T02:00:00+0000", "--end", "2026-07-01T06:00:00+0200"},
 			ExitOK, time.Date(2026, 7, 1, 2, 0, 0, 0, time.UTC), time.Date(2026, 7, 1, 4, 0, 0, 0, time.UTC), 2},
-		{"local time, the end defaults to 24 h", []string{"--machines", "m1", "--start", "2026-07-02T10:00:00"},
+		{"local time, the end defaults to 24 h", []string{"--machine", "m1", "--start", "2026-07-02T10:00:00"},
 			ExitOK, time.Date(2026, 7, 2, 10, 0, 0, 0, time.Local), time.Date(2026, 7, 3, 10, 0, 0, 0, time.Local), 2},
-		{"an end before the start", []string{"--machines", "m2", "--start", "2026-07-05T10:00:00+0000", "--end", "2026-07-05T09:00:00+0000"}, ExitUsage, time.Time{}, time.Time{}, 2},
-		{"an unknown machine among known ones", []string{"--machines", "m1,nope", "--start", "2026-08-01T00:00:00+0000"}, ExitUsage, time.Time{}, time.Time{}, 2},
-		{"a bad time", []string{"--machines", "m1", "--start", "tomorrow"}, ExitUsage, time.Time{}, time.Time{}, 2},
-		{"cancel with a time", []string{"--machines", "m1", "--cancel", "--start", "2026-07-01T02:00:00+0000"}, ExitUsage, time.Time{}, time.Time{}, 2},
-		{"cancel", []string{"--machines", "m2", "--cancel"}, ExitOK, time.Time{}, time.Time{}, 1},
+		{"an end before the start", []string{"--machine", "m2", "--start", "2026-07-05T10:00:00+0000", "--end", "2026-07-05T09:00:00+0000"}, ExitUsage, time.Time{}, time.Time{}, 2},
+		{"an unknown machine among known ones", []string{"--machine", "m1", "--machine", "nope", "--start", "2026-08-01T00:00:00+0000"}, ExitUsage, time.Time{}, time.Time{}, 2},
+		{"a bad time", []string{"--machine", "m1", "--start", "tomorrow"}, ExitUsage, time.Time{}, time.Time{}, 2},
+		{"cancel with a time", []string{"--machine", "m1", "--cancel", "--start", "2026-07-01T02:00:00+0000"}, ExitUsage, time.Time{}, time.Time{}, 2},
+		{"cancel", []string{"--machine", "m2", "--cancel"}, ExitOK, time.Time{}, time.Time{}, 1},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -188,15 +188,15 @@ func TestFirmwareStartUpdates(t *testing.T) {
 func TestFirmwareReprovision(t *testing.T) {
 	e := newFWEnv(t)
 	ctx := context.Background()
-	r := e.run(t, "firmware", "reprovision", "set", "--id", "m1", "--update-message", "CHG-4711", "-o", "json")
+	r := e.run(t, "firmware", "reprovision", "set", "--machine", "m1", "--update-message", "CHG-4711", "-o", "json")
 	wantCode(t, r, ExitOK)
 	var req firmware.Request
 	if err := json.Unmarshal([]byte(r.out), &req); err != nil || req.MachineID != "m1" || req.Message != "CHG-4711" || req.Initiator != "operator jdoe" {
 		t.Fatalf("output %q (%v)", r.out, err)
 	}
-	wantCode(t, e.run(t, "firmware", "reprovision", "set", "--id", "m1", "--update-message", "again"), ExitUsage)
-	wantCode(t, e.run(t, "firmware", "reprovision", "set", "--id", "nope", "--update-message", "x"), ExitUsage)
-	wantCode(t, e.run(t, "firmware", "reprovision", "set", "--id", "m2"), ExitUsage)
+	wantCode(t, e.run(t, "firmware", "reprovision", "set", "--machine", "m1", "--update-message", "again"), ExitUsage)
+	wantCode(t, e.run(t, "firmware", "reprovision", "set", "--machine", "nope", "--update-message", "x"), ExitUsage)
+	wantCode(t, e.run(t, "firmware", "reprovision", "set", "--machine", "m2"), ExitUsage)
 
 	r = e.run(t, "firmware", "reprovision", "list", "-o", "json")
 	wantCode(t, r, ExitOK)
@@ -208,7 +208,7 @@ func TestFirmwareReprovision(t *testing.T) {
 	// The tenant approves; the manual gate is confirmed.
 	wantCode(t, e.run(t, "firmware", "approve", "--machine", "m1"), ExitOK)
 	wantCode(t, e.run(t, "firmware", "approve", "--machine", "m2"), ExitUsage) // no request
-	wantCode(t, e.run(t, "firmware", "reprovision", "mark-manual-upgrade-complete", "--id", "m1", "-o", "json"), ExitOK)
+	wantCode(t, e.run(t, "firmware", "reprovision", "mark-manual-upgrade-complete", "--machine", "m1", "-o", "json"), ExitOK)
 	got, _, _ := e.store(t).Request(ctx, "m1")
 	if got.ApprovedAt.IsZero() || got.ManualUpgradeCompletedAt.IsZero() {
 		t.Errorf("request %+v", got)
@@ -219,7 +219,7 @@ func TestFirmwareReprovision(t *testing.T) {
 	if _, err := s.PatchRequest(ctx, "m1", firmware.RequestPatch{StartedAt: time.Now()}); err != nil {
 		t.Fatal(err)
 	}
-	r = e.run(t, "firmware", "reprovision", "clear", "--id", "m1")
+	r = e.run(t, "firmware", "reprovision", "clear", "--machine", "m1")
 	wantCode(t, r, ExitUsage)
 	wantError(t, r, "started")
 	if _, ok, _ := s.Request(ctx, "m1"); !ok {
@@ -245,8 +245,8 @@ func TestFirmwareReprovision(t *testing.T) {
 	}
 
 	// A request that has not started clears.
-	wantCode(t, e.run(t, "firmware", "reprovision", "set", "--id", "m2", "--update-message", "CHG-2"), ExitOK)
-	wantCode(t, e.run(t, "firmware", "reprovision", "clear", "--id", "m2", "-o", "json"), ExitOK)
+	wantCode(t, e.run(t, "firmware", "reprovision", "set", "--machine", "m2", "--update-message", "CHG-2"), ExitOK)
+	wantCode(t, e.run(t, "firmware", "reprovision", "clear", "--machine", "m2", "-o", "json"), ExitOK)
 	if _, ok, _ := s.Request(ctx, "m2"); ok {
 		t.Error("the request was not cleared")
 	}

@@ -42,7 +42,7 @@ sent, and a run started again resumes each update at its persisted step — a
 push whose answer was lost is asked of the BMC before anything is sent again.
 Run one 'firmware run' (or Temporal workers) per state database.
 
-` + firmwareOpsHelp + "\n\n" + exitCodeHelp,
+` + firmwareOpsHelp + "\n\n" + fwOpsExitCodes,
 		Example: `  hostforge firmware run --config /etc/hostforge/site.yaml
   hostforge firmware run --config site.yaml --metrics-listen 127.0.0.1:9464 --log-level info`,
 		Args: cobra.NoArgs,
@@ -55,7 +55,7 @@ Run one 'firmware run' (or Temporal workers) per state database.
 			return err
 		}
 		defer done()
-		return runFirmwareLocally(cmd.Context(), o.fs, metricsListen, cmd.OutOrStdout(), o.log)
+		return runFirmwareLocally(cmd.Context(), o.fs, metricsListen, cmd.OutOrStdout(), o.out == formatJSON, o.log)
 	}
 	return cmd
 }
@@ -116,8 +116,15 @@ func (r *localRunner) start(ctx context.Context) {
 	}
 }
 
-// runFirmwareLocally runs the cycle and the workflows until ctx ends.
-func runFirmwareLocally(ctx context.Context, fw *wiring.FirmwareSystems, metricsListen string, out io.Writer, log *slog.Logger) error {
+// runFirmwareLocally runs the cycle and the workflows until ctx ends. With
+// asJSON, out gets one document (firmwareRunJSON) once the servers listen,
+// and none of the text lines.
+func runFirmwareLocally(ctx context.Context, fw *wiring.FirmwareSystems, metricsListen string, out io.Writer, asJSON bool, log *slog.Logger) error {
+	doc := firmwareRunJSON{}
+	stdout := out
+	if asJSON {
+		out = io.Discard
+	}
 	ctx, stop := context.WithCancel(ctx)
 	defer stop()
 	reg := metrics.NewRegistry()
@@ -164,7 +171,8 @@ func runFirmwareLocally(ctx context.Context, fw *wiring.FirmwareSystems, metrics
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(out, "metrics on http://%s/metrics\n", addr)
+		doc.MetricsURL = "http://" + addr + "/metrics"
+		fmt.Fprintf(out, "metrics on %s\n", doc.MetricsURL)
 	}
 	if fw.Scout != nil {
 		mux := http.NewServeMux()
@@ -173,13 +181,20 @@ func runFirmwareLocally(ctx context.Context, fw *wiring.FirmwareSystems, metrics
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(out, "agent server on https://%s\n", addr)
+		doc.AgentURL = "https://" + addr
+		fmt.Fprintf(out, "agent server on %s\n", doc.AgentURL)
 	}
 	host, _ := os.Hostname()
 	cycle := fw.Cycle(fm, log, fmt.Sprintf("%s/%d", host, os.Getpid()))
 	interval := fw.Settings.WithDefaults().RunInterval
 	startEvery := min(interval, 5*time.Second)
 	fmt.Fprintf(out, "firmware run: the update manager every %s, the update workflows in this process; interrupt to stop\n", interval)
+	if asJSON {
+		doc.IntervalSeconds = interval.Seconds()
+		if err := writeJSON(stdout, doc); err != nil {
+			return err
+		}
+	}
 	// The cycle (exploration and pass) runs on its own ticker, a run that
 	// is still going when the next is due skipped; the workflows start on
 	// theirs, so that a long exploration never delays them.

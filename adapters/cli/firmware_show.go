@@ -44,7 +44,7 @@ type machineShow struct {
 }
 
 func (a *app) fwShowCmd() *cobra.Command {
-	var machine string
+	var machines []string
 	cmd := &cobra.Command{
 		Use:   "show --config FILE [--machine ID]",
 		Short: "Show the catalog in force (its files, the runtime overrides, the artifact cache), or what was read of one machine",
@@ -62,14 +62,22 @@ node's state and whether it is MNNVL capable — and which trait, capability or
 property said so (the manual gate of requires_manual_upgrade applies to it) —
 its last firmware inventory reading and its drift, its request and update.
 
-` + firmwareOpsHelp + "\n\n" + exitCodeHelp,
+` + firmwareOpsHelp + "\n\n" + fwOpsExitCodes,
 		Example: `  hostforge firmware show --config site.yaml -o json
   hostforge firmware show --config site.yaml --machine gb200-r4-u10`,
 		Args: cobra.NoArgs,
 	}
-	cmd.Flags().StringVar(&machine, "machine", "", "show one machine instead of the catalog")
+	machineFlag(cmd, &machines, "show one machine instead of the catalog")
 	open := a.firmwareFlags(cmd)
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
+		var machine string
+		if len(machines) > 0 {
+			m, err := oneMachine(cmd, machines)
+			if err != nil {
+				return err
+			}
+			machine = m
+		}
 		o, done, err := open(cmd)
 		if err != nil {
 			return err

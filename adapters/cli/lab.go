@@ -81,7 +81,8 @@ given its lab.yaml say the lab is not running (LAB_NOT_RUNNING).
 
 Ironic is detected (--ironic, then $IRONIC_URL, then 127.0.0.1:6385), never
 installed from here; without one, lab.yaml turns the Ironic gate off and the
-rack enrols as far as NetBox activation.
+rack enrols as far as NetBox activation. With -o json, one document says
+where everything listens once the rack is served (docs/json.md).
 
 ` + exitCodes(ExitOK, ExitUsage, ExitBug, ExitCancelled),
 		Example: `  hostforge lab &
@@ -98,6 +99,7 @@ rack enrols as far as NetBox activation.
 	f.BoolVar(&noIronic, "no-ironic", false, "run without Ironic even when one answers")
 	f.DurationVar(&linkBudget, "link-budget", 30*time.Second, "how long the link guard waits for a frontend link to come up (lab.yaml's timing.link_budget)")
 	logLevelFlag(cmd)
+	out := outputFlag(cmd)
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		log, err := a.logger(cmd)
 		if err != nil {
@@ -128,6 +130,13 @@ rack enrols as far as NetBox activation.
 			return inputErr("starting the lab in %s: %v", dir, err)
 		}
 		defer l.Close()
+		if *out == formatJSON {
+			if err := writeJSON(w, labDocument(l, ironicURL, inspectorURL)); err != nil {
+				return err
+			}
+			<-ctx.Done()
+			return nil
+		}
 		fmt.Fprint(w, l.Summary())
 		switch {
 		case noIronic:

@@ -154,9 +154,11 @@ func (a *app) ledgerCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "ledger",
 		Short: "Read the fleet manager's ledger and project Ironic into it",
-		Long:  "The ledger holds each device's identity, Ironic reference, platform_class and completion proof.\n\n" + wiring.LedgerHelp,
+		Long: `The fleet manager's ledger (the config's ledger: section, docs/config.md)
+records each device's identity, its Ironic reference projected from Ironic
+(and the revision of that reference), its platform_class and its completion
+proof.`,
 		Example: `  hostforge ledger show --config lab1.yaml cpu-r1-u10
-  hostforge ledger show --config lab1.yaml -o json cpu-r1-u10
   hostforge ledger project --config lab1.yaml`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -193,11 +195,13 @@ current identity, reference and revision) or stale (left by an identity the
 device no longer has).
 
 ` + exitCodes(ExitOK, ExitUsage, ExitInfra, ExitFleetManager, ExitBug, ExitCancelled),
-		Example: `  hostforge ledger show --config lab1.yaml cpu-r1-u10 -o json`,
-		Args:    cobra.ExactArgs(1),
+		Example: `  hostforge ledger show --config lab1.yaml cpu-r1-u10
+  hostforge ledger show --config lab1.yaml cpu-r1-u10 -o json`,
+		Args: cobra.ExactArgs(1),
 	}
 	cmd.Flags().StringVar(&config, "config", "", "config file with the ledger: section")
 	_ = cmd.MarkFlagRequired("config")
+	logLevelFlag(cmd)
 	out := outputFlag(cmd)
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		if err := checkOutput(*out); err != nil {
@@ -300,6 +304,13 @@ runs the same pass on an interval.
 	return cmd
 }
 
+// projectionJSON is 'ledger project -o json': the pass's report and its
+// failure.
+type projectionJSON struct {
+	enrollment.ProjectionReport
+	Failure *failureJSON `json:"failure,omitempty"`
+}
+
 func printProjection(w io.Writer, format string, rep enrollment.ProjectionReport, perr error) error {
 	var f *hostforge.Failure
 	if perr != nil {
@@ -309,10 +320,7 @@ func printProjection(w io.Writer, format string, rep enrollment.ProjectionReport
 		if rep.Changes == nil {
 			rep.Changes = []enrollment.ReferenceChange{}
 		}
-		if err := writeJSON(w, struct {
-			enrollment.ProjectionReport
-			Failure *failureJSON `json:"failure,omitempty"`
-		}{rep, failureOut(f)}); err != nil {
+		if err := writeJSON(w, projectionJSON{rep, failureOut(f)}); err != nil {
 			return err
 		}
 		return exitWith(exitCodeOf(f))

@@ -109,15 +109,12 @@ func TestBackfillConfigDryRunApplyAndRerun(t *testing.T) {
 		t.Helper()
 		r := run(t, "", nil, append([]string{"platform-class", "backfill", "--config", cfg, "--log-level", "off", "-o", "json", "--device", "cpu-r1-u10", "--device", "gpu-r1-u02"}, args...)...)
 		wantCode(t, r, ExitOK)
-		var rows []backfillJSON
-		for _, line := range strings.Split(strings.TrimSpace(r.out), "\n") {
-			var row backfillJSON
-			if err := json.Unmarshal([]byte(line), &row); err != nil {
-				t.Fatalf("%q: %v", line, err)
-			}
-			rows = append(rows, row)
+		var rep backfillReportJSON
+		if err := json.Unmarshal([]byte(r.out), &rep); err != nil {
+			t.Fatalf("-o json is not one document: %v\n%s", err, r.out)
 		}
-		if len(rows) != 2 {
+		rows := rep.Devices
+		if len(rows) != 2 || rep.Applied != (len(args) > 0 && args[0] == "--apply") {
 			t.Fatalf("rows %+v", rows)
 		}
 		return rows

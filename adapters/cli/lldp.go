@@ -30,11 +30,12 @@ type lldpJSON struct {
 
 func (a *app) lldpCmd() *cobra.Command {
 	cmd := &cobra.Command{
-		Use:     "lldp",
-		Short:   "LLDP tools",
-		Args:    cobra.NoArgs,
-		Example: `  hostforge lldp decode --inventory node-inventory.json`,
-		RunE:    func(cmd *cobra.Command, _ []string) error { return usageErr(fmt.Errorf("missing subcommand: decode")) },
+		Use:   "lldp",
+		Short: "LLDP tools",
+		Args:  cobra.NoArgs,
+		Example: `  hostforge lldp decode --inventory node-inventory.json
+  hostforge lldp decode --inventory - -o json < introspection-data.json`,
+		RunE: func(cmd *cobra.Command, _ []string) error { return usageErr(fmt.Errorf("missing subcommand: decode")) },
 	}
 	var inventory string
 	dec := &cobra.Command{
@@ -54,6 +55,7 @@ An interface without LLDP data says whether LLDP was collected at all
 	}
 	dec.Flags().StringVar(&inventory, "inventory", "", "inventory file (Ironic or ironic-inspector JSON), - for standard input")
 	_ = dec.MarkFlagRequired("inventory")
+	logLevelFlag(dec)
 	out := outputFlag(dec)
 	dec.RunE = func(cmd *cobra.Command, _ []string) error {
 		if err := checkOutput(*out); err != nil {

@@ -109,6 +109,7 @@ hypervisor device is never read.
 	_ = cmd.MarkFlagRequired("device-class")
 	_ = cmd.RegisterFlagCompletionFunc("device-class", cobra.FixedCompletions(
 		[]string{platformclass.ClassGPUCompute, platformclass.ClassCPUBaremetal, platformclass.ClassHypervisor}, cobra.ShellCompDirectiveNoFileComp))
+	logLevelFlag(cmd)
 	out := outputFlag(cmd)
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		if err := checkOutput(*out); err != nil {
@@ -180,6 +181,15 @@ type backfillJSON struct {
 	Failure   *failureJSON `json:"failure,omitempty"`
 }
 
+// backfillReportJSON is 'platform-class backfill -o json': one document
+// for the whole run.
+type backfillReportJSON struct {
+	// Applied says the writes were made (--apply); without it each row
+	// says what would be written.
+	Applied bool           `json:"applied"`
+	Devices []backfillJSON `json:"devices"`
+}
+
 func (a *app) backfillCmd() *cobra.Command {
 	var dryRun, apply, demo bool
 	var config string
@@ -206,16 +216,21 @@ not stop the others.
   hostforge platform-class backfill --demo --apply -o json`,
 	}
 	cmd.Flags().BoolVar(&apply, "apply", false, "write to NetBox and the fleet manager (without it, a dry run)")
-	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "read and report, write nothing (the default)")
+	// --dry-run was the default's own flag: it goes in the next release.
+	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "deprecated: without --apply nothing is written")
+	_ = cmd.Flags().MarkHidden("dry-run")
 	cmd.Flags().StringArrayVar(&devices, "device", nil, "a device to backfill (repeatable); every device NetBox lists when none is named")
 	cmd.Flags().BoolVar(&demo, "demo", false, "run against the built-in fake demo rack instead of real systems")
-	cmd.Flags().StringVar(&config, "config", "", "config file naming the real systems (see 'hostforge enroll --help')")
-	cmd.MarkFlagsMutuallyExclusive("apply", "dry-run")
+	cmd.Flags().StringVar(&config, "config", "", "config file naming the real systems (docs/config.md)")
+	exclusive(cmd, "--apply writes to NetBox and the fleet manager, --dry-run (deprecated: the default) writes nothing; give --apply to write, neither to read only", "apply", "dry-run")
 	logLevelFlag(cmd)
 	out := outputFlag(cmd)
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
 		if err := checkOutput(*out); err != nil {
 			return err
+		}
+		if cmd.Flags().Changed("dry-run") {
+			fmt.Fprintln(a.streams.Err, "warning: --dry-run is deprecated and goes in the next release; leave it out (without --apply nothing is written)")
 		}
 		names := append(append([]string(nil), devices...), args...)
 		if dup := duplicate(names); dup != "" {
@@ -266,10 +281,8 @@ func printBackfill(cmd *cobra.Command, format string, dryRun bool, entries []enr
 		rows = append(rows, r)
 	}
 	if format == formatJSON {
-		for _, r := range rows {
-			if err := writeJSONLine(w, r); err != nil {
-				return err
-			}
+		if err := writeJSON(w, backfillReportJSON{Applied: !dryRun, Devices: rows}); err != nil {
+			return err
 		}
 		return exitWith(worst(failures))
 	}

@@ -73,42 +73,32 @@ func (a *app) retireCmd() *cobra.Command {
 		Use:   "retire DEVICE...",
 		Short: "Retire devices: erase, out of Ironic, DHCP, the BMC's monitoring and the ledger, offline in NetBox",
 		Long: `Run the retirement workflow in-process for each device, against the real
-systems a config file names. A device is retired when NetBox has it as
-decommissioning: its disks are erased as an Ironic manual clean (the
-retire: section's erase, metadata by default), its node's ports,
-portgroups and node are deleted (or the node kept manageable in maintenance
-with retire.keep_node), its DHCP reservation is removed, the BMC's
-monitoring user removed and the per-host BMC credential archived in the
-vault, its completion proof and platform class cleared in the ledger, and
-NetBox sets it offline with a journal entry naming the run. With an
-extensions: section, serverDecommissioned and serverDeleteDNS are fired.
+systems a config file names (--config, docs/config.md). A device NetBox has
+as decommissioning is erased as an Ironic manual clean (retire.erase:
+metadata by default, or full), its ports, portgroups and node deleted (or
+the node kept manageable in maintenance with retire.keep_node), its DHCP
+reservation and BMC monitoring user removed, its BMC admin credential
+archived in the vault (retire.archive_retention), its ledger records
+cleared, and the NetBox device set offline with a journal entry naming the
+run; with extensions, serverDecommissioned and serverDeleteDNS are fired.
 
-A node that holds an instance (or is deployed) is refused before anything
-is written (RETIRE_NODE_IN_USE, owner TENANT, exit code 8). A device offline
-in NetBox is retired only with --force, unless its journal names a
-retirement: the rerun resumes that run, and a retired host's rerun writes
-nothing.
+A node that holds an instance is refused before anything is written
+(RETIRE_NODE_IN_USE, owner TENANT, exit 8). A device already offline is
+retired only with --force, unless its journal names a retirement: the rerun
+resumes that run, and a retired host's rerun writes nothing. --no-erase
+skips the erase (recorded in the result and the journal).
 
-With --temporal, submit each device to a Temporal server instead, as its own
-workflow (ID retire/<device>), for 'hostforge worker' to run, and follow each
-run from its history: the same progress, summary, exit codes and -o json.
+With --temporal, each device is submitted as its own workflow
+(retire/<device>) for 'hostforge worker' to run, and followed from its
+history. Progress, summary and -o json (one object per host) are enroll's.
 
-Progress shows a line per host with its current step; a summary table and
-each failure's operator action follow; -o json prints one JSON object per
-host instead.
-
-Operator parameters: --no-erase skips the erase (recorded in the result and
-the journal); --force retires a device offline by hand; --max-attempts
-replaces the site's attempt budget.
-
-` + wiring.ConfigHelp + `
-` + exitCodeHelp,
+` + exitCodes(ExitOK, ExitUsage, ExitOnSite, ExitInfra, ExitFleetManager, ExitBug, ExitCancelled, ExitTenant, exitSeveralHosts),
 		Example: `  hostforge retire --config /etc/hostforge/lab1.yaml cpu-r1-u10
   hostforge retire --config lab1.yaml --no-erase -o json cpu-r1-u10 cpu-r1-u11
   hostforge retire --config lab1.yaml --temporal 127.0.0.1:7233 gpu-r1-u02`,
 	}
 	f := cmd.Flags()
-	f.StringVar(&o.config, "config", "", "config file naming the real systems (format below)")
+	f.StringVar(&o.config, "config", "", "config file naming the real systems (docs/config.md)")
 	f.BoolVar(&o.noErase, "no-erase", false, "skip the erase (recorded in the result and NetBox's journal)")
 	f.BoolVar(&o.force, "force", false, "retire a device NetBox has offline although no retirement's journal entry says why")
 	f.IntVar(&o.maxAttempts, "max-attempts", 0, "attempt budget for retryable failures, replacing the site's (1 fails fast; 0 keeps the site's)")

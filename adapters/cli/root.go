@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"regexp"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -132,7 +133,29 @@ inspection inventories, decode LLDP and detect BMC vendors.
 	root.AddCommand(a.extensionsCmd())
 	root.AddCommand(a.failureCodesCmd())
 	root.AddCommand(a.versionCmd())
+	root.AddCommand(a.configCmd())
+	builtinCommands(root)
+	installChecks(root)
 	return root, a
+}
+
+// builtinCommands adds cobra's help and completion commands now, rather
+// than when the tree first runs, so they carry examples like every other
+// command.
+func builtinCommands(root *cobra.Command) {
+	root.InitDefaultHelpCmd()
+	root.InitDefaultCompletionCmd()
+	for _, c := range root.Commands() {
+		switch c.Name() {
+		case "help":
+			c.Example = "  hostforge help enroll\n  hostforge help firmware drift"
+		case "completion":
+			c.Example = "  hostforge completion bash > /etc/bash_completion.d/hostforge\n  hostforge completion zsh > \"${fpath[1]}/_hostforge\""
+			for _, sh := range c.Commands() {
+				sh.Example = fmt.Sprintf("  hostforge completion %[1]s > hostforge.%[1]s\n  hostforge completion %[1]s --no-descriptions > hostforge.%[1]s", sh.Name())
+			}
+		}
+	}
 }
 
 // Run executes the command tree with args (without the program name) and
@@ -194,6 +217,9 @@ func report(w io.Writer, cmd *cobra.Command, err error) int {
 		return ExitUsage
 	}
 	if isCobraUsage(err) {
+		if msg, ok := flagGroupMessage(err.Error()); ok {
+			err = errors.New(msg)
+		}
 		fmt.Fprintf(w, "error: %s\n", oneLine(err.Error()))
 		fmt.Fprintf(w, "action: see '%s --help'\n", cmd.CommandPath())
 		return ExitUsage
@@ -211,12 +237,39 @@ func isCobraUsage(err error) bool {
 		return false
 	}
 	msg := err.Error()
-	for _, p := range []string{"unknown command", "accepts ", "requires at least", "requires at most", "received ", "unknown flag", "unknown shorthand", "invalid argument", "flag needs an argument", "required flag", "if any flags in the group"} {
+	for _, p := range []string{"unknown command", "accepts ", "requires at least", "requires at most", "received ", "unknown flag", "unknown shorthand", "invalid argument", "flag needs an argument", "required flag", "if any flags in the group", "at least one of the flags in the group"} {
 		if strings.Contains(msg, p) {
 			return true
 		}
 	}
 	return false
+}
+
+// cobraGroup matches cobra's refusals of a flag group's rule (a command
+// marked with cobra's MarkFlags* instead of exclusive).
+var cobraGroup = regexp.MustCompile(`^(?:if any flags in the group \[([^\]]*)\] are set (none of the others can be|they must all be set)|at least one of the flags in the group \[([^\]]*)\] is required)`)
+
+// flagGroupMessage says cobra's flag-group refusal in hostforge's words.
+func flagGroupMessage(msg string) (string, bool) {
+	m := cobraGroup.FindStringSubmatch(msg)
+	if m == nil {
+		return "", false
+	}
+	flags := func(list string) string {
+		var fs []string
+		for _, f := range strings.Fields(list) {
+			fs = append(fs, "--"+f)
+		}
+		return joinAnd(fs)
+	}
+	switch {
+	case m[3] != "":
+		return "give one of " + strings.Replace(flags(m[3]), " and ", " or ", 1), true
+	case m[2] == "none of the others can be":
+		return flags(m[1]) + " cannot be given together: give one", true
+	default:
+		return flags(m[1]) + " go together: give all of them or none", true
+	}
 }
 
 // oneLine folds a multi-line message onto one line.

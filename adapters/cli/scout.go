@@ -18,7 +18,8 @@ import (
 )
 
 func (a *app) scoutCmd() *cobra.Command {
-	var server, machine, caFile, tokenFile, workDir string
+	var server, caFile, tokenFile, workDir string
+	var machines []string
 	var wait, poll time.Duration
 	cmd := &cobra.Command{
 		Use:   "scout --server URL --machine ID --token-file F",
@@ -49,7 +50,7 @@ no longer offers it.
 	cmd.AddCommand(a.scoutTokenCmd())
 	f := cmd.Flags()
 	f.StringVar(&server, "server", "", "the agent server's base URL, https://host:port (required)")
-	f.StringVar(&machine, "machine", "", "this host's machine ID (required)")
+	machineFlag(cmd, &machines, "this host's machine ID (required)")
 	f.StringVar(&caFile, "ca-file", "", "PEM CA bundle to trust besides the system roots")
 	f.StringVar(&tokenFile, "token-file", "", "file holding this machine's own token, from 'hostforge scout token' (mode 0600; required)")
 	f.StringVar(&workDir, "work-dir", "", "where a task's files are downloaded (default the temp directory)")
@@ -61,11 +62,14 @@ no longer offers it.
 		if err := checkOutput(*out); err != nil {
 			return err
 		}
-		switch {
-		case server == "":
+		if server == "" {
 			return inputErr("--server is required: the worker's agent server, https://host:port")
-		case machine == "":
-			return inputErr("--machine is required: this host's machine ID")
+		}
+		machine, err := oneMachine(cmd, machines)
+		if err != nil {
+			return err
+		}
+		switch {
 		case tokenFile == "":
 			return inputErr("--token-file is required: the file holding this machine's own token ('hostforge scout token --config F --machine %s' prints it)", machine)
 		case wait < 0 || poll <= 0:

@@ -9,9 +9,16 @@ import (
 	"github.com/hostforge/hostforge/adapters/wiring"
 )
 
+// scoutTokenJSON is 'scout token -o json'.
+type scoutTokenJSON struct {
+	MachineID string `json:"machine_id"`
+	Token     string `json:"token"`
+}
+
 // scoutTokenCmd prints one machine's agent token for provisioning.
 func (a *app) scoutTokenCmd() *cobra.Command {
-	var config, machine string
+	var config string
+	var machines []string
 	cmd := &cobra.Command{
 		Use:   "token --config F --machine ID",
 		Short: "Print one machine's agent token, for provisioning the host",
@@ -24,18 +31,22 @@ in a file only root can read (mode 0600). Changing the site secret
 invalidates every token.
 
 ` + exitCodes(ExitOK, ExitUsage, ExitBug),
-		Example: `  hostforge scout token --config /etc/hostforge/site.yaml --machine gpu-r1-u02 > scout.token`,
-		Args:    cobra.NoArgs,
+		Example: `  hostforge scout token --config /etc/hostforge/site.yaml --machine gpu-r1-u02 > scout.token
+  hostforge scout token --config /etc/hostforge/site.yaml --machine gpu-r1-u02 -o json`,
+		Args: cobra.NoArgs,
 	}
 	f := cmd.Flags()
 	f.StringVar(&config, "config", "", "the site config file, with firmware.scout and the vault (required)")
-	f.StringVar(&machine, "machine", "", "the machine ID whose token to print (required)")
+	machineFlag(cmd, &machines, "the machine ID whose token to print (required)")
+	logLevelFlag(cmd)
+	out := outputFlag(cmd)
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
-		switch {
-		case config == "":
+		if config == "" {
 			return inputErr("--config is required: the site config naming the vault and firmware.scout.site_secret_item")
-		case machine == "":
-			return inputErr("--machine is required: the machine whose token to print")
+		}
+		machine, err := oneMachine(cmd, machines)
+		if err != nil {
+			return err
 		}
 		if err := scout.CheckMachineID(machine); err != nil {
 			return usageErr(err)
@@ -51,6 +62,9 @@ invalidates every token.
 		token, err := scout.MachineToken(secret, machine)
 		if err != nil {
 			return usageErr(err)
+		}
+		if *out == formatJSON {
+			return writeJSON(cmd.OutOrStdout(), scoutTokenJSON{MachineID: machine, Token: token})
 		}
 		_, err = fmt.Fprintln(cmd.OutOrStdout(), token)
 		return err

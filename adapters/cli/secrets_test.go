@@ -221,7 +221,14 @@ func runTemporal(t *testing.T, secrets *hostforge.Secrets) (*fakes.Site, artifac
 		env.SetDataConverter(rec)
 		env.SetStartTime(site.Clock.Now())
 		env.SetTestTimeout(time.Minute)
+		// The fakes' time follows the workflow's sleeps: its timers, and
+		// the sleeps its steps carry.
 		env.SetOnTimerScheduledListener(func(_ string, d time.Duration) { site.Clock.Advance(d) })
+		env.SetOnActivityStartedListener(func(info *activity.Info, _ context.Context, args converter.EncodedValues) {
+			if d, ok := temporal.DeferredSleep(info, args); ok {
+				site.Clock.Advance(d)
+			}
+		})
 		env.SetOnActivityCompletedListener(func(info *activity.Info, _ converter.EncodedValue, err error) {
 			if err != nil {
 				a.add("activity errors", info.ActivityType.Name+": "+err.Error())

@@ -102,6 +102,7 @@ mismatch; 2 when a file cannot be read.
 	cmd.Flags().StringVar(&expect, "expect", "", "expectations file (JSON or YAML)")
 	_ = cmd.MarkFlagRequired("inventory")
 	_ = cmd.MarkFlagRequired("expect")
+	logLevelFlag(cmd)
 	out := outputFlag(cmd)
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		if err := checkOutput(*out); err != nil {

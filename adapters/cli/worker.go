@@ -2,12 +2,12 @@ package cli
 
 import (
 	"fmt"
+	"io"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/hostforge/hostforge/adapters/temporal"
-	"github.com/hostforge/hostforge/adapters/wiring"
 	"github.com/hostforge/hostforge/adapters/worker"
 )
 
@@ -34,61 +34,27 @@ func (a *app) workerCmd() *cobra.Command {
 		Use:   "worker --config FILE --temporal ADDRESS",
 		Short: "Run a Temporal worker that enrols devices on the real systems a config file names",
 		Long: `Run a Temporal worker on the real systems the config file names (the same
-wiring as 'hostforge enroll --config'): it polls the task queue for the
-enrollment workflow and runs each of its steps as an activity, with NetBox,
-the vault, the DHCP server, the BMCs (the link guard reads them too) and
-every Ironic instance of the config. It also runs extension dispatch: with
-an extensions: section, each enrollment submitted from a config that has
-one fires serverRegistered once it succeeds, as a workflow of its own
-(extensions/serverRegistered/<enrollment run ID>) whose tasks — webhooks, SSH
-commands, Ansible playbooks — run as activities on the workers; the same
-workflow fires serverCreateDNS for the host's BMC record set. With
-extensions.netbox_events it serves the endpoint of NetBox's event rules
-(POST /netbox/events over TLS, every request checked by its
-X-Hook-Signature), whose device events fire serverDecommissioned and
-serverDeleteDNS, switchRegistered and switchCreateDNS, switchDecommissioned
-and switchDeleteDNS, each occurrence a workflow of its own
-(extensions/netbox/<request ID>/dcim.device/<device ID>); and the Ironic
-projection fires serverInstanceUpdate for each deploy transition it sees.
-Submit work to it with 'hostforge enroll --config FILE --temporal ADDRESS DEVICE...'.
+wiring as 'hostforge enroll --config'): it runs the enrollment workflow's
+steps as activities, extension dispatch (serverRegistered after each
+enrollment; with extensions.netbox_events, the endpoint of NetBox's event
+rules; serverInstanceUpdate from the Ironic projection), the completion
+proof's settlement with a ledger, and with firmware: the update workflows
+and the on-host agent's server. Submit work with 'hostforge enroll --config
+FILE --temporal ADDRESS DEVICE...'.
 
 Workflows survive the worker: waits are durable timers, and a step a dead
-worker left is rerun (every step is idempotent) when a worker polls again
-(after --heartbeat-timeout) — except an extension's SSH command or playbook,
-which is never run twice: it ends EXTENSION_TASK_INTERRUPTED, for the
-operator to check and redeliver. Several workers may poll one queue; the
-file vault is safe to share between processes on one host. Long workflows
-(a slow inspection, a firmware update waiting hours, a settlement) continue
-as new before 2,000 history events, resuming where they were. The command
-is a thin shell over adapters/worker, which a Go service embeds the same
-way.
+worker left is rerun after --heartbeat-timeout — except an extension's SSH
+command or playbook, which ends EXTENSION_TASK_INTERRUPTED for the operator
+to redeliver. Several workers may poll one queue. Periodic work (the Ironic
+projection, the firmware inventories and the update manager's pass) runs as
+Temporal schedules of the site (hostforge/SITE/...), once per interval
+however many workers there are; every worker creates or updates them.
 
-With the ledger: section the worker also settles each enrollment's
-completion proof (a settlement workflow the enrollment starts, which
-outlives it and its submitter). Workers sharing a queue share the ledger
-(driver: postgres).
+Ctrl-C (or SIGTERM) stops polling and gives running steps --stop-timeout to
+finish, then cancels them; their workflows carry on with the next worker.
+The config file's keys are in docs/config.md. With -o json, one document is
+printed once the worker polls (docs/json.md).
 
-Periodic work runs as Temporal schedules of the config's site, one per
-purpose, each starting a short workflow with overlap policy skip, so it runs
-once per interval however many workers there are: with a ledger, the
-projection of every Ironic instance's nodes into the ledger
-(hostforge/SITE/ironic-projection, every ledger.projection_interval, 1m by
-default); with the firmware: section, the reading of the managed hosts'
-firmware inventories that got older than firmware.explore_interval
-(hostforge/SITE/firmware-explore) and the update manager's pass, which also
-starts the update workflow of each reprovisioning request
-(hostforge/SITE/firmware-pass), both every
-firmware.settings.machine_update_run_interval. Every worker creates or
-updates them at start; 'temporal schedule list' shows them. With firmware:
-the worker also serves the on-host agent ('hostforge scout') on
-firmware.scout.listen. --metrics-listen serves Prometheus metrics on
-/metrics (hostforge_ names).
-
-Ctrl-C (or SIGTERM) stops polling and lets running steps finish for up to
---stop-timeout, then cancels them; their workflows carry on with the next
-worker.
-
-` + wiring.ConfigHelp + `
 ` + exitCodes(ExitOK, ExitUsage, ExitInfra, ExitBug, ExitCancelled),
 		Example: `  hostforge worker --config /etc/hostforge/lab1.yaml --temporal temporal.example.net:7233
   hostforge worker --config lab/lab.yaml --temporal 127.0.0.1:7233 --task-queue lab1
@@ -96,7 +62,7 @@ worker.
 		Args: cobra.NoArgs,
 	}
 	f := cmd.Flags()
-	f.StringVar(&config, "config", "", "config file naming the real systems (format below)")
+	f.StringVar(&config, "config", "", "config file naming the real systems (docs/config.md)")
 	tf.add(cmd, "Temporal frontend host:port, e.g. 127.0.0.1:7233")
 	f.DurationVar(&stopTimeout, "stop-timeout", 30*time.Second, "on Ctrl-C, how long running steps may finish before they are cancelled")
 	f.IntVar(&maxSteps, "max-concurrent-steps", 0, "steps run at once by this worker (0: the Temporal SDK's default)")
@@ -104,6 +70,7 @@ worker.
 	f.DurationVar(&heartbeat, "heartbeat-timeout", temporal.DefaultHeartbeat, "how long a running step may go without a heartbeat before Temporal gives it to another worker (the wait a dead worker's steps cost)")
 	_ = cmd.MarkFlagFilename("config", "yaml", "yml")
 	logLevelFlag(cmd)
+	format := outputFlag(cmd)
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		switch {
 		case config == "":
@@ -143,12 +110,23 @@ worker.
 		}
 		defer c.Close()
 		out := cmd.OutOrStdout()
-		w, err := worker.New(sys, c, worker.Options{TaskQueue: tf.queue, MetricsListen: metricsListen, StopTimeout: stopTimeout,
-			MaxConcurrentSteps: maxSteps, Activity: temporal.ActivityOptions{Heartbeat: heartbeat}, Status: out, Log: log})
+		opts := worker.Options{TaskQueue: tf.queue, MetricsListen: metricsListen, StopTimeout: stopTimeout,
+			MaxConcurrentSteps: maxSteps, Activity: temporal.ActivityOptions{Heartbeat: heartbeat}, Status: out, Log: log}
+		if *format == formatJSON {
+			// One document, once the worker polls: the services' status
+			// lines are left out.
+			opts.Status = io.Discard
+			opts.Ready = func() {
+				_ = writeJSON(out, workerJSON{Temporal: tf.address, Namespace: tf.namespace, TaskQueue: tf.queue, Site: sys.Site, MetricsListen: metricsListen})
+			}
+		}
+		w, err := worker.New(sys, c, opts)
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(out, "connected to Temporal at %s (namespace %s); interrupt to stop\n", tf.address, tf.namespace)
+		if *format != formatJSON {
+			fmt.Fprintf(out, "connected to Temporal at %s (namespace %s); interrupt to stop\n", tf.address, tf.namespace)
+		}
 		return w.Run(ctx)
 	}
 	return cmd

@@ -525,3 +525,25 @@ func accountPath(t *testing.T, emu *redfishemu.Emulator, user string) string {
 	t.Fatalf("the emulator has no account %q", user)
 	return ""
 }
+
+// 'hostforge worker -o json' prints one document once connected to the
+// real Temporal, and nothing else on the standard output (docs/json.md).
+func TestWorkerJSON(t *testing.T) {
+	addr := itEnv(t, "HOSTFORGE_TEMPORAL_ADDRESS")
+	var b [3]byte
+	_, _ = rand.Read(b[:])
+	site := "it-json-" + hex.EncodeToString(b[:])
+	l, err := lab.Start(context.Background(), lab.Options{Dir: filepath.Join(t.TempDir(), "lab"), SiteName: site})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(l.Close)
+	t.Cleanup(func() { deleteSchedules(t, addr, site) })
+	args := []string{"worker", "--config", l.Config, "--temporal", addr, "--task-queue", site, "--stop-timeout", "1s", "--log-level", "off", "-o", "json"}
+	out := serveJSON(t, args...)
+	checkJSONOutput(t, args, out)
+	var doc workerJSON
+	if err := json.Unmarshal([]byte(out), &doc); err != nil || doc.Temporal != addr || doc.TaskQueue != site || doc.Site != site {
+		t.Errorf("worker -o json: %s (%v)", out, err)
+	}
+}

@@ -6,7 +6,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -15,6 +14,7 @@ import (
 	"github.com/hostforge/hostforge/adapters/lab"
 	"github.com/hostforge/hostforge/fakes"
 	"github.com/hostforge/hostforge/intent"
+	"github.com/hostforge/hostforge/internal/itenv"
 	"github.com/hostforge/hostforge/ironic"
 )
 
@@ -23,14 +23,7 @@ import (
 // and fails under HOSTFORGE_REQUIRE_INTEGRATION=1.
 func agentIronic(t *testing.T) string {
 	t.Helper()
-	v := os.Getenv("HOSTFORGE_IRONIC_AGENT_URL")
-	if v == "" {
-		if os.Getenv("HOSTFORGE_REQUIRE_INTEGRATION") == "1" {
-			t.Fatal("HOSTFORGE_IRONIC_AGENT_URL is unset: scripts/integration did not start its component")
-		}
-		t.Skip("HOSTFORGE_IRONIC_AGENT_URL is unset; run scripts/integration")
-	}
-	return v
+	return itenv.Var(t, "HOSTFORGE_IRONIC_AGENT_URL", "scripts/integration did not start its component")
 }
 
 // waitState polls the node until it rests in want (or fails on another

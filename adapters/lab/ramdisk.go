@@ -165,13 +165,18 @@ func (r *Ramdisk) post(ctx context.Context, h *fakes.Host) error {
 	return r.do(req, nil)
 }
 
-func (r *Ramdisk) do(req *http.Request, out any) error {
-	resp, err := r.client().Do(req)
+func (r *Ramdisk) do(req *http.Request, out any) error { return doJSON(r.client(), req, 1<<20, out) }
+
+// doJSON sends req with c and decodes the answer's JSON body, read up to
+// limit bytes, into out (nil: the body is dropped). An answer other than
+// 2xx is an error naming the request, the status and the body.
+func doJSON(c *http.Client, req *http.Request, limit int64, out any) error {
+	resp, err := c.Do(req)
 	if err != nil {
 		return err
 	}
 	defer resp.Body.Close()
-	b, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	b, err := io.ReadAll(io.LimitReader(resp.Body, limit))
 	if err != nil {
 		return err
 	}

@@ -57,15 +57,11 @@ var oemACCycles = []struct{ action, resetType string }{
 
 func (c *client) firmwareReset(ctx context.Context, kind firmware.ResetKind) error {
 	if kind == firmware.ResetBMC {
-		m, err := c.manager(ctx)
+		m, t, err := c.resetAction(ctx, "manager", c.manager, managerReset)
 		if err != nil {
 			return err
 		}
-		t := action(m, "#Manager.Reset")
-		if t == "" {
-			return fmt.Errorf("redfish: manager has no Reset action: %w", bmc.ErrUnsupported)
-		}
-		allowed, err := c.allowedResets(ctx, actionDoc(m, "#Manager.Reset"))
+		allowed, err := c.allowedResets(ctx, actionDoc(m, managerReset))
 		if err != nil {
 			return err
 		}
@@ -80,15 +76,11 @@ func (c *client) firmwareReset(ctx context.Context, kind firmware.ResetKind) err
 	if !known {
 		return fmt.Errorf("redfish: unknown reset %q: %w", kind, hostforge.ErrInvalid)
 	}
-	s, err := c.system(ctx)
+	s, t, err := c.resetAction(ctx, "system", c.system, systemReset)
 	if err != nil {
 		return err
 	}
-	t := action(s, "#ComputerSystem.Reset")
-	if t == "" {
-		return fmt.Errorf("redfish: system has no Reset action: %w", bmc.ErrUnsupported)
-	}
-	allowed, err := c.allowedResets(ctx, actionDoc(s, "#ComputerSystem.Reset"))
+	allowed, err := c.allowedResets(ctx, actionDoc(s, systemReset))
 	if err != nil {
 		return err
 	}

@@ -29,21 +29,29 @@ func (s *ExtensionStore) PutExecution(ctx context.Context, e extensions.Executio
 	if err := e.Validate(); err != nil {
 		return err
 	}
-	var outputs sql.NullString
-	if e.Outputs != nil {
-		outputs = sql.NullString{String: string(e.Outputs), Valid: true}
-	}
-	_, err := s.db.Exec(ctx, `INSERT INTO extension_executions
-		(delivery_id, event_id, stage, extension, task, task_type, status, message, started_at, finished_at, outputs, attempts)
+	_, err := s.db.Exec(ctx, upsertExecution, executionArgs(e)...)
+	return Wrap(err, "recording extension delivery %s", e.DeliveryID)
+}
+
+// upsertExecution inserts a delivery's record, or replaces the one under
+// its delivery ID, with executionArgs.
+const upsertExecution = `INSERT INTO extension_executions
+		(` + executionColumns + `)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT (delivery_id) DO UPDATE SET
 			event_id = excluded.event_id, stage = excluded.stage, extension = excluded.extension,
 			task = excluded.task, task_type = excluded.task_type, status = excluded.status,
 			message = excluded.message, started_at = excluded.started_at,
-			finished_at = excluded.finished_at, outputs = excluded.outputs, attempts = excluded.attempts`,
-		e.DeliveryID, e.EventID, string(e.Stage), e.Extension, e.Task, string(e.TaskType), string(e.Status),
-		e.Message, Nanos(e.StartedAt), Nanos(e.FinishedAt), outputs, e.Attempts)
-	return Wrap(err, "recording extension delivery %s", e.DeliveryID)
+			finished_at = excluded.finished_at, outputs = excluded.outputs, attempts = excluded.attempts`
+
+// executionArgs are the record's values in executionColumns' order.
+func executionArgs(e extensions.Execution) []any {
+	var outputs sql.NullString
+	if e.Outputs != nil {
+		outputs = sql.NullString{String: string(e.Outputs), Valid: true}
+	}
+	return []any{e.DeliveryID, e.EventID, string(e.Stage), e.Extension, e.Task, string(e.TaskType), string(e.Status),
+		e.Message, Nanos(e.StartedAt), Nanos(e.FinishedAt), outputs, e.Attempts}
 }
 
 // StartDelivery writes the write-ahead record of a delivery when it has
@@ -54,21 +62,10 @@ func (s *ExtensionStore) StartDelivery(ctx context.Context, e extensions.Executi
 	if err := e.ValidateStart(); err != nil {
 		return extensions.Execution{}, false, err
 	}
-	var outputs sql.NullString
-	if e.Outputs != nil {
-		outputs = sql.NullString{String: string(e.Outputs), Valid: true}
-	}
-	res, err := s.db.Exec(ctx, `INSERT INTO extension_executions
-		(delivery_id, event_id, stage, extension, task, task_type, status, message, started_at, finished_at, outputs, attempts)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-		ON CONFLICT (delivery_id) DO UPDATE SET
-			event_id = excluded.event_id, stage = excluded.stage, extension = excluded.extension,
-			task = excluded.task, task_type = excluded.task_type, status = excluded.status,
-			message = excluded.message, started_at = excluded.started_at,
-			finished_at = excluded.finished_at, outputs = excluded.outputs, attempts = excluded.attempts
-		WHERE extension_executions.status = ?`,
-		e.DeliveryID, e.EventID, string(e.Stage), e.Extension, e.Task, string(e.TaskType), string(e.Status),
-		e.Message, Nanos(e.StartedAt), Nanos(e.FinishedAt), outputs, e.Attempts, string(extensions.StatusRunning))
+	// The replacement only of a running record: the same upsert, its
+	// update conditional on the stored status.
+	res, err := s.db.Exec(ctx, upsertExecution+`
+		WHERE extension_executions.status = ?`, append(executionArgs(e), string(extensions.StatusRunning))...)
 	if err != nil {
 		return extensions.Execution{}, false, Wrap(err, "recording the start of extension delivery %s", e.DeliveryID)
 	}

@@ -174,6 +174,30 @@ func (l *Ledger) lock(ctx context.Context, tx *Tx, device string, create bool) (
 	return scanRecord(tx.QueryRow(ctx, q, device))
 }
 
+// lockKnown is lock of a device the ledger must know already:
+// hostforge.ErrNotFound when it does not.
+func (l *Ledger) lockKnown(ctx context.Context, tx *Tx, device string) (LedgerRecord, error) {
+	r, err := l.lock(ctx, tx, device, false)
+	if errors.Is(err, sql.ErrNoRows) {
+		return r, notFound(device)
+	}
+	return r, err
+}
+
+// execOne runs a write of the device's locked row that must change exactly
+// that row: any other count means the row changed under the lock
+// (hostforge.ErrConflict).
+func execOne(ctx context.Context, tx *Tx, device, query string, args ...any) error {
+	res, err := tx.Exec(ctx, query, args...)
+	if err != nil {
+		return err
+	}
+	if n, err := res.RowsAffected(); err != nil || n != 1 {
+		return fmt.Errorf("ledger: device %q changed under its lock (%d rows, %v): %w", device, n, err, hostforge.ErrConflict)
+	}
+	return nil
+}
+
 func notFound(device string) error {
 	return fmt.Errorf("ledger: device %q: %w", device, hostforge.ErrNotFound)
 }
@@ -276,11 +300,8 @@ func (l *Ledger) ProveEnrollment(ctx context.Context, device, identity, referenc
 	}
 	var holder string
 	err := l.db.InTx(ctx, func(tx *Tx) error {
-		r, err := l.lock(ctx, tx, device, false)
-		switch {
-		case errors.Is(err, sql.ErrNoRows):
-			return notFound(device)
-		case err != nil:
+		r, err := l.lockKnown(ctx, tx, device)
+		if err != nil {
 			return err
 		}
 		now := l.now()
@@ -306,14 +327,10 @@ func (l *Ledger) ProveEnrollment(ctx context.Context, device, identity, referenc
 			holder = r.Proof.Run
 			return nil
 		}
-		res, err := tx.Exec(ctx, `UPDATE ledger_devices SET proof_identity = ?, proof_reference = ?, proof_revision = ?, proof_run = ?, proof_at = ?,
+		if err := execOne(ctx, tx, device, `UPDATE ledger_devices SET proof_identity = ?, proof_reference = ?, proof_revision = ?, proof_run = ?, proof_at = ?,
 			version = version + 1, updated_at = ? WHERE device = ? AND revision = ? AND identity = ?`,
-			identity, reference, r.Revision, run, Nanos(now), Nanos(now), device, r.Revision, identity)
-		if err != nil {
+			identity, reference, r.Revision, run, Nanos(now), Nanos(now), device, r.Revision, identity); err != nil {
 			return err
-		}
-		if n, err := res.RowsAffected(); err != nil || n != 1 {
-			return fmt.Errorf("ledger: device %q changed under its lock (%d rows, %v): %w", device, n, err, hostforge.ErrConflict)
 		}
 		holder = run
 		return nil
@@ -326,10 +343,8 @@ func (l *Ledger) ProveEnrollment(ctx context.Context, device, identity, referenc
 func (l *Ledger) FailEnrollment(ctx context.Context, device, identity, run string) (bool, error) {
 	var cleared bool
 	err := l.db.InTx(ctx, func(tx *Tx) error {
-		r, err := l.lock(ctx, tx, device, false)
+		r, err := l.lockKnown(ctx, tx, device)
 		switch {
-		case errors.Is(err, sql.ErrNoRows):
-			return notFound(device)
 		case err != nil:
 			return err
 		case r.Identity != identity, r.ProofState() != ProofStateStale:
@@ -382,14 +397,10 @@ func (l *Ledger) ProjectReference(ctx context.Context, device, reference string)
 		}
 		now := Nanos(l.now())
 		rev := r.Revision + 1
-		res, err := tx.Exec(ctx, `UPDATE ledger_devices SET reference = ?, revision = ?, projected_at = ?,
+		if err := execOne(ctx, tx, device, `UPDATE ledger_devices SET reference = ?, revision = ?, projected_at = ?,
 			proof_identity = '', proof_reference = '', proof_revision = 0, proof_run = '', proof_at = 0,
-			version = version + 1, updated_at = ? WHERE device = ? AND revision = ?`, reference, rev, now, now, device, r.Revision)
-		if err != nil {
+			version = version + 1, updated_at = ? WHERE device = ? AND revision = ?`, reference, rev, now, now, device, r.Revision); err != nil {
 			return err
-		}
-		if n, err := res.RowsAffected(); err != nil || n != 1 {
-			return fmt.Errorf("ledger: device %q changed under its lock (%d rows, %v): %w", device, n, err, hostforge.ErrConflict)
 		}
 		if _, err := tx.Exec(ctx, `INSERT INTO ledger_reference_history (device, revision, reference, projected_at) VALUES (?, ?, ?, ?)`,
 			device, rev, reference, now); err != nil {

@@ -2,8 +2,6 @@ package sqlstore
 
 import (
 	"context"
-	"database/sql"
-	"errors"
 	"fmt"
 
 	"github.com/hostforge/hostforge"
@@ -32,22 +30,16 @@ func (l *Ledger) RetireEnrollment(ctx context.Context, device, identity, run str
 	}
 	var cleared bool
 	err := l.db.InTx(ctx, func(tx *Tx) error {
-		r, err := l.lock(ctx, tx, device, false)
+		r, err := l.lockKnown(ctx, tx, device)
 		switch {
-		case errors.Is(err, sql.ErrNoRows):
-			return notFound(device)
 		case err != nil:
 			return err
 		case r.Identity != identity, r.Proof == nil && r.PlatformClass == "":
 			return nil
 		}
-		res, err := tx.Exec(ctx, `UPDATE ledger_devices SET proof_identity = '', proof_reference = '', proof_revision = 0, proof_run = '', proof_at = 0,
-			platform_class = '', version = version + 1, updated_at = ? WHERE device = ? AND version = ?`, Nanos(l.now()), device, r.Version)
-		if err != nil {
+		if err := execOne(ctx, tx, device, `UPDATE ledger_devices SET proof_identity = '', proof_reference = '', proof_revision = 0, proof_run = '', proof_at = 0,
+			platform_class = '', version = version + 1, updated_at = ? WHERE device = ? AND version = ?`, Nanos(l.now()), device, r.Version); err != nil {
 			return err
-		}
-		if n, err := res.RowsAffected(); err != nil || n != 1 {
-			return fmt.Errorf("ledger: device %q changed under its lock (%d rows, %v): %w", device, n, err, hostforge.ErrConflict)
 		}
 		cleared = true
 		return nil

@@ -25,6 +25,7 @@ import (
 
 	"github.com/hostforge/hostforge"
 	"github.com/hostforge/hostforge/dhcp"
+	"github.com/hostforge/hostforge/internal/syncbuf"
 )
 
 // VaultItem is the default vault item holding the SSH credentials.
@@ -439,25 +440,6 @@ func timeoutErr(op, target, deadline string, limit time.Duration) func() error {
 	}
 }
 
-// lockedBuffer collects stdout and stderr, which the session writes from
-// two goroutines.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) Bytes() []byte {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return append([]byte(nil), l.b.Bytes()...)
-}
-
 // session is an SSH session being opened or running, which an abort may
 // kill at any point.
 type session struct {
@@ -513,7 +495,7 @@ func (c *Client) run(ctx context.Context, command string) (dhcp.Output, error) {
 	if err := ctx.Err(); err != nil {
 		return dhcp.Output{}, err
 	}
-	var out lockedBuffer
+	var out syncbuf.Buffer
 	var x session
 	var runErr error
 	work := func() {
@@ -844,7 +826,7 @@ func (c *Client) Lock(ctx context.Context, p string) (func() error, error) {
 	var (
 		x       session
 		stdin   io.WriteCloser
-		errOut  lockedBuffer
+		errOut  syncbuf.Buffer
 		lockErr error
 	)
 	work := func() {

@@ -16,6 +16,7 @@ import (
 	"github.com/hostforge/hostforge/adapters/ssh/sshtest"
 	"github.com/hostforge/hostforge/dhcp"
 	"github.com/hostforge/hostforge/dhcp/dhcptest"
+	"github.com/hostforge/hostforge/internal/itenv"
 )
 
 // realSSHD is the OpenSSH sshd that scripts/integration.d/sshd.sh starts.
@@ -28,14 +29,8 @@ type realSSHD struct {
 func needSSHD(t *testing.T) realSSHD {
 	t.Helper()
 	env := func(k string) string { return os.Getenv(k) }
-	r := realSSHD{addr: env("HOSTFORGE_SSHD_ADDR"), user: env("HOSTFORGE_SSHD_USER"), dir: env("HOSTFORGE_SSHD_DIR"),
+	r := realSSHD{addr: itenv.Var(t, "HOSTFORGE_SSHD_ADDR", "scripts/integration.d/sshd.sh did not start sshd"), user: env("HOSTFORGE_SSHD_USER"), dir: env("HOSTFORGE_SSHD_DIR"),
 		dhcpd: env("HOSTFORGE_DHCPD"), keaDHCP4: env("HOSTFORGE_KEA_DHCP4")}
-	if r.addr == "" {
-		if os.Getenv("HOSTFORGE_REQUIRE_INTEGRATION") == "1" {
-			t.Fatal("HOSTFORGE_SSHD_ADDR is unset: scripts/integration.d/sshd.sh did not start sshd")
-		}
-		t.Skip("HOSTFORGE_SSHD_ADDR is unset; run scripts/integration")
-	}
 	for _, f := range []struct {
 		dst *string
 		env string

@@ -41,9 +41,15 @@ type Activities struct {
 }
 
 // Step runs the activity's own step (its registered name) on the executor,
-// heartbeating until it returns.
-func (a *Activities) Step(ctx context.Context, in json.RawMessage) (json.RawMessage, error) {
-	name := activity.GetInfo(ctx).ActivityType.Name
+// heartbeating until it returns. The first attempt of a step scheduled
+// with a delay (the sleep before it, delay.go) runs nothing and asks the
+// server to retry it after the delay.
+func (a *Activities) Step(ctx context.Context, in json.RawMessage, delay *Delay) (json.RawMessage, error) {
+	info := activity.GetInfo(ctx)
+	name := info.ActivityType.Name
+	if deferring(info.Attempt, delay) {
+		return nil, deferral(name, delay.After)
+	}
 	stop := a.heartbeat(ctx)
 	out, err := a.Exec.Dispatch(ctx, name, in)
 	stop()

@@ -1,6 +1,8 @@
 // Package temporal runs the enrollment workflow on Temporal
 // (go.temporal.io/sdk): the same workflow body that flow.Local runs,
-// with each step an activity and each wait a durable workflow timer.
+// with each step an activity and each wait a durable sleep: carried by the
+// step after it (its activity's first attempt defers it, delay.go) or a
+// workflow timer.
 //
 //   - [Runtime] implements flow.Runtime over workflow.ExecuteActivity,
 //     workflow.Sleep and workflow.Now, so there is no second copy of the
@@ -15,7 +17,7 @@
 //     an activity it is always non-retryable, since the body owns retries
 //     (so no activity lists the codes as non-retryable types). A
 //     *hostforge.Wait leaves an activity as an ApplicationError of type
-//     [WaitErrorType] and becomes a workflow timer through the body's own
+//     [WaitErrorType] and becomes a durable sleep through the body's own
 //     loop, never a sleep in an activity.
 //   - Routing (IRONIC_ROUTING_UNRESOLVED) is classified by the body before
 //     any activity runs, so a bad device class fails the workflow with a code
@@ -27,13 +29,13 @@
 //   - Settlement is durable: an enrollment submitted for a device with a
 //     fleet-manager identity starts, as its first command, a [Settlement]
 //     child workflow (ParentClosePolicy ABANDON) that waits for the
-//     enrollment's close on durable timers and runs the completion-proof
+//     enrollment's close on durable sleeps and runs the completion-proof
 //     body (enrollment.SettleProof) with the close time Temporal recorded:
-//     one activity per ledger call, one timer per pause. It survives the
+//     one activity per ledger call, one sleep per pause. It survives the
 //     submitter and worker restarts. Workers register [Settlement] beside
 //     [Enrollment] and [SettleSteps] beside the enrollment's steps.
 //     [Submitter.Settle] waits for that settlement's outcome.
-//   - [Submitter.Follow] reports a run's steps, waits, failures and timers
+//   - [Submitter.Follow] reports a run's steps, waits, failures and sleeps
 //     from its history as flow.Events, so a submitter shows the progress an
 //     inline run shows.
 //   - With ActivityOptions.Observer set, the runtime reports each step's
@@ -82,8 +84,10 @@
 // and [Submitter.Follow] follow a run along its continue-as-new chain. See
 // resume.go.
 //
-// A fault-free enrollment records about 150–200 events on a lab's timing
-// ([EnrollmentHistoryBudget] is 300, held by a test): the engine's share is
-// 6 events per step and 5 per timer, so its history is the number of polls
-// its phases make. See BENCHMARKS.md for the real server's figures.
+// A fault-free enrollment records about 110–140 events on a lab's timing
+// and 190–280 on production timing ([EnrollmentHistoryBudget] is 300, held
+// by a test on both): the engine's share is 6 events per step, the sleep
+// before a step riding in its activity (delay.go), and 5 per timer, so its
+// history is the number of polls its phases make. See BENCHMARKS.md for
+// the real server's figures.
 package temporal

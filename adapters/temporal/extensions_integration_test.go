@@ -24,6 +24,7 @@ import (
 	"github.com/hostforge/hostforge/adapters/ssh"
 	"github.com/hostforge/hostforge/adapters/temporal"
 	"github.com/hostforge/hostforge/extensions"
+	"github.com/hostforge/hostforge/internal/itenv"
 )
 
 // envExtensionWorker carries the JSON extWorker of the worker process
@@ -106,14 +107,7 @@ func TestExtensionWorkerProcess(t *testing.T) {
 
 func sshdEnv(t *testing.T, key string) string {
 	t.Helper()
-	v := os.Getenv(key)
-	if v == "" {
-		if os.Getenv("HOSTFORGE_REQUIRE_INTEGRATION") == "1" {
-			t.Fatalf("%s is unset: scripts/integration.d/sshd.sh did not start sshd", key)
-		}
-		t.Skipf("%s is unset; run scripts/integration", key)
-	}
-	return v
+	return itenv.Var(t, key, "scripts/integration.d/sshd.sh did not start sshd")
 }
 
 // TestWorkerKilledDuringAnSSHTaskRunsItOnce: the worker running an SSH

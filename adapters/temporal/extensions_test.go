@@ -78,9 +78,8 @@ func TestEnrollmentFiresServerRegistered(t *testing.T) {
 			env := s.NewTestWorkflowEnvironment()
 			env.SetStartTime(site.Clock.Now())
 			env.SetTestTimeout(time.Minute)
-			env.SetOnTimerScheduledListener(func(_ string, d time.Duration) { site.Clock.Advance(d) })
 			var enrollmentRun string
-			env.SetOnActivityStartedListener(func(info *activity.Info, _ context.Context, _ converter.EncodedValues) {
+			followSleeps(env, site.Clock, nil, func(info *activity.Info) {
 				if info.ActivityType.Name == enrollment.StepReadIntent {
 					enrollmentRun = info.WorkflowExecution.RunID
 				}
@@ -151,8 +150,10 @@ func TestExtensionsWorkflowMatchesLocal(t *testing.T) {
 	var s testsuite.WorkflowTestSuite
 	env := s.NewTestWorkflowEnvironment()
 	var steps []string
-	env.SetOnActivityStartedListener(func(info *activity.Info, _ context.Context, _ converter.EncodedValues) {
-		steps = append(steps, info.ActivityType.Name)
+	env.SetOnActivityStartedListener(func(info *activity.Info, _ context.Context, args converter.EncodedValues) {
+		if _, ok := temporal.DeferredSleep(info, args); !ok {
+			steps = append(steps, info.ActivityType.Name)
+		}
 	})
 	temporal.Register(env, &temporal.Activities{Exec: d2}, temporal.ActivityOptions{}, temporal.Extensions)
 	env.ExecuteWorkflow(temporal.ExtensionsWorkflowName, ev)
@@ -174,10 +175,10 @@ func TestExtensionsWorkflowMatchesLocal(t *testing.T) {
 // losingRun is the extensions.run activity of a worker that is lost once
 // the first run of task returned: Temporal sees the activity's heartbeat
 // time out, after the task's effect happened.
-func losingRun(a *temporal.Activities, task string) func(context.Context, json.RawMessage) (json.RawMessage, error) {
+func losingRun(a *temporal.Activities, task string) func(context.Context, json.RawMessage, *temporal.Delay) (json.RawMessage, error) {
 	lost := false
-	return func(ctx context.Context, in json.RawMessage) (json.RawMessage, error) {
-		out, err := a.Step(ctx, in)
+	return func(ctx context.Context, in json.RawMessage, delay *temporal.Delay) (json.RawMessage, error) {
+		out, err := a.Step(ctx, in, delay)
 		var run struct {
 			Task struct {
 				Task string `json:"task"`

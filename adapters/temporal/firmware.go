@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 
-	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
 
@@ -46,13 +45,7 @@ func StartFirmwareUpdates(ctx context.Context, c client.Client, queue string, s 
 		if ok && u.Exhausted(maxRetries) {
 			continue
 		}
-		_, err = c.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
-			ID:                                       FirmwareWorkflowID(r.MachineID),
-			TaskQueue:                                queue,
-			WorkflowIDConflictPolicy:                 enumspb.WORKFLOW_ID_CONFLICT_POLICY_FAIL,
-			WorkflowIDReusePolicy:                    enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
-			WorkflowExecutionErrorWhenAlreadyStarted: true,
-		}, FirmwareWorkflowName, firmware.UpdateInput{MachineID: r.MachineID})
+		_, err = c.ExecuteWorkflow(ctx, oneAtATime(FirmwareWorkflowID(r.MachineID), queue), FirmwareWorkflowName, firmware.UpdateInput{MachineID: r.MachineID})
 		var running *serviceerror.WorkflowExecutionAlreadyStarted
 		switch {
 		case errors.As(err, &running):

@@ -15,9 +15,9 @@ import (
 // Follow reports a run as it happens, as flow.Local's OnEvent does for an
 // inline run: one "step" event per finished activity (done, a wait, or a
 // failure, with its Wait or Failure) and one "sleep" event per durable
-// timer, each with the device as Subject. It reads the workflow's history
-// with long polls and returns when the run closes (nil) or ctx ends (its
-// error). Events a worker replays are in the history once, so each is
+// timer or sleep deferred into the next step (delay.go), each with the
+// device as Subject. It reads the workflow's history with long polls and
+// returns when the run closes (nil) or ctx ends (its error). Events a worker replays are in the history once, so each is
 // reported once, whichever worker ran it.
 //
 // A run that continues as new is followed into the run it continued as:
@@ -68,7 +68,12 @@ func (f *follower) event(ev *historypb.HistoryEvent) bool {
 	at := ev.GetEventTime().AsTime()
 	switch ev.GetEventType() {
 	case enumspb.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED:
-		f.steps[ev.GetEventId()] = scheduled{step: ev.GetActivityTaskScheduledEventAttributes().GetActivityType().GetName(), started: at}
+		a := ev.GetActivityTaskScheduledEventAttributes()
+		if d := ScheduledDelay(a); d > 0 {
+			// The sleep before the step, deferred into its activity.
+			f.emit(flow.Event{Kind: "sleep", At: at, Took: d})
+		}
+		f.steps[ev.GetEventId()] = scheduled{step: a.GetActivityType().GetName(), started: at}
 	case enumspb.EVENT_TYPE_ACTIVITY_TASK_STARTED:
 		id := ev.GetActivityTaskStartedEventAttributes().GetScheduledEventId()
 		if s, ok := f.steps[id]; ok {

@@ -1,6 +1,7 @@
 package temporal
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"testing"
@@ -9,6 +10,7 @@ import (
 	enumspb "go.temporal.io/api/enums/v1"
 	historypb "go.temporal.io/api/history/v1"
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/temporal"
 	"google.golang.org/protobuf/types/known/durationpb"
 	"google.golang.org/protobuf/types/known/timestamppb"
@@ -93,6 +95,42 @@ func TestFollowerReportsStepsWaitsFailuresAndTimers(t *testing.T) {
 	}
 	if fl := got[3]; fl.Step != "activate_device" || fl.Outcome != hostforge.Failed || fl.Failure == nil || fl.Failure.Code != enrollment.StatusIneligible.Code || fl.Failure.Owner != enrollment.StatusIneligible.Owner {
 		t.Errorf("the failure: %+v (failure %+v)", fl, fl.Failure)
+	}
+}
+
+// A sleep carried by the step after it (delay.go) is reported as a sleep
+// when the step is scheduled, before the step; the step's duration runs
+// from the start of the attempt that ran it.
+func TestFollowerReportsDeferredSleeps(t *testing.T) {
+	t0 := time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)
+	ts := func(d time.Duration) *timestamppb.Timestamp { return timestamppb.New(t0.Add(d)) }
+	input, err := converter.GetDefaultDataConverter().ToPayloads(json.RawMessage(`{"device":"cpu-r1-u10"}`), Delay{After: 40 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	events := []*historypb.HistoryEvent{
+		{EventId: 5, EventTime: ts(0), EventType: enumspb.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED,
+			Attributes: &historypb.HistoryEvent_ActivityTaskScheduledEventAttributes{ActivityTaskScheduledEventAttributes: &historypb.ActivityTaskScheduledEventAttributes{
+				ActivityType: &commonpb.ActivityType{Name: "ironic_cleaning"}, Input: input}}},
+		// Written when the step closes: the attempt that ran it.
+		{EventId: 6, EventTime: ts(40 * time.Second), EventType: enumspb.EVENT_TYPE_ACTIVITY_TASK_STARTED,
+			Attributes: &historypb.HistoryEvent_ActivityTaskStartedEventAttributes{ActivityTaskStartedEventAttributes: &historypb.ActivityTaskStartedEventAttributes{ScheduledEventId: 5, Attempt: 2}}},
+		{EventId: 7, EventTime: ts(43 * time.Second), EventType: enumspb.EVENT_TYPE_ACTIVITY_TASK_COMPLETED,
+			Attributes: &historypb.HistoryEvent_ActivityTaskCompletedEventAttributes{ActivityTaskCompletedEventAttributes: &historypb.ActivityTaskCompletedEventAttributes{ScheduledEventId: 5}}},
+	}
+	var got []flow.Event
+	f := follower{subject: "cpu-r1-u10", on: func(e flow.Event) { got = append(got, e) }, steps: map[int64]scheduled{}}
+	for _, ev := range events {
+		f.event(ev)
+	}
+	if len(got) != 2 {
+		t.Fatalf("%d events, want a sleep and a step: %+v", len(got), got)
+	}
+	if s := got[0]; s.Kind != "sleep" || s.Took != 40*time.Second || !s.At.Equal(t0) {
+		t.Errorf("the sleep: %+v", s)
+	}
+	if d := got[1]; d.Kind != "step" || d.Step != "ironic_cleaning" || d.Outcome != hostforge.Done || d.Took != 3*time.Second {
+		t.Errorf("the step: %+v", d)
 	}
 }
 

@@ -19,10 +19,12 @@ import (
 )
 
 // TestReplayRecordedHistories replays histories recorded on a real Temporal
-// dev server (testdata/histories; regenerate with
-// HOSTFORGE_RECORD_HISTORIES=1 scripts/integration). A change to the
-// workflow body or the runtime that schedules different commands for the
-// same history fails here, before it strands running enrollments.
+// dev server (testdata/histories: *-deferred.json by today's runtime,
+// regenerated with HOSTFORGE_RECORD_HISTORIES=1 scripts/integration; the
+// others by the runtime before sleeps rode in the next step, which slept
+// on timers). A change to the workflow body or the runtime that schedules
+// different commands for the same history fails here, before it strands
+// running enrollments.
 func TestReplayRecordedHistories(t *testing.T) {
 	files, err := filepath.Glob(filepath.Join("testdata", "histories", "*.json"))
 	if err != nil {

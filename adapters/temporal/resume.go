@@ -58,11 +58,12 @@ const HistoryLimit = 2000
 // EnrollmentHistoryBudget is the most events the history of an enrollment
 // that reaches available without faults may record, on a lab's timing
 // (Ironic's fake-hardware transitions polled every second, BMC resets and
-// iDRAC jobs of seconds): about a hundred steps and timers. Each poll of a
-// step costs 11 events (the activity's three, a timer's two, the two
-// workflow tasks they wake), so the budget is mostly polls; a body that
-// polls more, or a runtime that records more per step, fails
-// TestEnrollmentHistoryBudget.
+// iDRAC jobs of seconds) and on production timing (inspections and
+// cleanings of minutes, iDRAC jobs of minutes): up to about forty polls.
+// Each poll of a step costs 6 events (the activity's three, which carry
+// the sleep before it, and the workflow task it wakes; delay.go), so the
+// budget is mostly polls; a body that polls more, or a runtime that
+// records more per step, fails TestEnrollmentHistoryBudget.
 const EnrollmentHistoryBudget = 300
 
 // historyHeadroom is what a run keeps below HistoryLimit when it decides to
@@ -265,6 +266,19 @@ func (j *journal) due(r *Runtime) bool {
 	return info.GetCurrentHistoryLength() >= j.continueAt || info.GetContinueAsNewSuggested()
 }
 
+// continueNow stops the body before its next command so the run
+// continues as new; a sleep held for that command is slept first (the
+// next run starts its command at once). A cancelled sleep returns its
+// error to the body instead.
+func (j *journal) continueNow(r *Runtime) error {
+	if err := r.flush(); err != nil {
+		return err
+	}
+	j.continuing = true
+	j.park(r)
+	return nil
+}
+
 // park stops the body for good: the workflow function returns (continuing
 // or failing) and the SDK ends the body's coroutine with the run.
 func (j *journal) park(r *Runtime) {
@@ -286,8 +300,9 @@ func (j *journal) do(r *Runtime, step string, in, out any) error {
 		return e.err()
 	}
 	if j.due(r) {
-		j.continuing = true
-		j.park(r)
+		if err := j.continueNow(r); err != nil {
+			return err
+		}
 	}
 	e := entry{Kind: entryDo, Step: step}
 	var err error
@@ -316,8 +331,9 @@ func (j *journal) sleep(r *Runtime, d time.Duration) error {
 		return nil
 	}
 	if j.due(r) {
-		j.continuing = true
-		j.park(r)
+		if err := j.continueNow(r); err != nil {
+			return err
+		}
 	}
 	if err := r.timer(d); err != nil {
 		return err // cancelled: the run ends here
@@ -337,7 +353,7 @@ func (j *journal) now(r *Runtime) time.Time {
 		}
 		return *e.T
 	}
-	t := workflow.Now(r.ctx)
+	t := r.clock()
 	j.entries = append(j.entries, entry{Kind: entryNow, T: &t})
 	j.pos++
 	return t

@@ -58,15 +58,12 @@ func runChained(t testing.TB, clk *clock.Fake, exec temporal.Dispatcher, opts te
 		env.SetTestTimeout(2 * time.Minute)
 		h := historyModel{}
 		env.SetCurrentHistoryLength(h.start())
-		env.SetOnActivityStartedListener(func(info *activity.Info, _ context.Context, _ converter.EncodedValues) {
-			c.trace = append(c.trace, "step "+info.ActivityType.Name)
-		})
+		followSleeps(env, clk, func(d time.Duration) {
+			c.trace = append(c.trace, "sleep "+d.String())
+			h.sleep()
+		}, func(info *activity.Info) { c.trace = append(c.trace, "step "+info.ActivityType.Name) })
 		env.SetOnActivityCompletedListener(func(*activity.Info, converter.EncodedValue, error) {
 			env.SetCurrentHistoryLength(h.activity())
-		})
-		env.SetOnTimerScheduledListener(func(_ string, d time.Duration) {
-			c.trace = append(c.trace, "sleep "+d.String())
-			clk.Advance(d)
 		})
 		env.SetOnTimerFiredListener(func(string) { env.SetCurrentHistoryLength(h.timer()) })
 		temporal.Register(env, &temporal.Activities{Exec: exec}, opts, defs...)
@@ -102,16 +99,33 @@ func runChained(t testing.TB, clk *clock.Fake, exec temporal.Dispatcher, opts te
 // that has one command in flight at a time: WorkflowExecutionStarted and
 // the first workflow task (scheduled, started), then per activity its
 // scheduled, started and closed events and the workflow task it wakes
-// (completed for the last task, then scheduled and started), per timer its
-// started and fired events and that task. The current length is the ID of
-// the latest WorkflowTaskStarted, what GetCurrentHistoryLength returns.
-// TestHistoryModelMatchesRecordedHistories holds it to real histories.
-type historyModel struct{ n int }
+// (completed for the last task, then scheduled and started) — a step that
+// carries the sleep before it is one activity, its retry adds nothing —
+// per timer its started and fired events and that task, and at the run's
+// first sleep the version marker of deferred sleeps with its search
+// attribute (two events, sent with the next command). The current length
+// is the ID of the latest WorkflowTaskStarted, what
+// GetCurrentHistoryLength returns. TestHistoryModelMatchesRecordedHistories
+// holds it to real histories.
+type historyModel struct {
+	n int
+	// versioned: the run's first sleep recorded the version marker.
+	versioned bool
+}
 
 func (h *historyModel) start() int    { h.n = 3; return h.n }
 func (h *historyModel) activity() int { h.n += 6; return h.n }
 func (h *historyModel) timer() int    { h.n += 5; return h.n }
 func (h *historyModel) child() int    { h.n += 5; return h.n }
+
+// sleep books a sleep, deferred or on a timer: the run's first records the
+// version marker and its search attribute.
+func (h *historyModel) sleep() {
+	if !h.versioned {
+		h.versioned = true
+		h.n += 2
+	}
+}
 
 // closed is the run's final length: its last workflow task completes and
 // the run closes (completes, fails or continues as new).
@@ -312,6 +326,8 @@ func TestHistoryModelMatchesRecordedHistories(t *testing.T) {
 				m.timer()
 			case "EVENT_TYPE_START_CHILD_WORKFLOW_EXECUTION_INITIATED":
 				m.child()
+			case "EVENT_TYPE_MARKER_RECORDED":
+				m.sleep()
 			}
 		}
 		if got := m.closed(); got != len(h.Events) {

@@ -2,12 +2,6 @@ package temporal
 
 import (
 	"context"
-	"errors"
-
-	enumspb "go.temporal.io/api/enums/v1"
-	"go.temporal.io/api/serviceerror"
-	"go.temporal.io/sdk/client"
-	"go.temporal.io/sdk/temporal"
 
 	"github.com/hostforge/hostforge"
 	"github.com/hostforge/hostforge/flow"
@@ -47,19 +41,11 @@ func Retirement(announce retirement.Announcer) Definition {
 // WaitRetirement. Every error is a *hostforge.Failure.
 func (s *Submitter) SubmitRetirement(ctx context.Context, req retirement.Request) (Run, error) {
 	id := RetireWorkflowID(req.Device)
-	wr, err := s.Client.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
-		ID:                                       id,
-		TaskQueue:                                s.taskQueue(),
-		WorkflowIDConflictPolicy:                 enumspb.WORKFLOW_ID_CONFLICT_POLICY_FAIL,
-		WorkflowIDReusePolicy:                    enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
-		WorkflowExecutionErrorWhenAlreadyStarted: true,
-	}, RetireWorkflowName, req)
+	wr, err := s.startDeviceRun(ctx, req.Device, id, func(err error, runID string) error {
+		return RetireAlreadyRunning.Wrap(err, "device %s: workflow %s is running (run %s)", req.Device, id, runID)
+	}, "the retirement", RetireWorkflowName, req)
 	if err != nil {
-		var started *serviceerror.WorkflowExecutionAlreadyStarted
-		if errors.As(err, &started) {
-			return Run{}, RetireAlreadyRunning.Wrap(err, "device %s: workflow %s is running (run %s)", req.Device, id, started.RunId)
-		}
-		return Run{}, TemporalUnavailable.Wrap(err, "starting the retirement of %s", req.Device)
+		return Run{}, err
 	}
 	s.log().Info("retirement submitted", "device", req.Device, "phase", "submit", "workflow_id", id, "run_id", wr.GetRunID(), "run", req.Run)
 	return Run{Device: req.Device, WorkflowID: id, RunID: wr.GetRunID(), Identity: req.Identity}, nil
@@ -69,14 +55,7 @@ func (s *Submitter) SubmitRetirement(ctx context.Context, req retirement.Request
 // and Failure.
 func (s *Submitter) WaitRetirement(ctx context.Context, run Run) (retirement.Result, *hostforge.Failure) {
 	var res retirement.Result
-	err := s.Client.GetWorkflow(ctx, run.WorkflowID, run.RunID).Get(ctx, &res)
-	if err != nil {
-		f := FailureOf(err)
-		var app *temporal.ApplicationError
-		if errors.As(err, &app) {
-			var fl hostforge.Failure
-			_ = detailsOf(app, &fl, &res)
-		}
+	if f := s.awaitResult(ctx, run, &res); f != nil {
 		res.Failure = f
 		return res, f
 	}

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"go.temporal.io/sdk/activity"
-	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/testsuite"
 
 	"github.com/hostforge/hostforge/adapters/temporal"
@@ -78,10 +77,7 @@ func TestRetirementOnTemporalMatchesLocal(t *testing.T) {
 	env.SetStartTime(rig.site.Clock.Now())
 	env.SetTestTimeout(time.Minute)
 	var trace []string
-	env.SetOnActivityStartedListener(func(info *activity.Info, _ context.Context, _ converter.EncodedValues) {
-		trace = append(trace, info.ActivityType.Name)
-	})
-	env.SetOnTimerScheduledListener(func(_ string, d time.Duration) { rig.site.Clock.Advance(d) })
+	followSleeps(env, rig.site.Clock, nil, func(info *activity.Info) { trace = append(trace, info.ActivityType.Name) })
 	temporal.Register(env, &temporal.Activities{Exec: rig.steps}, temporal.ActivityOptions{}, temporal.Retirement(wiring.AnnounceRetirement))
 	env.ExecuteWorkflow(temporal.RetireWorkflowName, rig.req)
 	if !env.IsWorkflowCompleted() {

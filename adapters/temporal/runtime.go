@@ -21,6 +21,14 @@ type Runtime struct {
 	// j journals the run so it can continue as new (resume.go); nil for a
 	// runtime made with NewRuntime, which never continues.
 	j *journal
+	// deferSleeps folds a sleep into the step after it (delay.go): set for
+	// the workflows Define runs, which sleep what is left at the body's
+	// end; a runtime made with NewRuntime sleeps on timers.
+	deferSleeps bool
+	// pending is the sleep held for the next step; version is the run's
+	// DeferredSleepChange, asked at its first sleep.
+	pending time.Duration
+	version *workflow.Version
 }
 
 var _ flow.ObservedRuntime = (*Runtime)(nil)
@@ -110,18 +118,43 @@ func (r *Runtime) Do(_ context.Context, step string, in, out any) error {
 	return r.execute(step, in, out)
 }
 
-// execute runs the step's activity and decodes its result into out.
+// execute runs the step's activity and decodes its result into out. A
+// sleep held for it delays the activity (delay.go); a call that runs at
+// most once has no attempt to spare for that, and sleeps it first.
 func (r *Runtime) execute(step string, in, out any) error {
 	call := r.opts.policy(step, in)
-	ctx := workflow.WithActivityOptions(r.ctx, r.opts.activity(step, call))
+	if call.AtMostOnce {
+		if err := r.flush(); err != nil {
+			return err
+		}
+	}
+	delay := r.pending
+	r.pending = 0
+	ao := r.opts.activity(step, call)
+	args := []any{in}
+	if delay > 0 {
+		args = append(args, Delay{After: delay})
+		ao.RetryPolicy.MaximumAttempts++ // the deferring attempt
+	}
+	ctx := workflow.WithActivityOptions(r.ctx, ao)
 	start := workflow.Now(r.ctx)
-	err := fromActivityError(step, workflow.ExecuteActivity(ctx, step, in).Get(ctx, out))
+	err := fromActivityError(step, workflow.ExecuteActivity(ctx, step, args...).Get(ctx, out))
 	if call.AtMostOnce && StepTimedOut.Is(err) {
 		err = flow.AttemptLost.Wrap(err, "step %s lost its worker and was not started again (it runs at most once)", step)
 	}
+	took := workflow.Now(r.ctx).Sub(start)
 	if o := r.Observing(); o != nil {
 		outcome, f, w := hostforge.Classify(err)
-		o.Observe(flow.StepAttempt{Step: step, Outcome: outcome, Took: workflow.Now(r.ctx).Sub(start), Wait: w, Failure: f})
+		o.Observe(flow.StepAttempt{Step: step, Outcome: outcome, Took: max(took-delay, 0), Wait: w, Failure: f})
+	}
+	if took < delay && !hostforge.Cancelled.Is(err) {
+		// The step ran before its delay was over (a server that ignores
+		// NextRetryDelay, a worker of an older build): sleep the rest, so
+		// the time the body's budgets counted did pass.
+		workflow.GetLogger(r.ctx).Warn("a deferred step ran before its delay; sleeping the rest on a timer", "step", step, "delay", delay, "took", took)
+		if serr := r.sleepTimer(delay - took); serr != nil {
+			return serr
+		}
 	}
 	return err
 }
@@ -165,7 +198,8 @@ func (o ActivityOptions) activity(step string, call flow.CallPolicy) workflow.Ac
 	return ao
 }
 
-// Sleep is a durable workflow timer.
+// Sleep is a durable sleep: held for the step after it, or a workflow
+// timer (delay.go).
 func (r *Runtime) Sleep(_ context.Context, d time.Duration) error {
 	if r.j != nil {
 		return r.j.sleep(r, d)
@@ -173,17 +207,37 @@ func (r *Runtime) Sleep(_ context.Context, d time.Duration) error {
 	return r.timer(d)
 }
 
+// timer sleeps d: a sleep already held is slept first, on its own timer,
+// and d is held for the next step when the run defers its sleeps.
 func (r *Runtime) timer(d time.Duration) error {
+	if err := r.flush(); err != nil {
+		return err
+	}
+	if d > 0 && r.defers() {
+		r.pending = d
+		return nil
+	}
+	return r.sleepTimer(d)
+}
+
+func (r *Runtime) sleepTimer(d time.Duration) error {
 	if err := workflow.Sleep(r.ctx, d); err != nil {
 		return hostforge.Cancelled.Wrap(err, "the workflow was cancelled while waiting %s", d)
 	}
 	return nil
 }
 
-// Now is the workflow's deterministic clock.
+// Now is the workflow's deterministic clock, after any sleep held.
 func (r *Runtime) Now(context.Context) time.Time {
 	if r.j != nil {
 		return r.j.now(r)
 	}
+	return r.clock()
+}
+
+// clock reads the workflow clock once a held sleep is over. A cancelled
+// sleep is not an error here: the body's next step or sleep returns it.
+func (r *Runtime) clock() time.Time {
+	_ = r.flush()
 	return workflow.Now(r.ctx)
 }

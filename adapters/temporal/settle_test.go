@@ -35,7 +35,8 @@ func (c *closeAfter) step() flow.Step {
 }
 
 // TestSettlementWorkflow runs the settlement under the SDK's test
-// environment: it waits on durable timers for the close, then settles
+// environment: it waits durably for the close (sleeps carried by the
+// probes after them), then settles
 // against the ledger with the window derived from the recorded close time.
 func TestSettlementWorkflow(t *testing.T) {
 	const ref = "ironic-cpu/node-1"
@@ -64,10 +65,7 @@ func TestSettlementWorkflow(t *testing.T) {
 			env := s.NewTestWorkflowEnvironment()
 			env.SetStartTime(site.Clock.Now())
 			sleeps := 0
-			env.SetOnTimerScheduledListener(func(_ string, d time.Duration) {
-				sleeps++
-				site.Clock.Advance(d)
-			})
+			followSleeps(env, site.Clock, func(time.Duration) { sleeps++ }, nil)
 			closes := &closeAfter{n: 3, out: temporal.AwaitCloseOut{Status: tt.status, ClosedAt: site.Clock.Now().Add(-tt.closedAgo)}}
 			if tt.status == enrollment.CompletionCompleted {
 				closes.out.Output = out
@@ -94,7 +92,7 @@ func TestSettlementWorkflow(t *testing.T) {
 				t.Fatalf("outcome %+v, want %s", got, tt.wantAction)
 			}
 			if closes.probes != 4 || sleeps < 3 {
-				t.Fatalf("%d close probes and %d timers; want 4 probes paced by durable timers", closes.probes, sleeps)
+				t.Fatalf("%d close probes and %d sleeps; want 4 probes paced by durable sleeps", closes.probes, sleeps)
 			}
 			rec, _ := site.Proofs.Record("cpu-u10")
 			if rec.Valid() != (tt.wantAction == enrollment.ProofEstablished) {
@@ -119,7 +117,7 @@ func TestEnrollmentStartsItsSettlement(t *testing.T) {
 	var s testsuite.WorkflowTestSuite
 	env := s.NewTestWorkflowEnvironment()
 	env.SetStartTime(site.Clock.Now())
-	env.SetOnTimerScheduledListener(func(_ string, d time.Duration) { site.Clock.Advance(d) })
+	followSleeps(env, site.Clock, nil, nil)
 	temporal.Register(env, &temporal.Activities{Exec: exec}, temporal.ActivityOptions{}, temporal.Enrollment)
 	var got temporal.SettleInput
 	var childID string

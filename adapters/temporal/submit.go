@@ -8,7 +8,6 @@ import (
 	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
-	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 
@@ -94,22 +93,14 @@ func (s *Submitter) Submit(ctx context.Context, sub Submission) (Run, error) {
 		}
 	}
 	id := WorkflowID(sub.Device)
-	wr, err := s.Client.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
-		ID:                                       id,
-		TaskQueue:                                s.taskQueue(),
-		WorkflowIDConflictPolicy:                 enumspb.WORKFLOW_ID_CONFLICT_POLICY_FAIL,
-		WorkflowIDReusePolicy:                    enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE,
-		WorkflowExecutionErrorWhenAlreadyStarted: true,
-	}, WorkflowName, Input{Request: req, Identity: identity, Revision: revision, Diagnostic: sub.Diagnostic,
+	wr, err := s.startDeviceRun(ctx, sub.Device, id, func(err error, runID string) error {
+		return AlreadyRunning.Wrap(err, "device %s: workflow %s is running (run %s)", sub.Device, id, runID)
+	}, "the enrollment", WorkflowName, Input{Request: req, Identity: identity, Revision: revision, Diagnostic: sub.Diagnostic,
 		// A run that can claim or withdraw proof settles durably.
 		Settle: identity != "" && !sub.Diagnostic, ProofWindow: s.ProofWindow, ProofInterval: s.ProofInterval,
 		Events: s.Events})
 	if err != nil {
-		var started *serviceerror.WorkflowExecutionAlreadyStarted
-		if errors.As(err, &started) {
-			return Run{}, AlreadyRunning.Wrap(err, "device %s: workflow %s is running (run %s)", sub.Device, id, started.RunId)
-		}
-		return Run{}, TemporalUnavailable.Wrap(err, "starting the enrollment of %s", sub.Device)
+		return Run{}, err
 	}
 	s.log().Info("enrollment submitted", "device", sub.Device, "phase", "submit", "workflow_id", id, "run_id", wr.GetRunID())
 	return Run{Device: sub.Device, WorkflowID: id, RunID: wr.GetRunID(), Identity: identity, Revision: revision, Diagnostic: sub.Diagnostic,
@@ -119,14 +110,7 @@ func (s *Submitter) Submit(ctx context.Context, sub Submission) (Run, error) {
 // Wait blocks until the run closes and returns its Result and Failure.
 func (s *Submitter) Wait(ctx context.Context, run Run) (enrollment.Result, *hostforge.Failure) {
 	var res enrollment.Result
-	err := s.Client.GetWorkflow(ctx, run.WorkflowID, run.RunID).Get(ctx, &res)
-	if err != nil {
-		f := FailureOf(err)
-		var app *temporal.ApplicationError
-		if errors.As(err, &app) {
-			var fl hostforge.Failure
-			_ = detailsOf(app, &fl, &res)
-		}
+	if f := s.awaitResult(ctx, run, &res); f != nil {
 		res.Failure = f
 		return res, f
 	}

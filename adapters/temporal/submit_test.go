@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -23,6 +24,7 @@ import (
 	"github.com/hostforge/hostforge/clock"
 	"github.com/hostforge/hostforge/enrollment"
 	"github.com/hostforge/hostforge/intent"
+	"github.com/hostforge/hostforge/retirement"
 )
 
 // fakeClient is the part of client.Client the submitter uses.
@@ -31,6 +33,7 @@ type fakeClient struct {
 	startErr error
 	opts     client.StartWorkflowOptions
 	input    temporal.Input
+	arg      any // the workflow's argument, whatever its type
 	output   any
 	runErr   error
 	status   enumspb.WorkflowExecutionStatus
@@ -46,7 +49,8 @@ func (c *fakeClient) ExecuteWorkflow(_ context.Context, opts client.StartWorkflo
 	if c.startErr != nil {
 		return nil, c.startErr
 	}
-	c.opts, c.input = opts, args[0].(temporal.Input)
+	c.opts, c.arg = opts, args[0]
+	c.input, _ = args[0].(temporal.Input)
 	return &fakeRun{c: c}, nil
 }
 
@@ -281,3 +285,48 @@ func sdktemporalApp(f *hostforge.Failure) error {
 }
 
 func sdktemporalCanceled() error { return sdktemporal.NewCanceledError() }
+
+// A retirement starts one at a time per device, under its own workflow ID:
+// a second while one runs is RETIRE_ALREADY_RUNNING naming the running
+// run, Temporal down is TEMPORAL_UNAVAILABLE; its wait returns the result.
+func TestSubmitRetirementRefusesDuplicates(t *testing.T) {
+	ctx := context.Background()
+	req := retirement.Request{Device: "cpu-u10", Run: "r-1", Identity: "fm-7"}
+	fc := &fakeClient{output: retirement.Result{Device: "cpu-u10", Retired: true}}
+	sub := &temporal.Submitter{Client: fc, TaskQueue: "q-retire"}
+	run, err := sub.SubmitRetirement(ctx, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fc.opts.ID != "retire/cpu-u10" || fc.opts.TaskQueue != "q-retire" ||
+		fc.opts.WorkflowIDConflictPolicy != enumspb.WORKFLOW_ID_CONFLICT_POLICY_FAIL ||
+		fc.opts.WorkflowIDReusePolicy != enumspb.WORKFLOW_ID_REUSE_POLICY_ALLOW_DUPLICATE || !fc.opts.WorkflowExecutionErrorWhenAlreadyStarted {
+		t.Fatalf("start options %+v do not refuse a second concurrent retirement", fc.opts)
+	}
+	if got, ok := fc.arg.(retirement.Request); !ok || got.Device != req.Device || got.Run != req.Run {
+		t.Fatalf("workflow argument %#v, want the request", fc.arg)
+	}
+	if run.WorkflowID != "retire/cpu-u10" || run.RunID != "run-1" || run.Identity != "fm-7" {
+		t.Fatalf("run %+v", run)
+	}
+	res, f := sub.WaitRetirement(ctx, run)
+	if f != nil || !res.Retired || res.Device != "cpu-u10" {
+		t.Fatalf("wait = %+v, %v", res, f)
+	}
+
+	for _, tt := range []struct {
+		name, code, msg string
+		err             error
+	}{
+		{"already running", temporal.RetireAlreadyRunning.Code, "workflow retire/cpu-u10 is running (run run-0)", serviceerror.NewWorkflowExecutionAlreadyStarted("running", "", "run-0")},
+		{"temporal down", temporal.TemporalUnavailable.Code, "starting the retirement of cpu-u10", serviceerror.NewUnavailable("down")},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			sub.Client = &fakeClient{startErr: tt.err}
+			_, err := sub.SubmitRetirement(ctx, req)
+			if hostforge.CodeOf(err) != tt.code || !strings.Contains(err.Error(), tt.msg) {
+				t.Fatalf("err = %v, want %s saying %q", err, tt.code, tt.msg)
+			}
+		})
+	}
+}

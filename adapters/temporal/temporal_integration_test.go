@@ -25,22 +25,13 @@ import (
 	"github.com/hostforge/hostforge/enrolltest"
 	"github.com/hostforge/hostforge/fakes"
 	"github.com/hostforge/hostforge/internal/benchtemporal"
+	"github.com/hostforge/hostforge/internal/itenv"
 )
 
 // devServer returns the address of the dev server scripts/integration
 // started, skipping (or failing, under HOSTFORGE_REQUIRE_INTEGRATION=1)
 // when there is none.
-func devServer(t *testing.T) string {
-	t.Helper()
-	addr := os.Getenv("HOSTFORGE_TEMPORAL_ADDRESS")
-	if addr == "" {
-		if os.Getenv("HOSTFORGE_REQUIRE_INTEGRATION") == "1" {
-			t.Fatal("HOSTFORGE_TEMPORAL_ADDRESS is unset: scripts/integration.d/temporal.sh did not start the dev server")
-		}
-		t.Skip("HOSTFORGE_TEMPORAL_ADDRESS is unset; run scripts/integration")
-	}
-	return addr
-}
+func devServer(t *testing.T) string { return itenv.TemporalAddress(t) }
 
 func dial(t *testing.T, addr string) client.Client {
 	t.Helper()
@@ -174,7 +165,9 @@ func TestWorkerRestartMidEnrollment(t *testing.T) {
 		t.Fatalf("result %+v, want enrolled and available", res)
 	}
 	// The history shows the step that died with its worker, rerun by a
-	// second attempt that completed.
+	// later attempt that completed: an attempt whose last failure is the
+	// timeout (the first attempt of a step carrying the sleep before it
+	// fails only to defer it).
 	retried, completed := 0, 0
 	it := c2.GetWorkflowHistory(ctx, run.WorkflowID, run.RunID, false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
 	scheduled := map[int64]string{}
@@ -186,7 +179,7 @@ func TestWorkerRestartMidEnrollment(t *testing.T) {
 		if a := ev.GetActivityTaskScheduledEventAttributes(); a != nil {
 			scheduled[ev.GetEventId()] = a.GetActivityType().GetName()
 		}
-		if a := ev.GetActivityTaskStartedEventAttributes(); a != nil && scheduled[a.GetScheduledEventId()] == enrollment.StepIronicCleaning && a.GetAttempt() > 1 && a.GetLastFailure() != nil {
+		if a := ev.GetActivityTaskStartedEventAttributes(); a != nil && scheduled[a.GetScheduledEventId()] == enrollment.StepIronicCleaning && a.GetAttempt() > 1 && a.GetLastFailure().GetTimeoutFailureInfo() != nil {
 			retried++
 		}
 		if a := ev.GetActivityTaskCompletedEventAttributes(); a != nil && scheduled[a.GetScheduledEventId()] == enrollment.StepIronicCleaning {
@@ -361,7 +354,10 @@ func TestContinueAsNewOnDevServer(t *testing.T) {
 }
 
 // record writes the run's history into testdata for the replay test when
-// HOSTFORGE_RECORD_HISTORIES=1, with the temporal CLI.
+// HOSTFORGE_RECORD_HISTORIES=1, with the temporal CLI, as name-deferred:
+// the histories named without the suffix were recorded before sleeps rode
+// in the next step (DeferredSleepChange) and stay, so that the replay
+// test holds the code to the runs that started on timers.
 func record(t *testing.T, c client.Client, workflowID, runID, name string) {
 	t.Helper()
 	if os.Getenv("HOSTFORGE_RECORD_HISTORIES") != "1" {
@@ -380,7 +376,7 @@ func record(t *testing.T, c client.Client, workflowID, runID, name string) {
 		}
 		t.Fatal(err)
 	}
-	path := filepath.Join("testdata", "histories", strings.ReplaceAll(name, "/", "-")+".json")
+	path := filepath.Join("testdata", "histories", strings.ReplaceAll(name, "/", "-")+"-deferred.json")
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		t.Fatal(err)
 	}

@@ -120,10 +120,14 @@ func runBody[O any](ctx workflow.Context, rt *Runtime, j *journal, body func(flo
 	var out O
 	var err error
 	done := false
-	rt.j = j
+	rt.j, rt.deferSleeps = j, true
 	workflow.Go(ctx, func(bctx workflow.Context) {
 		rt.ctx = bctx
 		out, err = body(rt)
+		// A sleep the body ended on is slept before the run closes.
+		if ferr := rt.flush(); ferr != nil && err == nil {
+			err = ferr
+		}
 		done = true
 	})
 	// Cancellation reaches the body through its own context (its timer or

@@ -20,6 +20,7 @@ import (
 
 	"github.com/hostforge/hostforge"
 	"github.com/hostforge/hostforge/adapters/temporal"
+	"github.com/hostforge/hostforge/clock"
 	"github.com/hostforge/hostforge/enrollment"
 	"github.com/hostforge/hostforge/enrolltest"
 	"github.com/hostforge/hostforge/fakes"
@@ -32,6 +33,11 @@ func TestMain(m *testing.M) {
 		// The SDK's test environment keeps process-wide helpers alive.
 		goleak.IgnoreTopFunction("go.opencensus.io/stats/view.(*worker).start"),
 		goleak.IgnoreAnyFunction("go.temporal.io/sdk/internal.(*sharedWorkerStopChannel)"),
+		// An activity cancelled while the test environment waits to retry
+		// it (a step deferred past the workflow's cancellation) leaves the
+		// environment's retry goroutine and its timeout watch blocked.
+		goleak.IgnoreAnyFunction("go.temporal.io/sdk/internal.(*testWorkflowEnvironmentImpl).executeActivityWithRetryForTest"),
+		goleak.IgnoreAnyFunction("go.temporal.io/sdk/internal.(*testWorkflowEnvironmentImpl).ExecuteActivity.func2"),
 	)
 }
 
@@ -81,7 +87,8 @@ type outcome struct {
 }
 
 // runTemporal runs the workflow under the SDK's test environment. The fake
-// site's clock follows the workflow's timers, as it follows Local's sleeps.
+// site's clock follows the workflow's sleeps (timers, and sleeps deferred
+// into the next step), as it follows Local's.
 func runTemporal(t testing.TB, site *fakes.Site, exec temporal.Dispatcher, req enrollment.Request) outcome {
 	t.Helper()
 	var s testsuite.WorkflowTestSuite
@@ -89,13 +96,8 @@ func runTemporal(t testing.TB, site *fakes.Site, exec temporal.Dispatcher, req e
 	env.SetStartTime(site.Clock.Now())
 	env.SetTestTimeout(time.Minute)
 	o := outcome{observed: &observations{}}
-	env.SetOnActivityStartedListener(func(info *activity.Info, _ context.Context, _ converter.EncodedValues) {
-		o.trace = append(o.trace, "step "+info.ActivityType.Name)
-	})
-	env.SetOnTimerScheduledListener(func(_ string, d time.Duration) {
-		o.trace = append(o.trace, "sleep "+d.String())
-		site.Clock.Advance(d)
-	})
+	followSleeps(env, site.Clock, func(d time.Duration) { o.trace = append(o.trace, "sleep "+d.String()) },
+		func(info *activity.Info) { o.trace = append(o.trace, "step "+info.ActivityType.Name) })
 	temporal.Register(env, &temporal.Activities{Exec: exec}, temporal.ActivityOptions{Observer: o.observed}, temporal.Enrollment)
 	env.ExecuteWorkflow(temporal.WorkflowName, temporal.Input{Request: req, Identity: "id-" + req.Device})
 	if !env.IsWorkflowCompleted() {
@@ -108,6 +110,29 @@ func runTemporal(t testing.TB, site *fakes.Site, exec temporal.Dispatcher, req e
 		}
 	}
 	return o
+}
+
+// followSleeps moves clk with the workflow's sleeps in env — its timers,
+// and the first attempts of steps that carry the sleep before them
+// (temporal.DeferredSleep) — telling onSleep of each, and onStep of every
+// attempt that runs a step.
+func followSleeps(env *testsuite.TestWorkflowEnvironment, clk *clock.Fake, onSleep func(time.Duration), onStep func(*activity.Info)) {
+	sleep := func(d time.Duration) {
+		if onSleep != nil {
+			onSleep(d)
+		}
+		clk.Advance(d)
+	}
+	env.SetOnActivityStartedListener(func(info *activity.Info, _ context.Context, args converter.EncodedValues) {
+		if d, ok := temporal.DeferredSleep(info, args); ok {
+			sleep(d)
+			return
+		}
+		if onStep != nil {
+			onStep(info)
+		}
+	})
+	env.SetOnTimerScheduledListener(func(_ string, d time.Duration) { sleep(d) })
 }
 
 // runLocal runs the same body inline on the site's clock.
@@ -433,7 +458,7 @@ func TestUnclassifiedActivityErrors(t *testing.T) {
 			var s testsuite.WorkflowTestSuite
 			env := s.NewTestWorkflowEnvironment()
 			temporal.Register(env, &temporal.Activities{Exec: exec}, temporal.ActivityOptions{}, temporal.Enrollment)
-			env.OnActivity(enrollment.StepReadIntent, mock.Anything, mock.Anything).Return(nil, tt.err)
+			env.OnActivity(enrollment.StepReadIntent, mock.Anything, mock.Anything, mock.Anything).Return(nil, tt.err)
 			env.ExecuteWorkflow(temporal.WorkflowName, temporal.Input{Request: req})
 			app := appError(t, env.GetWorkflowError())
 			if app.Type() != tt.code {
@@ -452,7 +477,7 @@ func TestActivityTimeoutIsRetried(t *testing.T) {
 	acts := &temporal.Activities{Exec: exec}
 	temporal.Register(env, acts, temporal.ActivityOptions{}, temporal.Enrollment)
 	calls := 0
-	env.OnActivity(enrollment.StepReadIntent, mock.Anything, mock.Anything).Return(func(ctx context.Context, in json.RawMessage) (json.RawMessage, error) {
+	env.OnActivity(enrollment.StepReadIntent, mock.Anything, mock.Anything, mock.Anything).Return(func(ctx context.Context, in json.RawMessage, _ *temporal.Delay) (json.RawMessage, error) {
 		calls++
 		if calls == 1 {
 			return nil, sdktemporal.NewTimeoutError(enumspb.TIMEOUT_TYPE_HEARTBEAT, nil)
@@ -473,9 +498,9 @@ func TestCancellation(t *testing.T) {
 	env := s.NewTestWorkflowEnvironment()
 	env.SetStartTime(site.Clock.Now())
 	env.SetTestTimeout(time.Minute)
-	// The fakes' time follows the workflow's skipped timers (the BMC
+	// The fakes' time follows the workflow's skipped sleeps (the BMC
 	// phase's iDRAC jobs progress while the workflow waits).
-	env.SetOnTimerScheduledListener(func(_ string, d time.Duration) { site.Clock.Advance(d) })
+	followSleeps(env, site.Clock, nil, nil)
 	stepper := &stub{exec: exec, step: enrollment.StepActivateDevice, errs: []error{hostforge.RetryAfter(20*time.Minute, "slow", "slow")}}
 	temporal.Register(env, &temporal.Activities{Exec: stepper}, temporal.ActivityOptions{}, temporal.Enrollment)
 	env.RegisterDelayedCallback(env.CancelWorkflow, 10*time.Minute)

@@ -3,8 +3,6 @@ package vault
 import (
 	"context"
 	"fmt"
-
-	"github.com/hostforge/hostforge"
 )
 
 // DeleteItem removes one item, keeping every other item as the file holds
@@ -18,17 +16,11 @@ func (v *File) DeleteItem(ctx context.Context, name string) error {
 	}
 	v.mu.Lock()
 	defer v.mu.Unlock()
-	unlock, err := lockFile(ctx, lockPath(v.path))
+	unlock, err := v.writeLock(ctx)
 	if err != nil {
-		if ctx.Err() != nil {
-			return fmt.Errorf("vault file %s: waiting for the write lock: %w", v.path, ctx.Err())
-		}
-		return fmt.Errorf("vault file %s: taking the write lock: %v: %w", v.path, err, hostforge.ErrUnavailable)
-	}
-	defer unlock()
-	if err := v.reload(true); err != nil {
 		return err
 	}
+	defer unlock()
 	if _, ok := v.items[name]; !ok {
 		return nil
 	}
@@ -39,14 +31,5 @@ func (v *File) DeleteItem(ctx context.Context, name string) error {
 			next[k] = it
 		}
 	}
-	b, err := encode(next)
-	if err != nil {
-		return fmt.Errorf("vault file %s: encoding without item %q: %v: %w", v.path, name, err, hostforge.ErrInvalid)
-	}
-	if err := v.replace(b); err != nil {
-		return fmt.Errorf("vault file %s: deleting item %q: %v: %w", v.path, name, err, hostforge.ErrUnavailable)
-	}
-	v.items = next
-	v.seen = stamp{}
-	return nil
+	return v.commit(next, fmt.Sprintf("without item %q", name), fmt.Sprintf("deleting item %q", name))
 }

@@ -148,30 +148,47 @@ func (v *File) PutItem(ctx context.Context, name string, fields map[string]strin
 	v.Secrets.AddFields(fields)
 	v.mu.Lock()
 	defer v.mu.Unlock()
-	unlock, err := lockFile(ctx, lockPath(v.path))
+	unlock, err := v.writeLock(ctx)
 	if err != nil {
-		if ctx.Err() != nil {
-			return fmt.Errorf("vault file %s: waiting for the write lock: %w", v.path, ctx.Err())
-		}
-		return fmt.Errorf("vault file %s: taking the write lock: %v: %w", v.path, err, hostforge.ErrUnavailable)
-	}
-	defer unlock()
-	// Under the lock: what the file holds now is the latest write.
-	if err := v.reload(true); err != nil {
 		return err
 	}
+	defer unlock()
 	v.removeStaleTemps()
 	next := make(map[string]map[string]string, len(v.items)+1)
 	for k, it := range v.items {
 		next[k] = it
 	}
 	next[name] = copyFields(fields)
+	return v.commit(next, fmt.Sprintf("item %q", name), fmt.Sprintf("writing item %q", name))
+}
+
+// writeLock takes the vault file's write lock, waiting under ctx, and
+// reloads the file: under the lock, what it holds now is the latest
+// write. The caller holds v.mu; unlock releases the file's lock.
+func (v *File) writeLock(ctx context.Context) (unlock func(), err error) {
+	unlock, err = lockFile(ctx, lockPath(v.path))
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("vault file %s: waiting for the write lock: %w", v.path, ctx.Err())
+		}
+		return nil, fmt.Errorf("vault file %s: taking the write lock: %v: %w", v.path, err, hostforge.ErrUnavailable)
+	}
+	if err := v.reload(true); err != nil {
+		unlock()
+		return nil, err
+	}
+	return unlock, nil
+}
+
+// commit replaces the file with next, under writeLock; encoding and
+// writing name the change in errors ("item x", "writing item x").
+func (v *File) commit(next map[string]map[string]string, encoding, writing string) error {
 	b, err := encode(next)
 	if err != nil {
-		return fmt.Errorf("vault file %s: encoding item %q: %v: %w", v.path, name, err, hostforge.ErrInvalid)
+		return fmt.Errorf("vault file %s: encoding %s: %v: %w", v.path, encoding, err, hostforge.ErrInvalid)
 	}
 	if err := v.replace(b); err != nil {
-		return fmt.Errorf("vault file %s: writing item %q: %v: %w", v.path, name, err, hostforge.ErrUnavailable)
+		return fmt.Errorf("vault file %s: %s: %v: %w", v.path, writing, err, hostforge.ErrUnavailable)
 	}
 	v.items = next
 	// The next read stats the new file; forcing a reload keeps this simple

@@ -17,6 +17,7 @@ import (
 
 	"github.com/hostforge/hostforge/adapters/webhook"
 	"github.com/hostforge/hostforge/extensions"
+	"github.com/hostforge/hostforge/internal/itenv"
 )
 
 // receiverJS is a webhook receiver on the Standard Webhooks reference
@@ -61,13 +62,7 @@ type seen struct {
 // nodeReceiver starts the receiver with secret in format ("" or "raw").
 func nodeReceiver(t *testing.T, secret, format string) (url string, got func() []seen) {
 	t.Helper()
-	modules := os.Getenv("HOSTFORGE_STANDARDWEBHOOKS_NODE_PATH")
-	if modules == "" {
-		if os.Getenv("HOSTFORGE_REQUIRE_INTEGRATION") == "1" {
-			t.Fatal("HOSTFORGE_STANDARDWEBHOOKS_NODE_PATH is unset: scripts/integration.d/webhook.sh did not install standardwebhooks")
-		}
-		t.Skip("HOSTFORGE_STANDARDWEBHOOKS_NODE_PATH is unset; run scripts/integration")
-	}
+	modules := itenv.Var(t, "HOSTFORGE_STANDARDWEBHOOKS_NODE_PATH", "scripts/integration.d/webhook.sh did not install standardwebhooks")
 	script := filepath.Join(t.TempDir(), "receiver.js")
 	if err := os.WriteFile(script, []byte(receiverJS), 0o600); err != nil {
 		t.Fatal(err)

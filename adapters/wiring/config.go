@@ -23,104 +23,9 @@ import (
 	"github.com/hostforge/hostforge/ironic"
 )
 
-// ConfigHelp documents the config file; every command that takes --config
-// shows it in its --help.
-const ConfigHelp = `Config file (--config, YAML). Secrets never appear in it nor in flags: each
-is read from the environment variable or the file the config names.
-
-  site: lab1                            # the site slug: requests are submitted for it, and
-                                        # hostforge worker names its schedules after it
-                                        # (hostforge/lab1/ironic-projection, ...)
-  netbox:
-    url: https://netbox.example.net
-    token_env: HOSTFORGE_NETBOX_TOKEN   # or token_file: /etc/hostforge/netbox-token (mode 0600)
-    ca_file: /etc/hostforge/ca.pem      # optional: trust an internal CA
-    insecure_skip_verify: false         # opt-in for a lab NetBox only; logged
-  ironic:                               # Ironic instances by device_class (noauth API)
-    - name: ironic-gpu
-      url: https://ironic-gpu.example.net:6385
-      device_classes: [GPU_COMPUTE]
-      ca_file: /etc/hostforge/ironic-ca.pem   # optional; insecure_skip_verify: opt-in
-    - name: ironic-cpu
-      url: https://ironic-cpu.example.net:6385
-      device_classes: [CPU_BAREMETAL, HYPERVISOR]
-      timing:                           # optional; the defaults are for real hardware
-        link_budget: 5m                 # frontend-link guard: all links DOWN this long fails
-        state_poll: 10s                 # first poll after manage / power on (polls back off
-        state_poll_max: 20s             #   while the node stays unmoved, up to a cap: this one
-        lock_retry: 10s                 #   while the conductor works, the *_max ones in a ramdisk wait)
-        inspection_poll: 20s
-        inspection_poll_max: 30s
-        inspection_timeout: 1h
-        power_on_timeout: 10m
-        clean_poll_min: 15s
-        clean_poll_max: 2m
-        inventory_grace: 1m
-  gates:                                # the site's gates and settings
-    enrollment_configure_dhcp: true
-    enrollment_configure_bmc: true
-    enrollment_ironic_enrol: true
-    switch_to_ipmi_after_inspection: false
-    restrict_boot: true
-    platform_class_activity_ready: true
-    ironic_tag: ironic
-    node_lock_max_wait: 15m
-    cleaning_deadline: 3h
-    max_attempts: 3
-    enrol_project: baremetal-enrol
-  dhcp:                                 # the DHCP server (phase 1), reached over SSH
-    host: dhcp1.example.net:22          # host[:port]; port 22 when absent
-    user: deploy                        # the vault item's user field overrides it
-    flavour: isc                        # isc (default) or kea
-    dir: /etc/dhcp/hostforge.d          # host files; default per flavour
-    config_test: dhcpd -t -q -cf /etc/dhcp/dhcpd.conf   # optional; default per flavour
-    restart: systemctl restart isc-dhcp-server          # optional; prefix sudo if needed
-    status: systemctl is-active --quiet isc-dhcp-server # optional
-    timeouts: {connect: 2m, login: 2m, command: 2m, transfer: 2m}   # optional
-  bmc:                                  # how BMCs' Redfish service is reached
-    ca_file: /etc/hostforge/bmc-ca.pem  # optional: the CA that signed the BMCs
-    insecure_skip_verify: false         # opt-in for self-signed lab BMCs; logged
-    tls:                                # optional: per-BMC trust by device or range (below)
-      - cidrs: [10.10.1.0/24]
-        ca_file: /etc/hostforge/rack1-ca.pem
-    endpoints:                          # optional: reach these BMCs elsewhere than their
-      - address: 10.10.0.12             #   out-of-band IP on 443 (a jump host's forwarded
-        endpoint: 127.0.0.1:40443       #   port, a lab's emulator): TLS is still verified
-  vault:
-    kind: file                          # items of named fields in a YAML file
-    path: /etc/hostforge/vault.yaml     # must not be readable by group or others
-` + extensionsHelp + `
-` + retireHelp + `
-
-The DHCP phase logs in with the private_key and known_hosts fields of the
-vault item ssh-config-dhcp (optional: passphrase, user); the server's host key
-is always verified against known_hosts. Kea's defaults are dir
-/etc/kea/hostforge.d, config_test "kea-dhcp4 -t /etc/kea/kea-dhcp4.conf",
-restart and status of kea-dhcp4-server.
-
-The BMC phase and the Ironic phases' frontend-link guard log in to a host's
-BMC with the per-host admin credential in the vault item bmc-admin-<device>,
-which the BMC phase creates from bmc-factory and rotates. The file vault is
-safe to share between a worker and CLI runs on one host: writes lock the
-file (<path>.lock) and never drop another writer's item.
-
-Extension tasks name vault items for their secrets: a webhook's
-signingSecret (the item's password field; whsec_ base64 or raw), an SSH
-task's privateKeySecret (private_key, optional passphrase and user).
-Their execution records and outputs are kept in the ledger's database.
-
-` + BMCTLSHelp + `
-
-` + LedgerHelp + `
-
-` + FirmwareHelp + `
-
-A bad config file fails with CONFIG_INVALID naming the key and its line.
-This build wires NetBox, DHCP over SSH, the Redfish BMC phase, Ironic
-(noauth) with the link guard, the inspection verifier and the fleet
-manager's ledger; platform_class_activity_ready needs the ledger: section.`
-
 // Config is the config file: the site, the systems it names and the gates.
+// Every key is documented in Reference (docs/config.md, and the sample
+// 'hostforge config example' prints).
 type Config struct {
 	Site   string         `yaml:"site"`
 	NetBox NetBoxConfig   `yaml:"netbox"`
@@ -129,11 +34,11 @@ type Config struct {
 	DHCP   *DHCPConfig    `yaml:"dhcp"`
 	BMC    BMCConfig      `yaml:"bmc"`
 	Vault  *VaultConfig   `yaml:"vault"`
-	// Ledger is the fleet manager's ledger (see LedgerHelp); nil without one.
+	// Ledger is the fleet manager's ledger (the ledger section of Reference); nil without one.
 	Ledger *sqlstore.LedgerConfig `yaml:"ledger"`
-	// Extensions wires workflow extensions (see extensionsHelp).
+	// Extensions wires workflow extensions (the extensions section of Reference).
 	Extensions *ExtensionsConfig `yaml:"extensions"`
-	// Firmware is the managed-host firmware updates (see FirmwareHelp);
+	// Firmware is the managed-host firmware updates (the firmware section of Reference);
 	// nil without them.
 	Firmware *FirmwareConfig `yaml:"firmware"`
 	// Retire is how hosts are retired (see retireHelp); nil: the defaults.
@@ -218,7 +123,7 @@ type BMCConfig struct {
 	// out-of-band address (which NetBox records and the DHCP reservation
 	// uses): a jump host's forwarded port, a lab's emulator.
 	Endpoints []BMCEndpoint `yaml:"endpoints"`
-	// TLS, Networks and RedfishVerifyCAPaths: see tls.go (BMCTLSHelp).
+	// TLS, Networks and RedfishVerifyCAPaths: see tls.go and the bmc section of Reference.
 	TLS                  []BMCTLS `yaml:"tls"`
 	Networks             []string `yaml:"networks"`
 	RedfishVerifyCAPaths []string `yaml:"redfish_verify_ca_paths"`

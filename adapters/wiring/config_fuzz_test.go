@@ -8,24 +8,6 @@ import (
 	"github.com/hostforge/hostforge"
 )
 
-// helpSample is the sample config of ConfigHelp ('hostforge enroll --help'), unindented.
-func helpSample(t testing.TB) string {
-	t.Helper()
-	start := strings.Index(ConfigHelp, "  site: lab1")
-	if start < 0 {
-		t.Fatal("no sample in ConfigHelp")
-	}
-	end := start + strings.Index(ConfigHelp[start:], "\n\n")
-	if end < start {
-		t.Fatal("the sample in ConfigHelp does not end")
-	}
-	var lines []string
-	for _, l := range strings.Split(ConfigHelp[start:end], "\n") {
-		lines = append(lines, strings.TrimPrefix(l, "  "))
-	}
-	return strings.Join(lines, "\n") + "\n"
-}
-
 // configErrorForm is what every config error says after the file name: the
 // line, or the key when the document has no line for it.
 var configErrorForm = regexp.MustCompile(`^fuzz\.yaml: (line [1-9][0-9]*: |[a-z_]+(\[[0-9]+\])?(\.[a-z_]+(\[[0-9]+\])?)*: )`)
@@ -33,7 +15,7 @@ var configErrorForm = regexp.MustCompile(`^fuzz\.yaml: (line [1-9][0-9]*: |[a-z_
 // FuzzParseConfig feeds the config reader arbitrary documents: it never
 // panics, and every refusal is CONFIG_INVALID naming a line or a key.
 func FuzzParseConfig(f *testing.F) {
-	f.Add([]byte(helpSample(f)))
+	f.Add([]byte(ExampleConfig()))
 	f.Add([]byte(goodConfig))
 	f.Add([]byte(goodConfig + "ledger:\n  driver: postgres\n  dsn_file: /etc/hostforge/ledger.dsn\n  projection_interval: 1m\n"))
 	for _, s := range []string{

@@ -102,26 +102,6 @@ func TestParseConfigErrorsNameKeyAndLine(t *testing.T) {
 	}
 }
 
-// The sample in 'enroll --help' is a valid config.
-func TestHelpSampleParses(t *testing.T) {
-	start := strings.Index(ConfigHelp, "  site: lab1")
-	end := start + strings.Index(ConfigHelp[start:], "\n\n")
-	if start < 0 || end < start {
-		t.Fatal("no sample in ConfigHelp")
-	}
-	var lines []string
-	for _, l := range strings.Split(ConfigHelp[start:end], "\n") {
-		lines = append(lines, strings.TrimPrefix(l, "  "))
-	}
-	c, err := parseConfig([]byte(strings.Join(lines, "\n")))
-	if err != nil {
-		t.Fatalf("the help's sample config does not parse: %v", err)
-	}
-	if sc := c.SiteConfig(); sc.IronicInstances["HYPERVISOR"] != "ironic-cpu" || !sc.ConfigureDHCP {
-		t.Errorf("sample config maps to %+v", sc)
-	}
-}
-
 // The keys the lab and fast tests need: Ironic timing per instance and the
 // BMCs' endpoints.
 func TestParseConfigTimingAndBMCEndpoints(t *testing.T) {

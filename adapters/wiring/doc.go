@@ -22,7 +22,7 @@
 //
 // # The fleet manager's ledger
 //
-// The ledger: section ([LedgerHelp]) names the fleet manager's ledger, on
+// The ledger: section names the fleet manager's ledger, on
 // SQLite or PostgreSQL (adapters/sqlstore). Open wires it ([Ledger]) as the
 // fleet manager the platform-class phase records in ([Systems.FleetManager]),
 // as the completion-proof store ([Systems.Proofs]) and as the ledger a
@@ -51,6 +51,8 @@
 //
 // A store that needs closing registers itself with [Systems.OnClose].
 //
-// The config format is [ConfigHelp]; a bad file fails with CONFIG_INVALID
-// naming the file, the key and its line.
+// The config format is [Reference], generated into docs/config.md and the
+// sample examples/config/site.yaml ([ExampleConfig], 'hostforge config
+// example'); a bad file fails with CONFIG_INVALID naming the file, the key
+// and its line.
 package wiring

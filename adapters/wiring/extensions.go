@@ -23,39 +23,6 @@ import (
 	"github.com/hostforge/hostforge/ironic"
 )
 
-// extensionsHelp documents the extensions: section in ConfigHelp.
-const extensionsHelp = `  extensions:                           # optional: workflow extensions (MetalSoft-compatible)
-    definitions: /etc/hostforge/extensions   # directory of definitions (*.json); serverRegistered
-                                        #   fires after each successful enrollment
-    known_hosts: /etc/hostforge/extensions_known_hosts   # SSH tasks' host keys (always verified)
-    ca_file: /etc/hostforge/webhook-ca.pem   # optional: CAs trusted for webhooks and bundle URLs
-    container_runtime: podman           # optional: runs Ansible tasks that name an ee image
-    asset_cache: /var/cache/hostforge/ansible  # optional: unpacked bundles by SHA-256
-    asset_max_bytes: 512MiB             # optional: cap of a bundle's download and of
-                                        #   what it unpacks to [512MiB]
-    ansible_playbook: /usr/bin/ansible-playbook # optional: default the one in PATH
-    ansible_env: [ANSIBLE_CONFIG=/etc/hostforge/ansible.cfg]   # optional: ANSIBLE_*
-                                        #   settings; a playbook gets these, PATH, HOME
-                                        #   and LANG, nothing else of the worker's
-    render_budget: 64MiB                # optional: strings and arrays one template render may
-                                        #   build (at most 1GiB); past it, EXTENSION_TEMPLATE_BUDGET
-    render_timeout: 2s                  # optional: how long one render may take (at most 1m)
-    stage_deadline: 1h                  # optional: no task of an event starts or runs
-                                        #   past this [1h]; validation warns of a task
-                                        #   whose own timeout is longer
-    instances:                          # optional: each extension's inputs and
-      powerdns:                         #   configVars by name; a required one (no
-        zone: dc1.example.com           #   defaultValue) must be given here
-        apiKey: {vault: powerdns-api.password}   # isPassword: a vault reference only
-    switch_roles: [leaf, spine]         # optional: NetBox role slugs of switches
-    netbox_events:                      # optional: NetBox event rules' endpoint,
-      listen: 0.0.0.0:8644              #   POST /netbox/events (hostforge worker;
-      cert_file: /etc/hostforge/events.crt   #   'hostforge extensions listen'); TLS only
-      key_file: /etc/hostforge/events.key
-      secret_item: netbox-webhook       # the vault item whose secret field (8
-                                        #   characters or more) is the NetBox webhook's
-                                        #   secret: X-Hook-Signature is checked with it`
-
 // ExtensionsConfig is the extensions: section: where the definitions are
 // and what the task runners need from the site.
 type ExtensionsConfig struct {

@@ -18,19 +18,16 @@ import (
 	"github.com/hostforge/hostforge/firmware"
 )
 
-// firmwareSample is the firmware: sample of FirmwareHelp, unindented.
+// firmwareSample is the firmware: section of the sample config.
 func firmwareSample(t testing.TB) string {
 	t.Helper()
-	start := strings.Index(FirmwareHelp, "  firmware:")
-	end := start + strings.Index(FirmwareHelp[start:], "\n\n")
-	if start < 0 || end < start {
-		t.Fatal("no firmware sample in FirmwareHelp")
+	for _, k := range Reference {
+		if k.Name == "firmware" {
+			return sectionExample(k)
+		}
 	}
-	var lines []string
-	for _, l := range strings.Split(FirmwareHelp[start:end], "\n") {
-		lines = append(lines, strings.TrimPrefix(l, "  "))
-	}
-	return strings.Join(lines, "\n") + "\n"
+	t.Fatal("Reference has no firmware section")
+	return ""
 }
 
 const ledgerSection = "ledger: {driver: sqlite, path: /var/lib/hostforge/state.db}\n"

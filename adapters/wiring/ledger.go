@@ -23,28 +23,6 @@ import (
 // every Ironic instance's nodes into it (Systems.Projector). Without it, the
 // platform-class gate is refused.
 
-// LedgerHelp documents the ledger: section; ConfigHelp includes it.
-const LedgerHelp = `The fleet manager's ledger (the ledger: section) records each device's
-identity, its Ironic reference projected from Ironic (and the revision of
-that reference), its platform_class and its completion proof:
-
-  ledger:
-    driver: sqlite                       # embedded: a file, nothing to start
-    path: /var/lib/hostforge/ledger.db
-    projection_interval: 1m              # optional: the site's Ironic projection schedule
-  # or
-  ledger:
-    driver: postgres                     # shared by several workers
-    dsn_file: /etc/hostforge/ledger.dsn  # one line, e.g. postgres://user:pw@host/db;
-                                         # must be readable by its owner only (chmod 600)
-
-The DSN is never logged nor printed. With a ledger, the platform_class gate
-(gates.platform_class_activity_ready) records the platform class in NetBox
-and in the ledger, and each enrollment settles its completion proof against
-the ledger's projection of Ironic. A ledger that does not answer fails
-platform classes with PLATFORM_CLASS_RECORD_FAILED and proof with
-FLEET_MANAGER_UNAVAILABLE until it answers again.`
-
 // ledgerConnectTimeout bounds one attempt to open and migrate the ledger.
 const ledgerConnectTimeout = 30 * time.Second
 

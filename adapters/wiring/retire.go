@@ -20,18 +20,6 @@ import (
 	"github.com/hostforge/hostforge/verify"
 )
 
-// retireHelp documents the retire: section.
-const retireHelp = `  retire:                               # optional: how 'hostforge retire' takes hosts out
-    erase: metadata                     # metadata (erase_devices_metadata, the default) or full
-                                        #   (erase_devices: hours on large disks); a manual clean
-    keep_node: false                    # true: leave the node manageable, maintenance "retired"
-    archive_retention: 2160h            # how long the archived BMC credential is kept (90 days)
-    dns_zone:                           # optional: the BMC records' zone, for serverDeleteDNS
-      name: lab1.example.net
-      soa_email: admin.lab1.example.net
-      name_servers: [ns1.example.net]
-      ttl: 3600`
-
 // RetireConfig is the retire: section.
 type RetireConfig struct {
 	Erase            string              `yaml:"erase"`

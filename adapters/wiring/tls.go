@@ -12,32 +12,6 @@ import (
 	"github.com/hostforge/hostforge/adapters/redfish"
 )
 
-// BMCTLSHelp documents the per-BMC TLS trust and the NetBox-data checks of
-// the bmc section; ConfigHelp includes it.
-const BMCTLSHelp = `Per-BMC TLS trust (bmc.tls): BMCs ship self-signed certificates, so each
-BMC may be trusted by a CA bundle or pinned by the SHA-256 fingerprint of its
-certificate, keyed by device name or by address range:
-
-  bmc:
-    ca_file: /etc/hostforge/bmc-ca.pem  # the default for BMCs no rule matches
-    tls:
-      - devices: [rack1-node7]          # a device named here wins over any range
-        fingerprint_sha256: "3f:a2:...:9c"   # 64 hex digits, colons optional
-      - cidrs: [10.10.0.0/24]           # the narrowest range holding the BMC's address
-        ca_file: /etc/hostforge/rack1-ca.pem
-      - cidrs: [10.99.0.0/24]
-        insecure_skip_verify: true      # explicit opt-in, logged at every connection
-    networks: [10.10.0.0/16]            # optional: redfish_address_override must be an IP in one
-    redfish_verify_ca_paths:            # CA bundles (paths on the Ironic conductors) that NetBox's
-      - /etc/ironic/bmc-ca.pem          #   ironic_driver_info.redfish_verify_ca may name
-
-A rule names devices, cidrs or both, and exactly one of ca_file,
-fingerprint_sha256 or insecure_skip_verify. The BMC's address is its
-out-of-band address as NetBox records it (not a bmc.endpoints endpoint). A
-BMC no rule matches is verified against bmc.ca_file, or skipped with
-bmc.insecure_skip_verify (logged at every connection), or verified against
-the system roots.`
-
 // BMCTLS is one rule of bmc.tls: how the certificates of the BMCs it
 // matches are verified.
 type BMCTLS struct {
@@ -124,7 +98,7 @@ type tlsRule struct {
 }
 
 // bmcTLS chooses each BMC's TLS trust from bmc.tls and the section-wide
-// default (see BMCTLSHelp).
+// default (the bmc section of Reference).
 type bmcTLS struct {
 	rules []tlsRule
 	def   redfish.TLS

@@ -35,7 +35,7 @@ var ConfigInvalid = hostforge.Declare(hostforge.Spec{
 	Phase:     "config",
 	Owner:     hostforge.OwnerInfraEng,
 	Retryable: false,
-	Action:    "Fix the key the message names at the line it gives in the --config file (the format is in 'hostforge enroll --help'), then run the command again. Nothing was changed.",
+	Action:    "Fix the key the message names at the line it gives in the --config file (every key is in docs/config.md; 'hostforge config example' prints a sample), then run the command again. Nothing was changed.",
 })
 
 // ConfigUnreadable is a config file that cannot be read at all: there is
@@ -45,7 +45,7 @@ var ConfigUnreadable = hostforge.Declare(hostforge.Spec{
 	Phase:     "config",
 	Owner:     hostforge.OwnerInfraEng,
 	Retryable: false,
-	Action:    "The --config file cannot be read (the message says why: it does not exist, is a directory, or this user may not read it): name the right file or create it (the format is in 'hostforge enroll --help'), then run the command again. Nothing was contacted or changed.",
+	Action:    "The --config file cannot be read (the message says why: it does not exist, is a directory, or this user may not read it): name the right file or create it (every key is in docs/config.md; 'hostforge config example' prints a sample), then run the command again. Nothing was contacted or changed.",
 })
 
 // Options are what the wiring takes from its caller besides the config.

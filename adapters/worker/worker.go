@@ -49,6 +49,9 @@ type Options struct {
 	// Status receives one line per service as it starts and stops (the
 	// command line prints them); nil discards them.
 	Status io.Writer
+	// Ready, when set, is called once the worker polls its task queue
+	// (the command line's -o json document is printed then).
+	Ready func()
 	// Log receives the worker's own log; nil discards it.
 	Log *slog.Logger
 }
@@ -221,6 +224,9 @@ func (w *Worker) run(ctx context.Context) error {
 		return temporal.TemporalUnavailable.At("worker").Wrap(err, "starting the worker on task queue %s", w.o.TaskQueue)
 	}
 	fmt.Fprintf(w.o.Status, "worker polling task queue %s for %s on site %s\n", w.o.TaskQueue, strings.Join(w.Workflows(), ", "), w.sys.Site)
+	if w.o.Ready != nil {
+		w.o.Ready()
+	}
 	var failed error
 	select {
 	case <-ctx.Done():

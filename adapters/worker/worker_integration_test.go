@@ -3,7 +3,6 @@
 package worker_test
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -14,7 +13,6 @@ import (
 	"os/exec"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -27,6 +25,8 @@ import (
 
 	"github.com/hostforge/hostforge/adapters/temporal"
 	"github.com/hostforge/hostforge/adapters/worker"
+	"github.com/hostforge/hostforge/internal/itenv"
+	"github.com/hostforge/hostforge/internal/syncbuf"
 )
 
 func init() {
@@ -38,17 +38,7 @@ func init() {
 
 // devServer is the dev server's address, skipping (failing under
 // HOSTFORGE_REQUIRE_INTEGRATION=1) without one.
-func devServer(t *testing.T) string {
-	t.Helper()
-	addr := os.Getenv("HOSTFORGE_TEMPORAL_ADDRESS")
-	if addr == "" {
-		if os.Getenv("HOSTFORGE_REQUIRE_INTEGRATION") == "1" {
-			t.Fatal("HOSTFORGE_TEMPORAL_ADDRESS is unset: scripts/integration.d/temporal.sh did not start the dev server")
-		}
-		t.Skip("HOSTFORGE_TEMPORAL_ADDRESS is unset; run scripts/integration")
-	}
-	return addr
-}
+func devServer(t *testing.T) string { return itenv.TemporalAddress(t) }
 
 // FreshNamespace registers a namespace of its own on the dev server (the
 // server is shared) and returns it once it answers.
@@ -96,27 +86,9 @@ func dialNS(t *testing.T, addr, ns string) client.Client {
 	}
 }
 
-// syncBuffer is a buffer safe for a writer and a reader.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // running is a worker's Run in a goroutine.
 type running struct {
-	out    *syncBuffer
+	out    *syncbuf.Buffer
 	cancel context.CancelFunc
 	done   chan error
 }
@@ -125,7 +97,7 @@ func start(t *testing.T, c client.Client, o worker.Options) *running {
 	t.Helper()
 	sys := labSystems(t)
 	sys.Site = "it-site"
-	r := &running{out: &syncBuffer{}, done: make(chan error, 1)}
+	r := &running{out: &syncbuf.Buffer{}, done: make(chan error, 1)}
 	o.Status = r.out
 	w, err := worker.New(sys, c, o)
 	if err != nil {

@@ -6,23 +6,18 @@ import (
 	"bytes"
 	"context"
 	"log/slog"
-	"os"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/hostforge/hostforge/internal/itenv"
 )
 
 // TestEnrolRackThroughDevServer runs the example against the dev server
 // scripts/integration started: every host of the demo rack closes, each
 // with its own outcome, and every completion is settled.
 func TestEnrolRackThroughDevServer(t *testing.T) {
-	addr := os.Getenv("HOSTFORGE_TEMPORAL_ADDRESS")
-	if addr == "" {
-		if os.Getenv("HOSTFORGE_REQUIRE_INTEGRATION") == "1" {
-			t.Fatal("HOSTFORGE_TEMPORAL_ADDRESS is unset")
-		}
-		t.Skip("HOSTFORGE_TEMPORAL_ADDRESS is unset; run scripts/integration")
-	}
+	addr := itenv.TemporalAddress(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	var out bytes.Buffer

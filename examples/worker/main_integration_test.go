@@ -3,14 +3,11 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -19,6 +16,8 @@ import (
 
 	"github.com/hostforge/hostforge/adapters/lab"
 	"github.com/hostforge/hostforge/adapters/temporal"
+	"github.com/hostforge/hostforge/internal/itenv"
+	"github.com/hostforge/hostforge/internal/syncbuf"
 )
 
 func TestMain(m *testing.M) {
@@ -29,34 +28,11 @@ func TestMain(m *testing.M) {
 		goleak.IgnoreAnyFunction("net/http.(*persistConn).writeLoop"))
 }
 
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // TestRunsAgainstTheLab: the example runs the worker on a lab's lab.yaml
 // against the dev server — its schedule converged, the task queue polled —
 // and stops cleanly when interrupted.
 func TestRunsAgainstTheLab(t *testing.T) {
-	addr := os.Getenv("HOSTFORGE_TEMPORAL_ADDRESS")
-	if addr == "" {
-		if os.Getenv("HOSTFORGE_REQUIRE_INTEGRATION") == "1" {
-			t.Fatal("HOSTFORGE_TEMPORAL_ADDRESS is unset")
-		}
-		t.Skip("HOSTFORGE_TEMPORAL_ADDRESS is unset; run scripts/integration")
-	}
+	addr := itenv.TemporalAddress(t)
 	var b [3]byte
 	_, _ = rand.Read(b[:])
 	site := "it-example-" + hex.EncodeToString(b[:])
@@ -68,7 +44,7 @@ func TestRunsAgainstTheLab(t *testing.T) {
 	defer deleteSchedule(t, addr, temporal.ScheduleID(site, temporal.PurposeProjection))
 
 	ctx, cancel := context.WithCancel(context.Background())
-	out := &syncBuffer{}
+	out := &syncbuf.Buffer{}
 	done := make(chan error, 1)
 	go func() { done <- run(ctx, out, l.Config, addr, site) }()
 	deadline := time.Now().Add(time.Minute)

@@ -134,18 +134,6 @@ func testQuery(t *testing.T, s extensions.Store) {
 			t.Fatal(err)
 		}
 	}
-	ids := func(q extensions.Query) string {
-		t.Helper()
-		rs, err := s.Executions(ctx, q)
-		if err != nil {
-			t.Fatal(err)
-		}
-		out := ""
-		for _, r := range rs {
-			out += r.DeliveryID
-		}
-		return out
-	}
 	cases := map[string]struct {
 		q    extensions.Query
 		want string
@@ -159,10 +147,25 @@ func testQuery(t *testing.T, s extensions.Store) {
 		"no match":                              {extensions.Query{EventID: "nope"}, ""},
 	}
 	for name, c := range cases {
-		if got := ids(c.q); got != c.want {
+		if got := deliveryIDs(t, s, c.q); got != c.want {
 			t.Errorf("%s: %q, want %q", name, got, c.want)
 		}
 	}
+}
+
+// deliveryIDs is the delivery IDs of the records q finds, in the order
+// they come, one after the other.
+func deliveryIDs(t *testing.T, s extensions.Store, q extensions.Query) string {
+	t.Helper()
+	rs, err := s.Executions(context.Background(), q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := ""
+	for _, r := range rs {
+		out += r.DeliveryID
+	}
+	return out
 }
 
 func testOutputs(t *testing.T, s extensions.Store) {
@@ -397,18 +400,6 @@ func testHistory(t *testing.T, s extensions.Store) {
 			t.Fatal(err)
 		}
 	}
-	ids := func(q extensions.Query) string {
-		t.Helper()
-		rs, err := s.Executions(ctx, q)
-		if err != nil {
-			t.Fatal(err)
-		}
-		out := ""
-		for _, r := range rs {
-			out += r.DeliveryID
-		}
-		return out
-	}
 	for name, c := range map[string]struct {
 		q    extensions.Query
 		want string
@@ -421,7 +412,7 @@ func testHistory(t *testing.T, s extensions.Store) {
 		"since, after every record":       {extensions.Query{Since: t0.Add(time.Hour)}, ""},
 		"since and event":                 {extensions.Query{Since: t0.Add(time.Second), EventID: "evt-1", NewestFirst: true}, "decb"},
 	} {
-		if got := ids(c.q); got != c.want {
+		if got := deliveryIDs(t, s, c.q); got != c.want {
 			t.Errorf("%s: %q, want %q", name, got, c.want)
 		}
 	}

@@ -73,7 +73,12 @@ func encodeUTF16(s string) []uint16 {
 // decodeUTF16 is units as a WTF-8 string: pairs become their character,
 // a lone surrogate stays one.
 func decodeUTF16(units []uint16) string {
-	b := make([]byte, 0, len(units))
+	return string(appendUTF16(make([]byte, 0, len(units)), units, appendSurrogate))
+}
+
+// appendUTF16 appends units to b as UTF-8: a surrogate pair becomes its
+// character, a lone surrogate whatever lone appends for it.
+func appendUTF16(b []byte, units []uint16, lone func(b []byte, u uint16) []byte) []byte {
 	for i := 0; i < len(units); i++ {
 		u := units[i]
 		switch {
@@ -83,10 +88,10 @@ func decodeUTF16(units []uint16) string {
 			b = utf8.AppendRune(b, utf16.DecodeRune(rune(u), rune(units[i+1])))
 			i++
 		default:
-			b = appendSurrogate(b, u)
+			b = lone(b, u)
 		}
 	}
-	return string(b)
+	return b
 }
 
 // toUTF8 is s as text leaves a render: a surrogate pair written as two
@@ -95,21 +100,8 @@ func toUTF8(s string) string {
 	if !hasSurrogates(s) {
 		return s
 	}
-	units := encodeUTF16(s)
-	b := make([]byte, 0, len(s))
-	for i := 0; i < len(units); i++ {
-		u := units[i]
-		switch {
-		case u < 0xD800 || u > 0xDFFF:
-			b = utf8.AppendRune(b, rune(u))
-		case u < 0xDC00 && i+1 < len(units) && units[i+1] >= 0xDC00 && units[i+1] <= 0xDFFF:
-			b = utf8.AppendRune(b, utf16.DecodeRune(rune(u), rune(units[i+1])))
-			i++
-		default:
-			b = utf8.AppendRune(b, utf8.RuneError)
-		}
-	}
-	return string(b)
+	replace := func(b []byte, _ uint16) []byte { return utf8.AppendRune(b, utf8.RuneError) }
+	return string(appendUTF16(make([]byte, 0, len(s)), encodeUTF16(s), replace))
 }
 
 // joinHalves concatenates a and b as JavaScript strings: a high surrogate

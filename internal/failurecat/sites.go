@@ -3,9 +3,7 @@ package failurecat
 import (
 	"fmt"
 	"go/ast"
-	"go/parser"
 	"go/token"
-	"io/fs"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -165,26 +163,7 @@ func sitesIn(decl ast.Decl, pf *parsedFile, fn string, specs map[specRef]string)
 
 func parseModule(root string) ([]*parsedFile, error) {
 	var files []*parsedFile
-	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() {
-			name := d.Name()
-			if path != root && (strings.HasPrefix(name, ".") || name == "testdata" || name == "vendor") {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
-			return nil
-		}
-		fset := token.NewFileSet()
-		f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(root, filepath.Dir(path))
+	err := walkSource(root, func(rel string, fset *token.FileSet, f *ast.File) error {
 		pf := &parsedFile{f: f, fset: fset, pkg: filepath.ToSlash(rel), imports: map[string]string{}}
 		for _, imp := range f.Imports {
 			p, _ := strconv.Unquote(imp.Path.Value)

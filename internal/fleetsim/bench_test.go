@@ -14,6 +14,7 @@ import (
 	"github.com/hostforge/hostforge/fakes"
 	"github.com/hostforge/hostforge/fakes/netboxhttp"
 	"github.com/hostforge/hostforge/internal/fleetsim"
+	"github.com/hostforge/hostforge/internal/seedrun"
 )
 
 // Benchmarks of the engine against the limit. Run them one at a time with
@@ -135,40 +136,25 @@ func report(b *testing.B, f *fleetsim.Fleet, st fleetsim.RunStats) {
 func BenchmarkFaultSchedules(b *testing.B) {
 	g := generator(b)
 	for i := 0; i < b.N; i++ {
-		seeds := make(chan uint64)
-		go func() {
-			defer close(seeds)
-			for k := 0; k < *benchSchedules; k++ {
-				seeds <- uint64(1 + k)
-			}
-		}()
 		var mu sync.Mutex
 		var tot fleetsim.Verdict
 		var broken []string
-		var wg sync.WaitGroup
-		for w := 0; w < runtime.GOMAXPROCS(0); w++ {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				for seed := range seeds {
-					s := g.Generate(seed)
-					v := fleetsim.CheckSchedule(context.Background(), s, fleetsim.CheckOptions{})
-					mu.Lock()
-					tot.Hosts += v.Hosts
-					tot.FailedFaulted += v.FailedFaulted
-					tot.Unclassified += v.Unclassified
-					tot.Unexpected += v.Unexpected
-					tot.RerunAsExpected += v.RerunAsExpected
-					tot.Crashes += v.Crashes
-					tot.Rotations += v.Rotations
-					if len(v.Problems) > 0 {
-						broken = append(broken, fmt.Sprintf("%s\n  %s\nreplay: %s", s, strings.Join(v.Problems, "\n  "), replay(s)))
-					}
-					mu.Unlock()
-				}
-			}()
-		}
-		wg.Wait()
+		seedrun.Parallel(seedrun.Range(1, *benchSchedules), func(seed uint64) {
+			s := g.Generate(seed)
+			v := fleetsim.CheckSchedule(context.Background(), s, fleetsim.CheckOptions{})
+			mu.Lock()
+			defer mu.Unlock()
+			tot.Hosts += v.Hosts
+			tot.FailedFaulted += v.FailedFaulted
+			tot.Unclassified += v.Unclassified
+			tot.Unexpected += v.Unexpected
+			tot.RerunAsExpected += v.RerunAsExpected
+			tot.Crashes += v.Crashes
+			tot.Rotations += v.Rotations
+			if len(v.Problems) > 0 {
+				broken = append(broken, fmt.Sprintf("%s\n  %s\nreplay: %s", s, strings.Join(v.Problems, "\n  "), replay(s)))
+			}
+		})
 		b.ReportMetric(float64(*benchSchedules), "schedules")
 		b.ReportMetric(float64(len(broken)), "violations")
 		b.ReportMetric(float64(tot.Unclassified), "unclassified")
@@ -178,12 +164,6 @@ func BenchmarkFaultSchedules(b *testing.B) {
 		b.ReportMetric(float64(tot.FailedFaulted), "faulted-failures")
 		b.ReportMetric(float64(tot.Crashes), "crashes")
 		b.ReportMetric(float64(tot.Rotations), "rotations")
-		for k, p := range broken {
-			if k == 5 {
-				b.Errorf("… %d more", len(broken)-5)
-				break
-			}
-			b.Error(p)
-		}
+		seedrun.ReportFirst(b, broken, 5)
 	}
 }

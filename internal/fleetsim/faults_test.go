@@ -4,7 +4,6 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -14,6 +13,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/hostforge/hostforge/internal/fleetsim"
+	"github.com/hostforge/hostforge/internal/seedrun"
 )
 
 var (
@@ -56,38 +56,23 @@ func replay(s fleetsim.Schedule) string {
 // and the command that replays it.
 func TestFaultSchedules(t *testing.T) {
 	g := generator(t)
-	seeds := make(chan uint64)
-	go func() {
-		defer close(seeds)
-		if *onlySeed != 0 {
-			seeds <- *onlySeed
-			return
-		}
-		for i := 0; i < *schedules; i++ {
-			seeds <- *firstSeed + uint64(i)
-		}
-	}()
+	seeds := seedrun.Range(*firstSeed, *schedules)
+	if *onlySeed != 0 {
+		seeds = slices.Values([]uint64{*onlySeed})
+	}
 	var failed atomic.Int64
 	var ran atomic.Int64
-	var wg sync.WaitGroup
-	for w := 0; w < runtime.GOMAXPROCS(0); w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for seed := range seeds {
-				s := g.Generate(seed)
-				problems := fleetsim.Check(context.Background(), s, fleetsim.CheckOptions{})
-				ran.Add(1)
-				if len(problems) == 0 {
-					continue
-				}
-				if failed.Add(1) <= 5 {
-					t.Errorf("%s\nbroken promises:\n  %s\nreplay: %s", s, strings.Join(problems, "\n  "), replay(s))
-				}
-			}
-		}()
-	}
-	wg.Wait()
+	seedrun.Parallel(seeds, func(seed uint64) {
+		s := g.Generate(seed)
+		problems := fleetsim.Check(context.Background(), s, fleetsim.CheckOptions{})
+		ran.Add(1)
+		if len(problems) == 0 {
+			return
+		}
+		if failed.Add(1) <= 5 {
+			t.Errorf("%s\nbroken promises:\n  %s\nreplay: %s", s, strings.Join(problems, "\n  "), replay(s))
+		}
+	})
 	if n := failed.Load(); n > 5 {
 		t.Errorf("%d of %d schedules failed (first 5 shown)", n, ran.Load())
 	}

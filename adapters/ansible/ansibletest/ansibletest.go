@@ -13,11 +13,11 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/hostforge/hostforge/adapters/ansible"
+	"github.com/hostforge/hostforge/internal/syncbuf"
 )
 
 // Inventory is the inventory the contract's runs get: localhost, run
@@ -50,7 +50,7 @@ const Playbook = `- name: register
 
 // invocation writes a run's files (a playbook, the inventory, the
 // extra-vars with context_json_file_path) into a fresh directory.
-func invocation(t *testing.T, playbook string) (ansible.Invocation, string, *syncBuilder) {
+func invocation(t *testing.T, playbook string) (ansible.Invocation, string, *syncbuf.Buffer) {
 	t.Helper()
 	dir := t.TempDir()
 	ctxPath := filepath.Join(dir, ".hostforge", "context.json")
@@ -68,7 +68,7 @@ func invocation(t *testing.T, playbook string) (ansible.Invocation, string, *syn
 	if err := os.Mkdir(filepath.Join(dir, ".hostforge"), 0o700); err != nil {
 		t.Fatal(err)
 	}
-	out := &syncBuilder{}
+	out := &syncbuf.Buffer{}
 	return ansible.Invocation{Dir: dir, Playbook: "site.yml", Inventory: "inventory.yml", ExtraVars: "variables.json", Output: out,
 		Env: []string{"ANSIBLE_NOCOLOR=1", "ANSIBLE_RETRY_FILES_ENABLED=0", "ANSIBLE_LOCAL_TEMP=" + filepath.Join(dir, ".tmp")}}, ctxPath, out
 }
@@ -155,23 +155,4 @@ func Run(t *testing.T, newPlaybooks func(t *testing.T) ansible.Playbooks) {
 			t.Errorf("returned %s after the start: the run must be killed when the context ends", d)
 		}
 	})
-}
-
-// syncBuilder collects a run's output, which the program writes from
-// another goroutine.
-type syncBuilder struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (s *syncBuilder) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuilder) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
