@@ -170,7 +170,7 @@ func TestPollHistoryTravelsInProgress(t *testing.T) {
 }
 
 // With the default timing, a power on that takes 75 s is seen within
-// StatePollMax (20 s) of its end: the doubling from the request to 1 min
+// StatePollMax (30 s) of its end: the doubling from the request to 1 min
 // looked at 10, 30, 70 and 130 s, 55 s late.
 func TestDefaultTimingSeesSlowPowerOnSoon(t *testing.T) {
 	w := newWorld(t, fakes.HostSpec{})

@@ -59,11 +59,7 @@ type Timing struct {
 	// found in someone else's transition (10 s).
 	StatePoll time.Duration
 	// StatePollMax caps the polls while the conductor works: verification,
-	// a power change, cleaning or inspecting before the ramdisk (20 s). It
-	// bounds how late a finished conductor transition is seen, and the
-	// pause that sees one end is usually a full cap: with 30 s, bench-ironic
-	// (timing × 1/10) saw its cleanings about 2 s after openstacksdk's
-	// fixed 2 s polls did (BENCHMARKS.md).
+	// a power change, cleaning or inspecting before the ramdisk (30 s).
 	StatePollMax time.Duration
 	// LockRetry is the After of a node_locked wait (10 s); the workflow
 	// applies its own 10 s → 60 s backoff on top.
@@ -103,7 +99,7 @@ func (t Timing) withDefaults() Timing {
 		}
 	}
 	def(&t.StatePoll, 10*time.Second)
-	def(&t.StatePollMax, 20*time.Second)
+	def(&t.StatePollMax, 30*time.Second)
 	def(&t.LockRetry, 10*time.Second)
 	def(&t.InspectionPoll, 20*time.Second)
 	def(&t.InspectionPollMax, 30*time.Second)

@@ -39,7 +39,7 @@ hardware.`,
 			{Name: "timing", Doc: "Optional: the Ironic phases' polls and budgets.", Keys: []Key{
 				{Name: "link_budget", Value: "5m", Default: "5m", Doc: "Frontend-link guard: every link DOWN this long fails the host."},
 				{Name: "state_poll", Value: "10s", Default: "10s", Doc: "The first look after manage or power on (and at a node in someone else's transition); looks then back off while the node stays unmoved."},
-				{Name: "state_poll_max", Value: "20s", Default: "20s", Doc: "The longest pause between looks while the conductor works (verifying, a power change, the start of cleaning or inspection)."},
+				{Name: "state_poll_max", Value: "30s", Default: "30s", Doc: "The longest pause between looks while the conductor works (verifying, a power change, the start of cleaning or inspection)."},
 				{Name: "lock_retry", Value: "10s", Default: "10s", Doc: "The wait after a node found locked."},
 				{Name: "inspection_poll", Value: "20s", Default: "20s", Doc: "The first look after inspect, and the pause between the link guard's samples."},
 				{Name: "inspection_poll_max", Value: "30s", Default: "30s", Doc: "The longest pause between looks in inspect wait."},
