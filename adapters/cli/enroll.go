@@ -250,24 +250,32 @@ func duplicate(names []string) string {
 func enrollAll(ctx context.Context, sys *systems, devices []string, p enrollment.Params, parallel int, rep *enrollReport) []hostResult {
 	prog := rep.prog
 	results := make([]hostResult, len(devices))
+	inParallel(len(devices), parallel, func(i int) {
+		results[i] = enrollOne(ctx, sys, devices[i], p, prog)
+		rep.host(results[i])
+	})
+	return results
+}
+
+// inParallel calls do(i) for every i from 0 to n-1, handed out in order
+// to at most parallel goroutines, and returns once every call has.
+func inParallel(n, parallel int, do func(i int)) {
 	next := make(chan int)
 	var wg sync.WaitGroup
-	for range min(parallel, len(devices)) {
+	for range min(parallel, n) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for i := range next {
-				results[i] = enrollOne(ctx, sys, devices[i], p, prog)
-				rep.host(results[i])
+				do(i)
 			}
 		}()
 	}
-	for i := range devices {
+	for i := range n {
 		next <- i
 	}
 	close(next)
 	wg.Wait()
-	return results
 }
 
 // enrollOne submits and runs one device's enrollment inline.

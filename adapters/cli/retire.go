@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"sync"
 	"text/tabwriter"
 	"time"
 
@@ -183,22 +182,9 @@ func localRetirement(ws *wiring.Systems) (retireRunner, error) {
 // retireAll retires the devices, parallel at a time, in the order given.
 func retireAll(ctx context.Context, ws *wiring.Systems, run retireRunner, devices []string, p retirement.Params, parallel int, clk clock.Clock, log *slog.Logger, prog *progress) []retireResult {
 	results := make([]retireResult, len(devices))
-	next := make(chan int)
-	var wg sync.WaitGroup
-	for range min(parallel, len(devices)) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range next {
-				results[i] = retireOne(ctx, ws, run, devices[i], p, clk, log, prog)
-			}
-		}()
-	}
-	for i := range devices {
-		next <- i
-	}
-	close(next)
-	wg.Wait()
+	inParallel(len(devices), parallel, func(i int) {
+		results[i] = retireOne(ctx, ws, run, devices[i], p, clk, log, prog)
+	})
 	return results
 }
 
