@@ -174,11 +174,7 @@ cleared instead ('reprovision clear').
 	open := a.firmwareFlags(cmd)
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
 		return open.onMachine(cmd, machines, func(o *fwOps, machine string) error {
-			who := "operator"
-			if u := a.getenv("USER"); u != "" {
-				who += " " + u
-			}
-			u, err := o.op.Cancel(cmd.Context(), machine, who)
+			u, err := o.op.Cancel(cmd.Context(), machine, a.operatorName())
 			if err != nil {
 				return refused(err)
 			}

@@ -136,6 +136,17 @@ func (a *app) firmwareFlags(cmd *cobra.Command) fwOpener {
 	}
 }
 
+// operatorName is who a firmware operation records as its initiator (a
+// request) or canceller (an update): "operator", followed by $USER when
+// it is set.
+func (a *app) operatorName() string {
+	who := "operator"
+	if u := a.getenv("USER"); u != "" {
+		who += " " + u
+	}
+	return who
+}
+
 // refused makes a refusal of the state a usage error (exit 2).
 func refused(err error) error {
 	if firmware.RequestRefused.Is(err) {
@@ -378,11 +389,7 @@ reference.
 			return inputErr("--update-message is required: the ticket or maintenance reference")
 		}
 		return open.run(cmd, func(o *fwOps) error {
-			who := "operator"
-			if u := a.getenv("USER"); u != "" {
-				who += " " + u
-			}
-			r, err := o.op.RequestUpdate(cmd.Context(), id, who, message)
+			r, err := o.op.RequestUpdate(cmd.Context(), id, a.operatorName(), message)
 			if err != nil {
 				return refused(err)
 			}
