@@ -74,11 +74,7 @@ func retireDef(url string) string {
 // events endpoint with its secret in the vault.
 func eventsLab(t *testing.T, ctx context.Context, def, listen string) (*lab.Lab, string, *http.Client) {
 	t.Helper()
-	l, err := lab.Start(ctx, lab.Options{Dir: filepath.Join(t.TempDir(), "lab")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { l.Close() })
+	l := startLab(t)
 	defs := filepath.Join(l.Dir, "extensions")
 	if err := os.MkdirAll(defs, 0o755); err != nil {
 		t.Fatal(err)
