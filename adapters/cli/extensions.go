@@ -682,10 +682,7 @@ func openExtensionStore(ctx context.Context, cfg *wiring.Config, state string) (
 	case cfg != nil && cfg.Ledger != nil:
 		// The records are where the config keeps state: the ledger's database.
 		if _, db, err = wiring.OpenLedger(ctx, cfg); err != nil {
-			if ConfigInvalid.Is(err) {
-				return nil, nil, usageErr(err)
-			}
-			return nil, nil, err
+			return nil, nil, configRefused(err)
 		}
 	default:
 		return nil, nil, inputErr("give --state DB, or --config FILE with a ledger: section: the execution records are in that database")

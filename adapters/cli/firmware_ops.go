@@ -125,10 +125,7 @@ func (a *app) firmwareFlags(cmd *cobra.Command) fwOpener {
 		}
 		fs, err := wiring.OpenFirmware(cmd.Context(), cfg, nil, log, a.secrets)
 		if err != nil {
-			if ConfigInvalid.Is(err) {
-				return nil, nil, usageErr(err)
-			}
-			return nil, nil, err
+			return nil, nil, configRefused(err)
 		}
 		o := &fwOps{fs: fs, out: *out, log: log,
 			op: &firmware.Operator{Store: fs.Store, Hosts: fs.Hosts, Clock: clock.Real{}, Settings: fs.Settings, Catalog: fs.Catalog, CheckCatalog: fs.CheckCatalog}}

@@ -73,10 +73,7 @@ func newLedgerWiring(ws *wiring.Systems, log *slog.Logger) *ledgerWiring {
 func openLedger(ctx context.Context, cfg *wiring.Config) (*sqlstore.Ledger, func(), error) {
 	l, db, err := wiring.OpenLedger(ctx, cfg)
 	if err != nil {
-		if ConfigInvalid.Is(err) {
-			return nil, nil, usageErr(err)
-		}
-		return nil, nil, err
+		return nil, nil, configRefused(err)
 	}
 	return l, func() { _ = db.Close() }, nil
 }

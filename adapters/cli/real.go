@@ -24,16 +24,29 @@ func loadConfigFile(path string) (*wiring.Config, error) {
 	return cfg, nil
 }
 
+// configRefused makes a config the wiring refuses a usage error (exit 2);
+// any other error, a system that refuses, keeps its own code.
+func configRefused(err error) error {
+	if ConfigInvalid.Is(err) {
+		return usageErr(err)
+	}
+	return err
+}
+
 // openWiring connects the systems a config file names through the one
 // wiring every command and the worker share. A config the wiring refuses is
 // a usage error; a system that refuses keeps its own code.
 func (a *app) openWiring(ctx context.Context, cfg *wiring.Config, log *slog.Logger) (*wiring.Systems, error) {
-	ws, err := wiring.Open(ctx, cfg, wiring.Options{Log: log, Getenv: a.getenv, Secrets: a.secrets})
+	return a.openWiringWith(ctx, cfg, wiring.Options{Log: log})
+}
+
+// openWiringWith is openWiring with the caller's options (a submit-only
+// opening); the environment and the secrets are always the app's.
+func (a *app) openWiringWith(ctx context.Context, cfg *wiring.Config, o wiring.Options) (*wiring.Systems, error) {
+	o.Getenv, o.Secrets = a.getenv, a.secrets
+	ws, err := wiring.Open(ctx, cfg, o)
 	if err != nil {
-		if ConfigInvalid.Is(err) {
-			return nil, usageErr(err)
-		}
-		return nil, err
+		return nil, configRefused(err)
 	}
 	return ws, nil
 }

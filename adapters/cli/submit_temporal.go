@@ -34,11 +34,8 @@ func (a *app) openTemporalSubmit(cmd *cobra.Command, config string, t temporalFl
 		return nil, nil, err
 	}
 	ctx := cmd.Context()
-	ws, err := wiring.Open(ctx, cfg, wiring.Options{Log: log, Getenv: a.getenv, SubmitOnly: true, Secrets: a.secrets})
+	ws, err := a.openWiringWith(ctx, cfg, wiring.Options{Log: log, SubmitOnly: true})
 	if err != nil {
-		if ConfigInvalid.Is(err) {
-			return nil, nil, usageErr(err)
-		}
 		return nil, nil, err
 	}
 	c, err := temporal.Dial(ctx, t.address, t.namespace, log)
