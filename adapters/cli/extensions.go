@@ -118,8 +118,7 @@ when any is not.
 		Args: cobra.ArbitraryArgs,
 	}
 	definitionFlag(cmd, &defs)
-	cmd.Flags().StringVar(&config, "config", "", "also validate the config's extensions.definitions and extensions.instances")
-	_ = cmd.MarkFlagFilename("config", "yaml", "yml")
+	configFlag(cmd, &config, "also validate the config's extensions.definitions and extensions.instances")
 	logLevelFlag(cmd)
 	out := outputFlag(cmd)
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
@@ -315,8 +314,7 @@ the site's extensions.instances values; an isPassword one renders as
 	cmd.Flags().StringVar(&stage, "stage", "", "stage to render, e.g. serverRegistered")
 	cmd.Flags().StringVar(&payload, "payload", "", "payload file (JSON), - for standard input")
 	cmd.Flags().BoolVar(&strict, "strict", false, "refuse undefined values in templates")
-	cmd.Flags().StringVar(&config, "config", "", "take the definitions directory (without --definition), the site's input values and the render budget and deadline from this config file's extensions: section")
-	_ = cmd.MarkFlagFilename("config", "yaml", "yml")
+	configFlag(cmd, &config, "take the definitions directory (without --definition), the site's input values and the render budget and deadline from this config file's extensions: section")
 	_ = cmd.MarkFlagRequired("stage")
 	_ = cmd.MarkFlagRequired("payload")
 	logLevelFlag(cmd)
@@ -428,14 +426,13 @@ type fireFlags struct {
 
 func (f *fireFlags) add(cmd *cobra.Command) {
 	fl := cmd.Flags()
-	fl.StringVar(&f.config, "config", "", "take the definitions directory, the runners' settings and the vault from this config file's extensions: and vault: sections (flags override)")
+	configFlag(cmd, &f.config, "take the definitions directory, the runners' settings and the vault from this config file's extensions: and vault: sections (flags override)")
 	fl.StringVar(&f.vault, "vault", "", "YAML file vault holding the items tasks name (signingSecret, privateKeySecret); mode 0600")
 	fl.StringVar(&f.knownHosts, "known-hosts", "", "known_hosts file SSH tasks' host keys are verified against")
 	fl.StringVar(&f.caFile, "ca-file", "", "PEM certificates trusted besides the system's for webhooks and bundle URLs")
 	fl.StringVar(&f.runtime, "container-runtime", "", "podman or docker: runs Ansible tasks that name an ee image")
 	fl.StringVar(&f.assetCache, "asset-cache", "", "directory of unpacked Ansible bundles (default: the user's cache directory)")
 	fl.StringVar(&f.playbook, "ansible-playbook", "", "the ansible-playbook program (default: the one in PATH)")
-	_ = cmd.MarkFlagFilename("config", "yaml", "yml")
 	_ = cmd.MarkFlagFilename("vault", "yaml", "yml")
 }
 

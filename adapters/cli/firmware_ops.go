@@ -104,8 +104,7 @@ func (open fwOpener) onMachine(cmd *cobra.Command, machines []string, op func(o 
 // firmwareFlags adds --config, -o and --log-level; open opens the systems.
 func (a *app) firmwareFlags(cmd *cobra.Command) fwOpener {
 	var config string
-	cmd.Flags().StringVar(&config, "config", "", "config file with the firmware: section (required)")
-	_ = cmd.MarkFlagFilename("config", "yaml", "yml")
+	configFlag(cmd, &config, "config file with the firmware: section (required)")
 	out := outputFlag(cmd)
 	logLevelFlag(cmd)
 	return func(cmd *cobra.Command) (*fwOps, func(), error) {

@@ -97,13 +97,12 @@ history. Progress, summary and -o json (one object per host) are enroll's.
   hostforge retire --config lab1.yaml --temporal 127.0.0.1:7233 gpu-r1-u02`,
 	}
 	f := cmd.Flags()
-	f.StringVar(&o.config, "config", "", "config file naming the real systems (docs/config.md)")
+	configFlag(cmd, &o.config, "config file naming the real systems (docs/config.md)")
 	f.BoolVar(&o.noErase, "no-erase", false, "skip the erase (recorded in the result and NetBox's journal)")
 	f.BoolVar(&o.force, "force", false, "retire a device NetBox has offline although no retirement's journal entry says why")
 	f.IntVar(&o.maxAttempts, "max-attempts", 0, "attempt budget for retryable failures, replacing the site's (1 fails fast; 0 keeps the site's)")
 	f.IntVar(&o.parallel, "parallel", 1, "number of devices retired at once (local runs)")
 	o.temporal.add(cmd, "submit to this Temporal frontend (host:port) for 'hostforge worker' to run, instead of running in-process")
-	_ = cmd.MarkFlagFilename("config", "yaml", "yml")
 	logLevelFlag(cmd)
 	o.output = outputFlag(cmd)
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
