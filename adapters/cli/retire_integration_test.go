@@ -38,21 +38,7 @@ import (
 // retireJSONLines runs 'hostforge retire' in-process and decodes its -o json.
 func retireJSONLines(t *testing.T, ctx context.Context, args ...string) ([]retireJSON, result) {
 	t.Helper()
-	var out, errb bytes.Buffer
-	code := Run(ctx, append(append([]string{"retire"}, args...), "-o", "json"), Streams{Out: &out, Err: &errb}, os.LookupEnv)
-	r := result{out: out.String(), err: errb.String(), code: code}
-	var lines []retireJSON
-	for _, l := range strings.Split(strings.TrimSpace(r.out), "\n") {
-		if l == "" {
-			continue
-		}
-		var j retireJSON
-		if err := json.Unmarshal([]byte(l), &j); err != nil {
-			t.Fatalf("-o json line %q: %v\nstderr:\n%s", l, err, r.err)
-		}
-		lines = append(lines, j)
-	}
-	return lines, r
+	return jsonLines[retireJSON](t, ctx, "retire", args...)
 }
 
 // TestRetireOnRealIronicAndEnrolAgain: a lab host enrolled on a real Ironic

@@ -291,15 +291,22 @@ func waitMetrics(t *testing.T, w *process, want ...string) string {
 // enrollJSONLines runs 'hostforge enroll' in-process and decodes its -o json.
 func enrollJSONLines(t *testing.T, ctx context.Context, args ...string) ([]enrollJSON, result) {
 	t.Helper()
+	return jsonLines[enrollJSON](t, ctx, "enroll", args...)
+}
+
+// jsonLines runs 'hostforge COMMAND ARGS -o json' in-process and decodes
+// each line it prints as a T.
+func jsonLines[T any](t *testing.T, ctx context.Context, command string, args ...string) ([]T, result) {
+	t.Helper()
 	var out, errb bytes.Buffer
-	code := Run(ctx, append(append([]string{"enroll"}, args...), "-o", "json"), Streams{Out: &out, Err: &errb}, os.LookupEnv)
+	code := Run(ctx, append(append([]string{command}, args...), "-o", "json"), Streams{Out: &out, Err: &errb}, os.LookupEnv)
 	r := result{out: out.String(), err: errb.String(), code: code}
-	var lines []enrollJSON
+	var lines []T
 	for _, l := range strings.Split(strings.TrimSpace(r.out), "\n") {
 		if l == "" {
 			continue
 		}
-		var j enrollJSON
+		var j T
 		if err := json.Unmarshal([]byte(l), &j); err != nil {
 			t.Fatalf("-o json line %q: %v\nstderr:\n%s", l, err, r.err)
 		}
