@@ -66,14 +66,7 @@ func retireJSONLines(t *testing.T, ctx context.Context, args ...string) ([]retir
 func TestRetireOnRealIronicAndEnrolAgain(t *testing.T) {
 	ironicURL, inspectorURL := itEnv(t, "HOSTFORGE_IRONIC_AGENT_URL"), itEnv(t, "HOSTFORGE_IRONIC_AGENT_INSPECTOR_URL")
 	dhcpd := itEnv(t, "HOSTFORGE_DHCPD")
-	key, err := os.ReadFile(itEnv(t, "HOSTFORGE_SSHD_KEY"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	known, err := os.ReadFile(itEnv(t, "HOSTFORGE_SSHD_KNOWN_HOSTS"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	sshd := sshdTarget(t)
 	var rnd [3]byte
 	_, _ = rand.Read(rnd[:])
 	site := fakes.NewSite()
@@ -81,7 +74,7 @@ func TestRetireOnRealIronicAndEnrolAgain(t *testing.T) {
 	uniqueMACs(t, site, h, rnd)
 	l, err := lab.Start(context.Background(), lab.Options{
 		Dir: filepath.Join(t.TempDir(), "lab"), Site: site, IronicURL: ironicURL, InspectorURL: inspectorURL, Agent: true,
-		SSH: &lab.SSHTarget{Addr: itEnv(t, "HOSTFORGE_SSHD_ADDR"), User: itEnv(t, "HOSTFORGE_SSHD_USER"), PrivateKey: string(key), KnownHosts: string(known)},
+		SSH: sshd,
 	})
 	if err != nil {
 		t.Fatal(err)
