@@ -306,6 +306,12 @@ func appendRetireSections(t *testing.T, config, receiver string) {
 	}
 	section := fmt.Sprintf("extensions:\n  definitions: %q\n  asset_cache: %q\n", defs, t.TempDir()) +
 		"retire:\n  erase: metadata\n  archive_retention: 720h\n  dns_zone: {name: lab.example.net, soa_email: admin.lab.example.net, name_servers: [ns1.example.net], ttl: 300}\n"
+	appendConfig(t, config, section)
+}
+
+// appendConfig adds section at the end of the config file.
+func appendConfig(t *testing.T, config, section string) {
+	t.Helper()
 	f, err := os.OpenFile(config, os.O_APPEND|os.O_WRONLY, 0)
 	if err != nil {
 		t.Fatal(err)
