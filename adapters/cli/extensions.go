@@ -183,9 +183,7 @@ func (a *app) validateFiles(files []string, cfg *wiring.Config) ([]validateJSON,
 		} else {
 			invalid = true
 		}
-		if r.Problems == nil {
-			r.Problems = []extensions.Problem{}
-		}
+		r.Problems = jsonList(r.Problems)
 		results = append(results, r)
 	}
 	if cfg == nil {

@@ -235,9 +235,7 @@ func (a *app) fwConfigListCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if ovs == nil {
-				ovs = []firmware.Override{}
-			}
+			ovs = jsonList(ovs)
 			return o.print(cmd.OutOrStdout(), ovs, func(w io.Writer) { printOverrides(w, ovs) })
 		})
 	}

@@ -117,9 +117,7 @@ With --unmatched, list the hosts with unmatched components instead:
 				return err
 			}
 			if unmatched {
-				if un == nil {
-					un = []firmware.UnmatchedHost{}
-				}
+				un = jsonList(un)
 				return o.print(cmd.OutOrStdout(), un, func(w io.Writer) {
 					tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 					fmt.Fprintln(tw, "MACHINE\tVENDOR\tMODEL\tUNMATCHED")
@@ -133,9 +131,7 @@ With --unmatched, list the hosts with unmatched components instead:
 					_ = tw.Flush()
 				})
 			}
-			if lines == nil {
-				lines = []firmware.ModelReport{}
-			}
+			lines = jsonList(lines)
 			return o.print(cmd.OutOrStdout(), lines, func(w io.Writer) {
 				tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 				fmt.Fprintln(tw, "VENDOR\tMODEL\tHOSTS\tCOMPLIANT\tDRIFTED\tUNMATCHED\tNOT IN CATALOG\tUPDATING\tEXHAUSTED")

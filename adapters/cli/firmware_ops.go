@@ -437,9 +437,7 @@ func (a *app) fwReprovisionListCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if list == nil {
-				list = []firmware.RequestStatus{}
-			}
+			list = jsonList(list)
 			return o.print(cmd.OutOrStdout(), list, func(w io.Writer) { printRequests(w, list) })
 		})
 	}

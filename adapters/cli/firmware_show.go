@@ -114,12 +114,8 @@ its last firmware inventory reading and its drift, its request and update.
 				return o.print(cmd.OutOrStdout(), ms, func(w io.Writer) { printMachine(w, ms) })
 			}
 			models := cat.Models()
-			if models == nil {
-				models = []*firmware.Model{}
-			}
-			if ovs == nil {
-				ovs = []firmware.Override{}
-			}
+			models = jsonList(models)
+			ovs = jsonList(ovs)
 			cs := catalogShow{Catalog: o.fs.Catalog.Status(), Overrides: ovs, ArtifactCache: o.fs.ArtifactCache, ArtifactCacheDefault: o.fs.ArtifactCacheDefault, Models: models}
 			return o.print(cmd.OutOrStdout(), cs, func(w io.Writer) { printCatalogShow(w, cs) })
 		})

@@ -314,9 +314,7 @@ func printProjection(w io.Writer, format string, rep enrollment.ProjectionReport
 		_, f, _ = hostforge.Classify(perr)
 	}
 	if format == formatJSON {
-		if rep.Changes == nil {
-			rep.Changes = []enrollment.ReferenceChange{}
-		}
+		rep.Changes = jsonList(rep.Changes)
 		if err := writeJSON(w, projectionJSON{rep, failureOut(f)}); err != nil {
 			return err
 		}

@@ -232,9 +232,7 @@ func printRetire(w io.Writer, format string, devices []string, results []retireR
 				until := res.ArchivedUntil.UTC()
 				j.ArchivedUntil = &until
 			}
-			if j.Phases == nil {
-				j.Phases = []retirement.PhaseRecord{}
-			}
+			j.Phases = jsonList(j.Phases)
 			if err := writeJSONLine(w, j); err != nil {
 				return err
 			}
