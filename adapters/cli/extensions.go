@@ -129,11 +129,8 @@ when any is not.
 		var cfg *wiring.Config
 		if config != "" {
 			var err error
-			if cfg, err = loadConfigFile(config); err != nil {
+			if cfg, err = loadExtensionsConfig(config); err != nil {
 				return err
-			}
-			if cfg.Extensions == nil {
-				return inputErr("--config %s has no extensions: section", config)
 			}
 			dirFiles, err := filepath.Glob(filepath.Join(cfg.Extensions.Definitions, "*.json"))
 			if err != nil {
@@ -327,11 +324,8 @@ the site's extensions.instances values; an isPassword one renders as
 		var instances extensions.Instances
 		if config != "" {
 			var err error
-			if cfg, err = loadConfigFile(config); err != nil {
+			if cfg, err = loadExtensionsConfig(config); err != nil {
 				return err
-			}
-			if cfg.Extensions == nil {
-				return inputErr("--config %s has no extensions: section", config)
 			}
 			xc = cfg.Extensions
 			instances = xc.Instances.Instances()
@@ -414,6 +408,19 @@ type fireJSON struct {
 	DeliveryID string `json:"deliveryId"`
 	Message    string `json:"message"`
 	EventID    string `json:"eventId"`
+}
+
+// loadExtensionsConfig loads --config for a command that reads its
+// extensions: section; a config without one is refused.
+func loadExtensionsConfig(config string) (*wiring.Config, error) {
+	cfg, err := loadConfigFile(config)
+	if err != nil {
+		return nil, err
+	}
+	if cfg.Extensions == nil {
+		return nil, inputErr("--config %s has no extensions: section", config)
+	}
+	return cfg, nil
 }
 
 // fireFlags are the runner settings of `extensions fire`: the flags, or
