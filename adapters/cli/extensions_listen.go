@@ -62,11 +62,7 @@ docs/config.md.
 		case queue <= 0:
 			return inputErr("--queue %d: want 1 or more", queue)
 		}
-		log, err := a.logger(cmd)
-		if err != nil {
-			return err
-		}
-		cfg, err := loadConfigFile(config)
+		log, cfg, err := a.loggerAndConfig(cmd, config)
 		if err != nil {
 			return err
 		}

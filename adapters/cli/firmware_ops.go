@@ -114,11 +114,7 @@ func (a *app) firmwareFlags(cmd *cobra.Command) fwOpener {
 		if config == "" {
 			return nil, nil, inputErr("--config is required: the firmware: section names the state database and the Ironic instances")
 		}
-		log, err := a.logger(cmd)
-		if err != nil {
-			return nil, nil, err
-		}
-		cfg, err := loadConfigFile(config)
+		log, cfg, err := a.loggerAndConfig(cmd, config)
 		if err != nil {
 			return nil, nil, err
 		}

@@ -275,11 +275,7 @@ runs the same pass on an interval.
 		if err := checkOutput(*out); err != nil {
 			return err
 		}
-		log, err := a.logger(cmd)
-		if err != nil {
-			return err
-		}
-		cfg, err := loadConfigFile(config)
+		log, cfg, err := a.loggerAndConfig(cmd, config)
 		if err != nil {
 			return err
 		}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"log/slog"
 
+	"github.com/spf13/cobra"
+
 	"github.com/hostforge/hostforge/adapters/wiring"
 	"github.com/hostforge/hostforge/clock"
 )
@@ -31,6 +33,20 @@ func configRefused(err error) error {
 		return usageErr(err)
 	}
 	return err
+}
+
+// loggerAndConfig reads --log-level, then loads the config file: the
+// start of every command that runs on the systems a config names.
+func (a *app) loggerAndConfig(cmd *cobra.Command, path string) (*slog.Logger, *wiring.Config, error) {
+	log, err := a.logger(cmd)
+	if err != nil {
+		return nil, nil, err
+	}
+	cfg, err := loadConfigFile(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	return log, cfg, nil
 }
 
 // openWiring connects the systems a config file names through the one

@@ -125,11 +125,7 @@ history. Progress, summary and -o json (one object per host) are enroll's.
 		if o.temporal.address != "" {
 			return a.retireTemporal(cmd, o, args)
 		}
-		log, err := a.logger(cmd)
-		if err != nil {
-			return err
-		}
-		cfg, err := loadConfigFile(o.config)
+		log, cfg, err := a.loggerAndConfig(cmd, o.config)
 		if err != nil {
 			return err
 		}

@@ -25,11 +25,7 @@ type temporalSubmit struct {
 // --temporal flags; an invalid config is a usage error. The func it
 // returns closes the client, then the systems.
 func (a *app) openTemporalSubmit(cmd *cobra.Command, config string, t temporalFlags) (*temporalSubmit, func(), error) {
-	log, err := a.logger(cmd)
-	if err != nil {
-		return nil, nil, err
-	}
-	cfg, err := loadConfigFile(config)
+	log, cfg, err := a.loggerAndConfig(cmd, config)
 	if err != nil {
 		return nil, nil, err
 	}

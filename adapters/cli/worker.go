@@ -89,11 +89,7 @@ printed once the worker polls (docs/json.md).
 		// Interrupted, running steps get --stop-timeout to finish (the
 		// worker's promise), and the worker a second more to stop.
 		a.stopGrace.Store(int64(stopTimeout + time.Second))
-		log, err := a.logger(cmd)
-		if err != nil {
-			return err
-		}
-		cfg, err := loadConfigFile(config)
+		log, cfg, err := a.loggerAndConfig(cmd, config)
 		if err != nil {
 			return err
 		}
