@@ -1,8 +1,6 @@
 package cli
 
 import (
-	"log/slog"
-
 	"github.com/spf13/cobra"
 
 	"github.com/hostforge/hostforge/adapters/temporal"
@@ -16,7 +14,6 @@ import (
 // the dialled client with its task queue, NetBox and log set.
 type temporalSubmit struct {
 	cfg *wiring.Config
-	log *slog.Logger
 	ws  *wiring.Systems
 	sub *temporal.Submitter
 }
@@ -39,7 +36,7 @@ func (a *app) openTemporalSubmit(cmd *cobra.Command, config string, t temporalFl
 		_ = ws.Close()
 		return nil, nil, err
 	}
-	s := &temporalSubmit{cfg: cfg, log: log, ws: ws,
+	s := &temporalSubmit{cfg: cfg, ws: ws,
 		sub: &temporal.Submitter{Client: c, TaskQueue: t.queue, NetBox: ws.NetBox, Log: log}}
 	return s, func() { c.Close(); _ = ws.Close() }, nil
 }
