@@ -20,6 +20,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/hostforge/hostforge"
+	"github.com/hostforge/hostforge/adapters/lab"
 	"github.com/hostforge/hostforge/internal/realdata"
 )
 
@@ -479,4 +480,16 @@ func (l *lockedBuffer) String() string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.b.String()
+}
+
+// startLab starts a lab with its defaults (the built-in rack, no real
+// components) in a fresh directory, and closes it when the test ends.
+func startLab(t *testing.T) *lab.Lab {
+	t.Helper()
+	l, err := lab.Start(context.Background(), lab.Options{Dir: filepath.Join(t.TempDir(), "lab")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(l.Close)
+	return l
 }

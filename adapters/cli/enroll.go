@@ -155,7 +155,7 @@ the run's Prometheus metrics on /metrics while it runs.
 	}
 	f := cmd.Flags()
 	f.BoolVar(&o.demo, "demo", false, "run against the built-in fake rack instead of real systems")
-	f.StringVar(&o.config, "config", "", "config file naming the real systems (docs/config.md)")
+	configFlag(cmd, &o.config, "config file naming the real systems (docs/config.md)")
 	f.BoolVar(&o.forceBMCRestart, "force-bmc-restart", false, "cold-reset the BMC even when its password was not rotated")
 	f.BoolVar(&o.noInspection, "no-inspection", false, "skip inspection and verification (run_inspection=false)")
 	f.BoolVar(&o.forceInspection, "force-inspection", false, "run a fresh inspection even when the existing inventory verifies")
@@ -164,7 +164,6 @@ the run's Prometheus metrics on /metrics while it runs.
 	o.temporal.add(cmd, "submit to this Temporal frontend (host:port) for 'hostforge worker' to run, instead of running in-process")
 	exclusive(cmd, "--no-inspection skips inspection and verification, --force-inspection runs a fresh inspection; give one", "no-inspection", "force-inspection")
 	exclusive(cmd, "--demo runs against the built-in fake rack, --config against the real systems the file names; give one", "demo", "config")
-	_ = cmd.MarkFlagFilename("config", "yaml", "yml")
 	logLevelFlag(cmd)
 	o.output = outputFlag(cmd)
 	o.metricsListen = metricsListenFlag(cmd)
@@ -250,24 +249,32 @@ func duplicate(names []string) string {
 func enrollAll(ctx context.Context, sys *systems, devices []string, p enrollment.Params, parallel int, rep *enrollReport) []hostResult {
 	prog := rep.prog
 	results := make([]hostResult, len(devices))
+	inParallel(len(devices), parallel, func(i int) {
+		results[i] = enrollOne(ctx, sys, devices[i], p, prog)
+		rep.host(results[i])
+	})
+	return results
+}
+
+// inParallel calls do(i) for every i from 0 to n-1, handed out in order
+// to at most parallel goroutines, and returns once every call has.
+func inParallel(n, parallel int, do func(i int)) {
 	next := make(chan int)
 	var wg sync.WaitGroup
-	for range min(parallel, len(devices)) {
+	for range min(parallel, n) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for i := range next {
-				results[i] = enrollOne(ctx, sys, devices[i], p, prog)
-				rep.host(results[i])
+				do(i)
 			}
 		}()
 	}
-	for i := range devices {
+	for i := range n {
 		next <- i
 	}
 	close(next)
 	wg.Wait()
-	return results
 }
 
 // enrollOne submits and runs one device's enrollment inline.

@@ -14,7 +14,6 @@ import (
 
 	"github.com/hostforge/hostforge"
 	"github.com/hostforge/hostforge/clock"
-	"github.com/hostforge/hostforge/enrollment"
 	"github.com/hostforge/hostforge/extensions"
 )
 
@@ -128,9 +127,7 @@ func enrollLine(r hostResult) enrollJSON {
 		Node: r.Result.Node, ProvisionState: r.Result.ProvisionState, PlatformClass: r.Result.PlatformClass,
 		ElapsedSeconds: r.Elapsed.Seconds(), Phases: r.Result.Phases, Failure: failureOut(r.Failure), Proof: r.Proof, ExitCode: exitCodeOf(r.Failure),
 		WorkflowID: r.WorkflowID, Extensions: r.Extensions}
-	if j.Phases == nil {
-		j.Phases = []enrollment.PhaseRecord{}
-	}
+	j.Phases = jsonList(j.Phases)
 	return j
 }
 

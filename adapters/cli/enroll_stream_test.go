@@ -3,13 +3,10 @@ package cli
 import (
 	"context"
 	"encoding/json"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
-
-	"github.com/hostforge/hostforge/adapters/lab"
 )
 
 // timedWriter records when each line arrives.
@@ -34,11 +31,7 @@ func (w *timedWriter) Write(p []byte) (int, error) {
 // waits out its BMC's resets.
 func TestEnrollJSONStreamsEachHostAsItFinishes(t *testing.T) {
 	ctx := context.Background()
-	l, err := lab.Start(ctx, lab.Options{Dir: filepath.Join(t.TempDir(), "lab")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
+	l := startLab(t)
 	var out timedWriter
 	start := time.Now()
 	code := Run(ctx, []string{"enroll", "--config", l.Config, "--parallel", "3", "--log-level", "off", "-o", "json", "gpu-r1-u06", "cpu-r1-u11", "bad-offline-u18"},

@@ -15,33 +15,15 @@ import (
 
 // enrollTemporal submits every device to Temporal and follows each run.
 func (a *app) enrollTemporal(cmd *cobra.Command, o enrollOpts, devices []string) error {
-	log, err := a.logger(cmd)
+	s, done, err := a.openTemporalSubmit(cmd, o.config, o.temporal)
 	if err != nil {
 		return err
 	}
-	cfg, err := loadConfigFile(o.config)
-	if err != nil {
-		return err
-	}
-	ctx := cmd.Context()
-	// The submitter reads NetBox and the site's gates; the phases run on
-	// the workers, so nothing else is connected here.
-	ws, err := wiring.Open(ctx, cfg, wiring.Options{Log: log, Getenv: a.getenv, SubmitOnly: true, Secrets: a.secrets})
-	if err != nil {
-		if ConfigInvalid.Is(err) {
-			return usageErr(err)
-		}
-		return err
-	}
-	defer ws.Close()
-	c, err := temporal.Dial(ctx, o.temporal.address, o.temporal.namespace, log)
-	if err != nil {
-		return err
-	}
-	defer c.Close()
+	defer done()
+	ctx, ws, sub := cmd.Context(), s.ws, s.sub
 	// With an extensions: section, each successful enrollment fires
 	// serverRegistered through the workers' extension dispatch.
-	sub := &temporal.Submitter{Client: c, TaskQueue: o.temporal.queue, NetBox: ws.NetBox, Proofs: ws.Proofs, Log: log, Events: cfg.Extensions != nil}
+	sub.Proofs, sub.Events = ws.Proofs, s.cfg.Extensions != nil
 	rep := a.startReport(cmd, *o.output, devices, clock.Real{}, false)
 	results := make([]hostResult, len(devices))
 	var wg sync.WaitGroup

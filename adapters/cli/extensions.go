@@ -118,8 +118,7 @@ when any is not.
 		Args: cobra.ArbitraryArgs,
 	}
 	definitionFlag(cmd, &defs)
-	cmd.Flags().StringVar(&config, "config", "", "also validate the config's extensions.definitions and extensions.instances")
-	_ = cmd.MarkFlagFilename("config", "yaml", "yml")
+	configFlag(cmd, &config, "also validate the config's extensions.definitions and extensions.instances")
 	logLevelFlag(cmd)
 	out := outputFlag(cmd)
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
@@ -130,11 +129,8 @@ when any is not.
 		var cfg *wiring.Config
 		if config != "" {
 			var err error
-			if cfg, err = loadConfigFile(config); err != nil {
+			if cfg, err = loadExtensionsConfig(config); err != nil {
 				return err
-			}
-			if cfg.Extensions == nil {
-				return inputErr("--config %s has no extensions: section", config)
 			}
 			dirFiles, err := filepath.Glob(filepath.Join(cfg.Extensions.Definitions, "*.json"))
 			if err != nil {
@@ -184,9 +180,7 @@ func (a *app) validateFiles(files []string, cfg *wiring.Config) ([]validateJSON,
 		} else {
 			invalid = true
 		}
-		if r.Problems == nil {
-			r.Problems = []extensions.Problem{}
-		}
+		r.Problems = jsonList(r.Problems)
 		results = append(results, r)
 	}
 	if cfg == nil {
@@ -315,8 +309,7 @@ the site's extensions.instances values; an isPassword one renders as
 	cmd.Flags().StringVar(&stage, "stage", "", "stage to render, e.g. serverRegistered")
 	cmd.Flags().StringVar(&payload, "payload", "", "payload file (JSON), - for standard input")
 	cmd.Flags().BoolVar(&strict, "strict", false, "refuse undefined values in templates")
-	cmd.Flags().StringVar(&config, "config", "", "take the definitions directory (without --definition), the site's input values and the render budget and deadline from this config file's extensions: section")
-	_ = cmd.MarkFlagFilename("config", "yaml", "yml")
+	configFlag(cmd, &config, "take the definitions directory (without --definition), the site's input values and the render budget and deadline from this config file's extensions: section")
 	_ = cmd.MarkFlagRequired("stage")
 	_ = cmd.MarkFlagRequired("payload")
 	logLevelFlag(cmd)
@@ -331,11 +324,8 @@ the site's extensions.instances values; an isPassword one renders as
 		var instances extensions.Instances
 		if config != "" {
 			var err error
-			if cfg, err = loadConfigFile(config); err != nil {
+			if cfg, err = loadExtensionsConfig(config); err != nil {
 				return err
-			}
-			if cfg.Extensions == nil {
-				return inputErr("--config %s has no extensions: section", config)
 			}
 			xc = cfg.Extensions
 			instances = xc.Instances.Instances()
@@ -420,6 +410,19 @@ type fireJSON struct {
 	EventID    string `json:"eventId"`
 }
 
+// loadExtensionsConfig loads --config for a command that reads its
+// extensions: section; a config without one is refused.
+func loadExtensionsConfig(config string) (*wiring.Config, error) {
+	cfg, err := loadConfigFile(config)
+	if err != nil {
+		return nil, err
+	}
+	if cfg.Extensions == nil {
+		return nil, inputErr("--config %s has no extensions: section", config)
+	}
+	return cfg, nil
+}
+
 // fireFlags are the runner settings of `extensions fire`: the flags, or
 // the extensions: and vault: sections of --config.
 type fireFlags struct {
@@ -428,14 +431,13 @@ type fireFlags struct {
 
 func (f *fireFlags) add(cmd *cobra.Command) {
 	fl := cmd.Flags()
-	fl.StringVar(&f.config, "config", "", "take the definitions directory, the runners' settings and the vault from this config file's extensions: and vault: sections (flags override)")
+	configFlag(cmd, &f.config, "take the definitions directory, the runners' settings and the vault from this config file's extensions: and vault: sections (flags override)")
 	fl.StringVar(&f.vault, "vault", "", "YAML file vault holding the items tasks name (signingSecret, privateKeySecret); mode 0600")
 	fl.StringVar(&f.knownHosts, "known-hosts", "", "known_hosts file SSH tasks' host keys are verified against")
 	fl.StringVar(&f.caFile, "ca-file", "", "PEM certificates trusted besides the system's for webhooks and bundle URLs")
 	fl.StringVar(&f.runtime, "container-runtime", "", "podman or docker: runs Ansible tasks that name an ee image")
 	fl.StringVar(&f.assetCache, "asset-cache", "", "directory of unpacked Ansible bundles (default: the user's cache directory)")
 	fl.StringVar(&f.playbook, "ansible-playbook", "", "the ansible-playbook program (default: the one in PATH)")
-	_ = cmd.MarkFlagFilename("config", "yaml", "yml")
 	_ = cmd.MarkFlagFilename("vault", "yaml", "yml")
 }
 
@@ -682,10 +684,7 @@ func openExtensionStore(ctx context.Context, cfg *wiring.Config, state string) (
 	case cfg != nil && cfg.Ledger != nil:
 		// The records are where the config keeps state: the ledger's database.
 		if _, db, err = wiring.OpenLedger(ctx, cfg); err != nil {
-			if ConfigInvalid.Is(err) {
-				return nil, nil, usageErr(err)
-			}
-			return nil, nil, err
+			return nil, nil, configRefused(err)
 		}
 	default:
 		return nil, nil, inputErr("give --state DB, or --config FILE with a ledger: section: the execution records are in that database")

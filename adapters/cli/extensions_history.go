@@ -38,9 +38,8 @@ type storeFlags struct {
 }
 
 func (f *storeFlags) add(cmd *cobra.Command) {
-	cmd.Flags().StringVar(&f.config, "config", "", "read the records from the state database of this config file's ledger: section")
+	configFlag(cmd, &f.config, "read the records from the state database of this config file's ledger: section")
 	cmd.Flags().StringVar(&f.state, "state", "", "read the records from this SQLite database (what 'extensions fire --state' wrote)")
-	_ = cmd.MarkFlagFilename("config", "yaml", "yml")
 }
 
 func (f *storeFlags) open(ctx context.Context) (extensions.Store, *wiring.Config, func(), error) {

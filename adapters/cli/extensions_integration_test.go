@@ -133,17 +133,7 @@ func newExtensionsLab(t *testing.T) *extensionsLab {
 	}
 	section := fmt.Sprintf("extensions:\n  definitions: %q\n  known_hosts: %q\n  asset_cache: %q\n  ansible_playbook: %q\n",
 		defs, itEnv(t, "HOSTFORGE_SSHD_KNOWN_HOSTS"), t.TempDir(), playbook)
-	f, err := os.OpenFile(r.Config, os.O_APPEND|os.O_WRONLY, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, err = f.WriteString(section)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
+	appendConfig(t, r.Config, section)
 	return e
 }
 

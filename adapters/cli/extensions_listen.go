@@ -47,11 +47,10 @@ docs/config.md.
 		Args: cobra.NoArgs,
 	}
 	f := cmd.Flags()
-	f.StringVar(&config, "config", "", "config file naming the systems, the extensions: section and the state store")
+	configFlag(cmd, &config, "config file naming the systems, the extensions: section and the state store")
 	f.StringVar(&listen, "listen", "", "host:port of the endpoint (default: extensions.netbox_events.listen)")
 	f.DurationVar(&stopTimeout, "stop-timeout", 30*time.Second, "on Ctrl-C, how long the queued events may still be dispatched")
 	f.IntVar(&queue, "queue", extevents.DefaultQueue, "occurrences waiting for dispatch at most; more are answered 503")
-	_ = cmd.MarkFlagFilename("config", "yaml", "yml")
 	logLevelFlag(cmd)
 	format := outputFlag(cmd)
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
@@ -63,11 +62,7 @@ docs/config.md.
 		case queue <= 0:
 			return inputErr("--queue %d: want 1 or more", queue)
 		}
-		log, err := a.logger(cmd)
-		if err != nil {
-			return err
-		}
-		cfg, err := loadConfigFile(config)
+		log, cfg, err := a.loggerAndConfig(cmd, config)
 		if err != nil {
 			return err
 		}

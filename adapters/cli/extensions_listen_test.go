@@ -74,11 +74,7 @@ func retireDef(url string) string {
 // events endpoint with its secret in the vault.
 func eventsLab(t *testing.T, ctx context.Context, def, listen string) (*lab.Lab, string, *http.Client) {
 	t.Helper()
-	l, err := lab.Start(ctx, lab.Options{Dir: filepath.Join(t.TempDir(), "lab")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { l.Close() })
+	l := startLab(t)
 	defs := filepath.Join(l.Dir, "extensions")
 	if err := os.MkdirAll(defs, 0o755); err != nil {
 		t.Fatal(err)
@@ -149,35 +145,7 @@ func TestExtensionsListenFiresNetBoxEventsInProcess(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	l.NetBox.AddEventRule(netboxhttp.EventRule{Name: "hostforge", ObjectTypes: []string{"dcim.device"}, Events: []string{"object_updated"},
-		PayloadURL: url, Secret: "n3tb0x-hook-secret", Client: client})
-	l.NetBox.AddEventRule(netboxhttp.EventRule{Name: "impostor", ObjectTypes: []string{"dcim.device"}, Events: []string{"object_updated"},
-		PayloadURL: url, Secret: "not-the-hook-secret", Client: client})
-	token, _ := os.ReadFile(filepath.Join(l.Dir, lab.TokenFile))
-	id := 0
-	l.Site.NetBox.View(func(st *fakes.NetBoxState) {
-		for _, d := range st.Devices {
-			if d.Name == "cpu-r1-u11" {
-				id = d.ID
-			}
-		}
-	})
-	req := httptest.NewRequest(http.MethodPatch, fmt.Sprintf("/api/dcim/devices/%d/", id), strings.NewReader(`{"status": "decommissioning"}`))
-	req.Header.Set("Authorization", "Token "+strings.TrimSpace(string(token)))
-	rec := httptest.NewRecorder()
-	l.NetBox.ServeHTTP(rec, req)
-	if rec.Code != http.StatusOK {
-		t.Fatalf("PATCH: %d %s", rec.Code, rec.Body)
-	}
-	wctx, wcancel := context.WithTimeout(ctx, 10*time.Second)
-	defer wcancel()
-	if err := l.NetBox.WaitEvents(wctx); err != nil {
-		t.Fatal(err)
-	}
-	statuses := map[string]int{}
-	for _, d := range l.NetBox.EventDeliveries() {
-		statuses[d.Rule] = d.Status
-	}
+	id, statuses := decommission(t, l, url, client, "cpu-r1-u11")
 	if statuses["hostforge"] != http.StatusAccepted || statuses["impostor"] != http.StatusUnauthorized {
 		t.Fatalf("the endpoint answered %v: want 202 for the signed request and 401 for the other", statuses)
 	}
@@ -217,4 +185,41 @@ func TestExtensionsListenRefusals(t *testing.T) {
 	r = run(t, "", nil, "extensions", "listen")
 	wantCode(t, r, ExitUsage)
 	wantError(t, r, "--config is required")
+}
+
+// decommission sets the lab device's status to decommissioning through
+// the NetBox emulator's REST API, with two event rules to the endpoint:
+// one signed with the webhook's secret, one with another secret. It
+// returns the device's ID and what the endpoint answered each rule.
+func decommission(t *testing.T, l *lab.Lab, endpoint string, client *http.Client, device string) (int, map[string]int) {
+	t.Helper()
+	l.NetBox.AddEventRule(netboxhttp.EventRule{Name: "hostforge", ObjectTypes: []string{"dcim.device"}, Events: []string{"object_updated", "object_deleted"},
+		PayloadURL: endpoint, Secret: "n3tb0x-hook-secret", Client: client})
+	l.NetBox.AddEventRule(netboxhttp.EventRule{Name: "impostor", ObjectTypes: []string{"dcim.device"}, Events: []string{"object_updated"},
+		PayloadURL: endpoint, Secret: "not-the-hook-secret", Client: client})
+	token, _ := os.ReadFile(filepath.Join(l.Dir, lab.TokenFile))
+	id := 0
+	l.Site.NetBox.View(func(st *fakes.NetBoxState) {
+		if d := st.DeviceByName(device); d != nil {
+			id = d.ID
+		}
+	})
+	req, _ := http.NewRequest(http.MethodPatch, fmt.Sprintf("%s/api/dcim/devices/%d/", l.NetBoxURL, id), strings.NewReader(`{"status": "decommissioning"}`))
+	req.Header.Set("Authorization", "Token "+strings.TrimSpace(string(token)))
+	req.Header.Set("Content-Type", "application/json")
+	rec := httptest.NewRecorder()
+	l.NetBox.ServeHTTP(rec, req) // the emulator's handler: its TLS listener is the lab's
+	if rec.Code != http.StatusOK {
+		t.Fatalf("PATCH: %d %s", rec.Code, rec.Body)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := l.NetBox.WaitEvents(ctx); err != nil {
+		t.Fatal(err)
+	}
+	statuses := map[string]int{}
+	for _, d := range l.NetBox.EventDeliveries() {
+		statuses[d.Rule] = d.Status
+	}
+	return id, statuses
 }

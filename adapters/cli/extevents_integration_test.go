@@ -10,7 +10,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -25,7 +24,6 @@ import (
 	"github.com/hostforge/hostforge/adapters/wiring"
 	"github.com/hostforge/hostforge/clock"
 	"github.com/hostforge/hostforge/fakes"
-	"github.com/hostforge/hostforge/fakes/netboxhttp"
 	"github.com/hostforge/hostforge/ironic"
 )
 
@@ -120,43 +118,6 @@ func swReceiver(t *testing.T, secret string) (url string, got func() []swSeen) {
 }
 
 const signingSecret = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
-
-// decommission sets the lab device's status to decommissioning through
-// the NetBox emulator's REST API, with two event rules to the endpoint:
-// one signed with the webhook's secret, one with another secret. It
-// returns the device's ID and what the endpoint answered each rule.
-func decommission(t *testing.T, l *lab.Lab, endpoint string, client *http.Client, device string) (int, map[string]int) {
-	t.Helper()
-	l.NetBox.AddEventRule(netboxhttp.EventRule{Name: "hostforge", ObjectTypes: []string{"dcim.device"}, Events: []string{"object_updated", "object_deleted"},
-		PayloadURL: endpoint, Secret: "n3tb0x-hook-secret", Client: client})
-	l.NetBox.AddEventRule(netboxhttp.EventRule{Name: "impostor", ObjectTypes: []string{"dcim.device"}, Events: []string{"object_updated"},
-		PayloadURL: endpoint, Secret: "not-the-hook-secret", Client: client})
-	token, _ := os.ReadFile(filepath.Join(l.Dir, lab.TokenFile))
-	id := 0
-	l.Site.NetBox.View(func(st *fakes.NetBoxState) {
-		if d := st.DeviceByName(device); d != nil {
-			id = d.ID
-		}
-	})
-	req, _ := http.NewRequest(http.MethodPatch, fmt.Sprintf("%s/api/dcim/devices/%d/", l.NetBoxURL, id), strings.NewReader(`{"status": "decommissioning"}`))
-	req.Header.Set("Authorization", "Token "+strings.TrimSpace(string(token)))
-	req.Header.Set("Content-Type", "application/json")
-	rec := httptest.NewRecorder()
-	l.NetBox.ServeHTTP(rec, req) // the emulator's handler: its TLS listener is the lab's
-	if rec.Code != http.StatusOK {
-		t.Fatalf("PATCH: %d %s", rec.Code, rec.Body)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	if err := l.NetBox.WaitEvents(ctx); err != nil {
-		t.Fatal(err)
-	}
-	statuses := map[string]int{}
-	for _, d := range l.NetBox.EventDeliveries() {
-		statuses[d.Rule] = d.Status
-	}
-	return id, statuses
-}
 
 // checkDecommissioned waits for the receiver's one verified delivery of
 // serverDecommissioned and checks it carries the device's fields; then

@@ -164,22 +164,19 @@ The output is the override as stored.
 			}
 			e.Artifacts = append(e.Artifacts, art)
 		}
-		o, done, err := open(cmd)
-		if err != nil {
-			return err
-		}
-		defer done()
-		ov, err := o.op.SetOverride(cmd.Context(), firmware.Override{Vendor: strings.TrimSpace(key.vendor), Model: strings.TrimSpace(key.model),
-			Component: c, Matcher: matcher, Entry: e})
-		if err != nil {
-			return catalogRefused(err)
-		}
-		return o.print(cmd.OutOrStdout(), ov, func(w io.Writer) {
-			def := ""
-			if ov.Entry.Default {
-				def = " (default)"
+		return open.run(cmd, func(o *fwOps) error {
+			ov, err := o.op.SetOverride(cmd.Context(), firmware.Override{Vendor: strings.TrimSpace(key.vendor), Model: strings.TrimSpace(key.model),
+				Component: c, Matcher: matcher, Entry: e})
+			if err != nil {
+				return catalogRefused(err)
 			}
-			fmt.Fprintf(w, "%s / %s %s %s%s set\n", ov.Vendor, ov.Model, ov.Component, ov.Entry.Version, def)
+			return o.print(cmd.OutOrStdout(), ov, func(w io.Writer) {
+				def := ""
+				if ov.Entry.Default {
+					def = " (default)"
+				}
+				fmt.Fprintf(w, "%s / %s %s %s%s set\n", ov.Vendor, ov.Model, ov.Component, ov.Entry.Version, def)
+			})
 		})
 	}
 	return cmd
@@ -208,18 +205,15 @@ does not exist.
 		if err != nil {
 			return err
 		}
-		o, done, err := open(cmd)
-		if err != nil {
-			return err
-		}
-		defer done()
-		ov, err := o.op.DeleteOverride(cmd.Context(), key.vendor, key.model, c, strings.TrimSpace(key.version))
-		if err != nil {
-			return catalogRefused(err)
-		}
-		res := overrideDeletedJSON{ov, true}
-		return o.print(cmd.OutOrStdout(), res, func(w io.Writer) {
-			fmt.Fprintf(w, "%s / %s %s %s deleted\n", ov.Vendor, ov.Model, ov.Component, ov.Entry.Version)
+		return open.run(cmd, func(o *fwOps) error {
+			ov, err := o.op.DeleteOverride(cmd.Context(), key.vendor, key.model, c, strings.TrimSpace(key.version))
+			if err != nil {
+				return catalogRefused(err)
+			}
+			res := overrideDeletedJSON{ov, true}
+			return o.print(cmd.OutOrStdout(), res, func(w io.Writer) {
+				fmt.Fprintf(w, "%s / %s %s %s deleted\n", ov.Vendor, ov.Model, ov.Component, ov.Entry.Version)
+			})
 		})
 	}
 	return cmd
@@ -236,19 +230,14 @@ func (a *app) fwConfigListCmd() *cobra.Command {
 	}
 	open := a.firmwareFlags(cmd)
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
-		o, done, err := open(cmd)
-		if err != nil {
-			return err
-		}
-		defer done()
-		ovs, err := o.fs.Store.Overrides(cmd.Context())
-		if err != nil {
-			return err
-		}
-		if ovs == nil {
-			ovs = []firmware.Override{}
-		}
-		return o.print(cmd.OutOrStdout(), ovs, func(w io.Writer) { printOverrides(w, ovs) })
+		return open.run(cmd, func(o *fwOps) error {
+			ovs, err := o.fs.Store.Overrides(cmd.Context())
+			if err != nil {
+				return err
+			}
+			ovs = jsonList(ovs)
+			return o.print(cmd.OutOrStdout(), ovs, func(w io.Writer) { printOverrides(w, ovs) })
+		})
 	}
 	return cmd
 }

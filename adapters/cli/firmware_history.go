@@ -34,20 +34,13 @@ last recorded failure, or null); a cancelled update names who cancelled it
 	machineFlag(cmd, &machines, "machine ID (required)")
 	open := a.firmwareFlags(cmd)
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
-		machine, err := oneMachine(cmd, machines)
-		if err != nil {
-			return err
-		}
-		o, done, err := open(cmd)
-		if err != nil {
-			return err
-		}
-		defer done()
-		hs, err := o.op.History(cmd.Context(), machine)
-		if err != nil {
-			return err
-		}
-		return o.print(cmd.OutOrStdout(), hs, func(w io.Writer) { printHistory(w, machine, hs) })
+		return open.onMachine(cmd, machines, func(o *fwOps, machine string) error {
+			hs, err := o.op.History(cmd.Context(), machine)
+			if err != nil {
+				return err
+			}
+			return o.print(cmd.OutOrStdout(), hs, func(w io.Writer) { printHistory(w, machine, hs) })
+		})
 	}
 	return cmd
 }
@@ -118,42 +111,35 @@ With --unmatched, list the hosts with unmatched components instead:
 	cmd.Flags().BoolVar(&unmatched, "unmatched", false, "list the hosts with unmatched components")
 	open := a.firmwareFlags(cmd)
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
-		o, done, err := open(cmd)
-		if err != nil {
-			return err
-		}
-		defer done()
-		lines, un, err := o.op.Report(cmd.Context())
-		if err != nil {
-			return err
-		}
-		if unmatched {
-			if un == nil {
-				un = []firmware.UnmatchedHost{}
+		return open.run(cmd, func(o *fwOps) error {
+			lines, un, err := o.op.Report(cmd.Context())
+			if err != nil {
+				return err
 			}
-			return o.print(cmd.OutOrStdout(), un, func(w io.Writer) {
-				tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-				fmt.Fprintln(tw, "MACHINE\tVENDOR\tMODEL\tUNMATCHED")
-				for _, u := range un {
-					var cs []string
-					for _, c := range u.Components {
-						cs = append(cs, string(c))
+			if unmatched {
+				un = jsonList(un)
+				return o.print(cmd.OutOrStdout(), un, func(w io.Writer) {
+					tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+					fmt.Fprintln(tw, "MACHINE\tVENDOR\tMODEL\tUNMATCHED")
+					for _, u := range un {
+						var cs []string
+						for _, c := range u.Components {
+							cs = append(cs, string(c))
+						}
+						fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", u.MachineID, u.Vendor, u.Model, strings.Join(cs, ", "))
 					}
-					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", u.MachineID, u.Vendor, u.Model, strings.Join(cs, ", "))
+					_ = tw.Flush()
+				})
+			}
+			lines = jsonList(lines)
+			return o.print(cmd.OutOrStdout(), lines, func(w io.Writer) {
+				tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+				fmt.Fprintln(tw, "VENDOR\tMODEL\tHOSTS\tCOMPLIANT\tDRIFTED\tUNMATCHED\tNOT IN CATALOG\tUPDATING\tEXHAUSTED")
+				for _, l := range lines {
+					fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\n", orDash(l.Vendor), orDash(l.Model), l.Hosts, l.Compliant, l.Drifted, l.Unmatched, l.NotInCatalog, l.Updating, l.Exhausted)
 				}
 				_ = tw.Flush()
 			})
-		}
-		if lines == nil {
-			lines = []firmware.ModelReport{}
-		}
-		return o.print(cmd.OutOrStdout(), lines, func(w io.Writer) {
-			tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "VENDOR\tMODEL\tHOSTS\tCOMPLIANT\tDRIFTED\tUNMATCHED\tNOT IN CATALOG\tUPDATING\tEXHAUSTED")
-			for _, l := range lines {
-				fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\n", orDash(l.Vendor), orDash(l.Model), l.Hosts, l.Compliant, l.Drifted, l.Unmatched, l.NotInCatalog, l.Updating, l.Exhausted)
-			}
-			_ = tw.Flush()
 		})
 	}
 	return cmd
@@ -183,26 +169,15 @@ cleared instead ('reprovision clear').
 	machineFlag(cmd, &machines, "machine ID (required)")
 	open := a.firmwareFlags(cmd)
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
-		machine, err := oneMachine(cmd, machines)
-		if err != nil {
-			return err
-		}
-		o, done, err := open(cmd)
-		if err != nil {
-			return err
-		}
-		defer done()
-		who := "operator"
-		if u := a.getenv("USER"); u != "" {
-			who += " " + u
-		}
-		u, err := o.op.Cancel(cmd.Context(), machine, who)
-		if err != nil {
-			return refused(err)
-		}
-		res := cancelJSON{machine, u.Substate, u.Cancel.By}
-		return o.print(cmd.OutOrStdout(), res, func(w io.Writer) {
-			fmt.Fprintf(w, "%s: update cancelled by %s; it stops at its next step boundary (now %s)\n", machine, u.Cancel.By, u.Substate)
+		return open.onMachine(cmd, machines, func(o *fwOps, machine string) error {
+			u, err := o.op.Cancel(cmd.Context(), machine, a.operatorName())
+			if err != nil {
+				return refused(err)
+			}
+			res := cancelJSON{machine, u.Substate, u.Cancel.By}
+			return o.print(cmd.OutOrStdout(), res, func(w io.Writer) {
+				fmt.Fprintf(w, "%s: update cancelled by %s; it stops at its next step boundary (now %s)\n", machine, u.Cancel.By, u.Substate)
+			})
 		})
 	}
 	return cmd

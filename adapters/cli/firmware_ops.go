@@ -75,11 +75,36 @@ type fwOps struct {
 // fwOpsExitCodes are the exit codes of the firmware operations.
 var fwOpsExitCodes = exitCodes(ExitOK, ExitUsage, ExitInfra, ExitBug, ExitCancelled)
 
+// fwOpener opens one operator command's systems; the func it returns
+// closes them.
+type fwOpener func(cmd *cobra.Command) (*fwOps, func(), error)
+
+// run opens the systems, runs op on them and closes them after: every
+// firmware operation's body, so none repeats the open and the close.
+func (open fwOpener) run(cmd *cobra.Command, op func(o *fwOps) error) error {
+	o, done, err := open(cmd)
+	if err != nil {
+		return err
+	}
+	defer done()
+	return op(o)
+}
+
+// onMachine is run for an operation on one machine: it reads --machine
+// first, so a missing or repeated machine is refused before the config
+// file is read.
+func (open fwOpener) onMachine(cmd *cobra.Command, machines []string, op func(o *fwOps, machine string) error) error {
+	machine, err := oneMachine(cmd, machines)
+	if err != nil {
+		return err
+	}
+	return open.run(cmd, func(o *fwOps) error { return op(o, machine) })
+}
+
 // firmwareFlags adds --config, -o and --log-level; open opens the systems.
-func (a *app) firmwareFlags(cmd *cobra.Command) func(cmd *cobra.Command) (*fwOps, func(), error) {
+func (a *app) firmwareFlags(cmd *cobra.Command) fwOpener {
 	var config string
-	cmd.Flags().StringVar(&config, "config", "", "config file with the firmware: section (required)")
-	_ = cmd.MarkFlagFilename("config", "yaml", "yml")
+	configFlag(cmd, &config, "config file with the firmware: section (required)")
 	out := outputFlag(cmd)
 	logLevelFlag(cmd)
 	return func(cmd *cobra.Command) (*fwOps, func(), error) {
@@ -89,25 +114,29 @@ func (a *app) firmwareFlags(cmd *cobra.Command) func(cmd *cobra.Command) (*fwOps
 		if config == "" {
 			return nil, nil, inputErr("--config is required: the firmware: section names the state database and the Ironic instances")
 		}
-		log, err := a.logger(cmd)
-		if err != nil {
-			return nil, nil, err
-		}
-		cfg, err := loadConfigFile(config)
+		log, cfg, err := a.loggerAndConfig(cmd, config)
 		if err != nil {
 			return nil, nil, err
 		}
 		fs, err := wiring.OpenFirmware(cmd.Context(), cfg, nil, log, a.secrets)
 		if err != nil {
-			if ConfigInvalid.Is(err) {
-				return nil, nil, usageErr(err)
-			}
-			return nil, nil, err
+			return nil, nil, configRefused(err)
 		}
 		o := &fwOps{fs: fs, out: *out, log: log,
 			op: &firmware.Operator{Store: fs.Store, Hosts: fs.Hosts, Clock: clock.Real{}, Settings: fs.Settings, Catalog: fs.Catalog, CheckCatalog: fs.CheckCatalog}}
 		return o, func() { _ = fs.Close() }, nil
 	}
+}
+
+// operatorName is who a firmware operation records as its initiator (a
+// request) or canceller (an update): "operator", followed by $USER when
+// it is set.
+func (a *app) operatorName() string {
+	who := "operator"
+	if u := a.getenv("USER"); u != "" {
+		who += " " + u
+	}
+	return who
 }
 
 // refused makes a refusal of the state a usage error (exit 2).
@@ -161,28 +190,25 @@ host_disable_autoupdate list; --clear returns the machine to them.
 		if !enable && !disable && !clear {
 			return inputErr("one of --enable, --disable or --clear is required")
 		}
-		o, done, err := open(cmd)
-		if err != nil {
-			return err
-		}
-		defer done()
-		var v *bool
-		if enable || disable {
-			v = &enable
-		}
-		if err := o.op.SetAutoUpdate(cmd.Context(), machine, v); err != nil {
-			return refused(err)
-		}
-		res := autoUpdateJSON{machine, v}
-		return o.print(cmd.OutOrStdout(), res, func(w io.Writer) {
-			switch {
-			case v == nil:
-				fmt.Fprintf(w, "%s: autoupdate override cleared (the site default applies)\n", machine)
-			case *v:
-				fmt.Fprintf(w, "%s: autoupdate enabled\n", machine)
-			default:
-				fmt.Fprintf(w, "%s: autoupdate disabled\n", machine)
+		return open.run(cmd, func(o *fwOps) error {
+			var v *bool
+			if enable || disable {
+				v = &enable
 			}
+			if err := o.op.SetAutoUpdate(cmd.Context(), machine, v); err != nil {
+				return refused(err)
+			}
+			res := autoUpdateJSON{machine, v}
+			return o.print(cmd.OutOrStdout(), res, func(w io.Writer) {
+				switch {
+				case v == nil:
+					fmt.Fprintf(w, "%s: autoupdate override cleared (the site default applies)\n", machine)
+				case *v:
+					fmt.Fprintf(w, "%s: autoupdate enabled\n", machine)
+				default:
+					fmt.Fprintf(w, "%s: autoupdate disabled\n", machine)
+				}
+			})
 		})
 	}
 	return cmd
@@ -277,27 +303,24 @@ any window changes.
 		if !cancel && !to.After(from) {
 			return usageErr(firmware.RequestRefused.New("the window ends (%s) before it starts (%s)", to.Format(time.RFC3339), from.Format(time.RFC3339)))
 		}
-		o, done, err := open(cmd)
-		if err != nil {
-			return err
-		}
-		defer done()
-		ctx := cmd.Context()
-		if cancel {
-			if err := o.op.CancelUpdates(ctx, all); err != nil {
+		return open.run(cmd, func(o *fwOps) error {
+			ctx := cmd.Context()
+			if cancel {
+				if err := o.op.CancelUpdates(ctx, all); err != nil {
+					return refused(err)
+				}
+				res := windowsCancelledJSON{all, true}
+				return o.print(cmd.OutOrStdout(), res, func(w io.Writer) {
+					fmt.Fprintf(w, "firmware update windows removed: %s\n", strings.Join(all, ", "))
+				})
+			}
+			if err := o.op.StartUpdates(ctx, all, from, to); err != nil {
 				return refused(err)
 			}
-			res := windowsCancelledJSON{all, true}
+			res := windowsJSON{all, from.UTC(), to.UTC()}
 			return o.print(cmd.OutOrStdout(), res, func(w io.Writer) {
-				fmt.Fprintf(w, "firmware update windows removed: %s\n", strings.Join(all, ", "))
+				fmt.Fprintf(w, "firmware update window %s to %s opened for %s\n", from.Format(time.RFC3339), to.Format(time.RFC3339), strings.Join(all, ", "))
 			})
-		}
-		if err := o.op.StartUpdates(ctx, all, from, to); err != nil {
-			return refused(err)
-		}
-		res := windowsJSON{all, from.UTC(), to.UTC()}
-		return o.print(cmd.OutOrStdout(), res, func(w io.Writer) {
-			fmt.Fprintf(w, "firmware update window %s to %s opened for %s\n", from.Format(time.RFC3339), to.Format(time.RFC3339), strings.Join(all, ", "))
 		})
 	}
 	return cmd
@@ -357,21 +380,14 @@ reference.
 		if strings.TrimSpace(message) == "" {
 			return inputErr("--update-message is required: the ticket or maintenance reference")
 		}
-		o, done, err := open(cmd)
-		if err != nil {
-			return err
-		}
-		defer done()
-		who := "operator"
-		if u := a.getenv("USER"); u != "" {
-			who += " " + u
-		}
-		r, err := o.op.RequestUpdate(cmd.Context(), id, who, message)
-		if err != nil {
-			return refused(err)
-		}
-		return o.print(cmd.OutOrStdout(), r, func(w io.Writer) {
-			fmt.Fprintf(w, "%s: reprovisioning requested by %s (%s)\n", r.MachineID, r.Initiator, r.Message)
+		return open.run(cmd, func(o *fwOps) error {
+			r, err := o.op.RequestUpdate(cmd.Context(), id, a.operatorName(), message)
+			if err != nil {
+				return refused(err)
+			}
+			return o.print(cmd.OutOrStdout(), r, func(w io.Writer) {
+				fmt.Fprintf(w, "%s: reprovisioning requested by %s (%s)\n", r.MachineID, r.Initiator, r.Message)
+			})
 		})
 	}
 	return cmd
@@ -390,20 +406,13 @@ func (a *app) fwReprovisionClearCmd() *cobra.Command {
 	a.reprovisionMachineFlag(cmd, &machines)
 	open := a.firmwareFlags(cmd)
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
-		id, err := oneMachine(cmd, machines)
-		if err != nil {
-			return err
-		}
-		o, done, err := open(cmd)
-		if err != nil {
-			return err
-		}
-		defer done()
-		if err := o.op.ClearRequest(cmd.Context(), id); err != nil {
-			return refused(err)
-		}
-		res := clearedJSON{id, true}
-		return o.print(cmd.OutOrStdout(), res, func(w io.Writer) { fmt.Fprintf(w, "%s: reprovisioning request cleared\n", id) })
+		return open.onMachine(cmd, machines, func(o *fwOps, id string) error {
+			if err := o.op.ClearRequest(cmd.Context(), id); err != nil {
+				return refused(err)
+			}
+			res := clearedJSON{id, true}
+			return o.print(cmd.OutOrStdout(), res, func(w io.Writer) { fmt.Fprintf(w, "%s: reprovisioning request cleared\n", id) })
+		})
 	}
 	return cmd
 }
@@ -419,19 +428,14 @@ func (a *app) fwReprovisionListCmd() *cobra.Command {
 	}
 	open := a.firmwareFlags(cmd)
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
-		o, done, err := open(cmd)
-		if err != nil {
-			return err
-		}
-		defer done()
-		list, err := o.op.List(cmd.Context())
-		if err != nil {
-			return err
-		}
-		if list == nil {
-			list = []firmware.RequestStatus{}
-		}
-		return o.print(cmd.OutOrStdout(), list, func(w io.Writer) { printRequests(w, list) })
+		return open.run(cmd, func(o *fwOps) error {
+			list, err := o.op.List(cmd.Context())
+			if err != nil {
+				return err
+			}
+			list = jsonList(list)
+			return o.print(cmd.OutOrStdout(), list, func(w io.Writer) { printRequests(w, list) })
+		})
 	}
 	return cmd
 }
@@ -483,21 +487,14 @@ still differs from the catalog: this does not assert compliance.
 	a.reprovisionMachineFlag(cmd, &machines)
 	open := a.firmwareFlags(cmd)
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
-		id, err := oneMachine(cmd, machines)
-		if err != nil {
-			return err
-		}
-		o, done, err := open(cmd)
-		if err != nil {
-			return err
-		}
-		defer done()
-		r, err := o.op.MarkManualUpgradeComplete(cmd.Context(), id)
-		if err != nil {
-			return refused(err)
-		}
-		return o.print(cmd.OutOrStdout(), r, func(w io.Writer) {
-			fmt.Fprintf(w, "%s: manual upgrade marked complete at %s\n", id, r.ManualUpgradeCompletedAt.Format(time.RFC3339))
+		return open.onMachine(cmd, machines, func(o *fwOps, id string) error {
+			r, err := o.op.MarkManualUpgradeComplete(cmd.Context(), id)
+			if err != nil {
+				return refused(err)
+			}
+			return o.print(cmd.OutOrStdout(), r, func(w io.Writer) {
+				fmt.Fprintf(w, "%s: manual upgrade marked complete at %s\n", id, r.ManualUpgradeCompletedAt.Format(time.RFC3339))
+			})
 		})
 	}
 	return cmd
@@ -524,21 +521,14 @@ longer runs before resetting.
 	machineFlag(cmd, &machines, "machine ID (required)")
 	open := a.firmwareFlags(cmd)
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
-		machine, err := oneMachine(cmd, machines)
-		if err != nil {
-			return err
-		}
-		o, done, err := open(cmd)
-		if err != nil {
-			return err
-		}
-		defer done()
-		u, err := o.op.Reset(cmd.Context(), machine)
-		if err != nil {
-			return refused(err)
-		}
-		return o.print(cmd.OutOrStdout(), u, func(w io.Writer) {
-			fmt.Fprintf(w, "%s: update reset to %s (retry count 0)\n", machine, u.Substate)
+		return open.onMachine(cmd, machines, func(o *fwOps, machine string) error {
+			u, err := o.op.Reset(cmd.Context(), machine)
+			if err != nil {
+				return refused(err)
+			}
+			return o.print(cmd.OutOrStdout(), u, func(w io.Writer) {
+				fmt.Fprintf(w, "%s: update reset to %s (retry count 0)\n", machine, u.Substate)
+			})
 		})
 	}
 	return cmd
@@ -563,21 +553,14 @@ unless the site's instance_autoreboot_period is open.
 	machineFlag(cmd, &machines, "machine ID (required)")
 	open := a.firmwareFlags(cmd)
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
-		machine, err := oneMachine(cmd, machines)
-		if err != nil {
-			return err
-		}
-		o, done, err := open(cmd)
-		if err != nil {
-			return err
-		}
-		defer done()
-		r, err := o.op.Approve(cmd.Context(), machine)
-		if err != nil {
-			return refused(err)
-		}
-		return o.print(cmd.OutOrStdout(), r, func(w io.Writer) {
-			fmt.Fprintf(w, "%s: updates approved at %s\n", machine, r.ApprovedAt.Format(time.RFC3339))
+		return open.onMachine(cmd, machines, func(o *fwOps, machine string) error {
+			r, err := o.op.Approve(cmd.Context(), machine)
+			if err != nil {
+				return refused(err)
+			}
+			return o.print(cmd.OutOrStdout(), r, func(w io.Writer) {
+				fmt.Fprintf(w, "%s: updates approved at %s\n", machine, r.ApprovedAt.Format(time.RFC3339))
+			})
 		})
 	}
 	return cmd

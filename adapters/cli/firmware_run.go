@@ -50,12 +50,9 @@ Run one 'firmware run' (or Temporal workers) per state database.
 	cmd.Flags().StringVar(&metricsListen, "metrics-listen", "", "serve Prometheus metrics on http://ADDRESS/metrics (host:port; empty: none)")
 	open := a.firmwareFlags(cmd)
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
-		o, done, err := open(cmd)
-		if err != nil {
-			return err
-		}
-		defer done()
-		return runFirmwareLocally(cmd.Context(), o.fs, metricsListen, cmd.OutOrStdout(), o.out == formatJSON, o.log)
+		return open.run(cmd, func(o *fwOps) error {
+			return runFirmwareLocally(cmd.Context(), o.fs, metricsListen, cmd.OutOrStdout(), o.out == formatJSON, o.log)
+		})
 	}
 	return cmd
 }

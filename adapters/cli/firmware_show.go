@@ -78,54 +78,47 @@ its last firmware inventory reading and its drift, its request and update.
 			}
 			machine = m
 		}
-		o, done, err := open(cmd)
-		if err != nil {
-			return err
-		}
-		defer done()
-		ctx := cmd.Context()
-		cat, ovs, err := o.op.EffectiveCatalog(ctx)
-		if err != nil {
-			return err
-		}
-		if machine != "" {
-			h, ok, err := o.fs.Hosts.Get(ctx, machine)
+		return open.run(cmd, func(o *fwOps) error {
+			ctx := cmd.Context()
+			cat, ovs, err := o.op.EffectiveCatalog(ctx)
 			if err != nil {
 				return err
 			}
-			if !ok {
-				return usageErr(firmware.RequestRefused.New("machine %s is not a managed host", machine))
+			if machine != "" {
+				h, ok, err := o.fs.Hosts.Get(ctx, machine)
+				if err != nil {
+					return err
+				}
+				if !ok {
+					return usageErr(firmware.RequestRefused.New("machine %s is not a managed host", machine))
+				}
+				ms := machineShow{MachineID: machine, Host: h, RequiresManualUpgrade: o.fs.Settings.RequiresManualUpgrade}
+				ms.ManualGate = ms.RequiresManualUpgrade && h.MNNVL
+				if ob, ok, err := o.fs.Store.Observed(ctx, machine); err != nil {
+					return err
+				} else if ok {
+					ms.Observed = &ob
+					d := driftOf(cat, ob)
+					ms.Drift = &d
+				}
+				if r, ok, err := o.fs.Store.Request(ctx, machine); err != nil {
+					return err
+				} else if ok {
+					ms.Request = &r
+				}
+				if u, ok, err := o.fs.Store.Update(ctx, machine); err != nil {
+					return err
+				} else if ok {
+					ms.Update = &u
+				}
+				return o.print(cmd.OutOrStdout(), ms, func(w io.Writer) { printMachine(w, ms) })
 			}
-			ms := machineShow{MachineID: machine, Host: h, RequiresManualUpgrade: o.fs.Settings.RequiresManualUpgrade}
-			ms.ManualGate = ms.RequiresManualUpgrade && h.MNNVL
-			if ob, ok, err := o.fs.Store.Observed(ctx, machine); err != nil {
-				return err
-			} else if ok {
-				ms.Observed = &ob
-				d := driftOf(cat, ob)
-				ms.Drift = &d
-			}
-			if r, ok, err := o.fs.Store.Request(ctx, machine); err != nil {
-				return err
-			} else if ok {
-				ms.Request = &r
-			}
-			if u, ok, err := o.fs.Store.Update(ctx, machine); err != nil {
-				return err
-			} else if ok {
-				ms.Update = &u
-			}
-			return o.print(cmd.OutOrStdout(), ms, func(w io.Writer) { printMachine(w, ms) })
-		}
-		models := cat.Models()
-		if models == nil {
-			models = []*firmware.Model{}
-		}
-		if ovs == nil {
-			ovs = []firmware.Override{}
-		}
-		cs := catalogShow{Catalog: o.fs.Catalog.Status(), Overrides: ovs, ArtifactCache: o.fs.ArtifactCache, ArtifactCacheDefault: o.fs.ArtifactCacheDefault, Models: models}
-		return o.print(cmd.OutOrStdout(), cs, func(w io.Writer) { printCatalogShow(w, cs) })
+			models := cat.Models()
+			models = jsonList(models)
+			ovs = jsonList(ovs)
+			cs := catalogShow{Catalog: o.fs.Catalog.Status(), Overrides: ovs, ArtifactCache: o.fs.ArtifactCache, ArtifactCacheDefault: o.fs.ArtifactCacheDefault, Models: models}
+			return o.print(cmd.OutOrStdout(), cs, func(w io.Writer) { printCatalogShow(w, cs) })
+		})
 	}
 	return cmd
 }

@@ -23,6 +23,13 @@ func machineFlag(cmd *cobra.Command, machines *[]string, usage string) {
 	cmd.Flags().StringArrayVar(machines, "machine", nil, usage)
 }
 
+// configFlag adds --config, a config file whose completion offers the
+// YAML files.
+func configFlag(cmd *cobra.Command, p *string, usage string) {
+	cmd.Flags().StringVar(p, "config", "", usage)
+	_ = cmd.MarkFlagFilename("config", "yaml", "yml")
+}
+
 // oneMachine is the one machine of a command that acts on exactly one:
 // --machine given twice is refused, since the command's answer is about
 // one machine.

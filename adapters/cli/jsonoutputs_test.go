@@ -2,10 +2,7 @@ package cli
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
-	"encoding/pem"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -16,9 +13,7 @@ import (
 
 	"github.com/hostforge/hostforge/adapters/lab"
 	"github.com/hostforge/hostforge/adapters/scout"
-	"github.com/hostforge/hostforge/clock"
 	"github.com/hostforge/hostforge/firmware"
-	"github.com/hostforge/hostforge/firmware/firmwarefake"
 	"github.com/hostforge/hostforge/internal/realdata"
 )
 
@@ -260,36 +255,11 @@ func firmwareJSON(t *testing.T) {
 
 // scoutJSON runs the agent with -o json against a server holding one task.
 func scoutJSON(t *testing.T) {
-	ctx := context.Background()
 	dir := t.TempDir()
-	script := "#!/bin/sh\necho flashed\n"
-	sp := filepath.Join(dir, "upgrade.sh")
-	writeFW(t, sp, script)
-	if err := os.Chmod(sp, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	sum := sha256.Sum256([]byte(script))
-	store := firmwarefake.NewMemStore()
-	task := firmware.ScoutTask{ID: "scout-0123456789abcdef0123456789abcdef", MachineID: "m1", Component: firmware.CX7, Version: "28.47.2682",
-		Script:   firmware.ScoutScript{Path: sp, SHA256: hex.EncodeToString(sum[:]), ExecutionTimeout: time.Minute, DownloadTimeout: time.Minute},
-		Deadline: time.Now().Add(time.Hour)}
-	if _, err := store.PutUpdate(ctx, firmware.HostUpdate{MachineID: "m1", Substate: firmware.WaitingForScoutUpgrade, Started: true, TaskID: task.ID}); err != nil {
-		t.Fatal(err)
-	}
-	if err := store.PutScoutTask(ctx, task); err != nil {
-		t.Fatal(err)
-	}
 	secret := []byte("cli-json-site-secret")
-	srv := httptest.NewTLSServer(&scout.Server{Store: store, Clock: clock.Real{}, SiteSecret: secret})
+	_, _, srv, ca := scoutServer(t, dir, "scout-0123456789abcdef0123456789abcdef", []byte("#!/bin/sh\necho flashed\n"), secret)
 	defer srv.Close()
-	ca := filepath.Join(dir, "ca.pem")
-	writeFW(t, ca, string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw})))
-	tok, err := scout.MachineToken(secret, "m1")
-	if err != nil {
-		t.Fatal(err)
-	}
-	tokFile := filepath.Join(dir, "m1.token")
-	writeFW(t, tokFile, tok+"\n")
+	tokFile := scoutTokenFile(t, dir, secret, "m1")
 	base := []string{"scout", "--server", srv.URL, "--machine", "m1", "--token-file", tokFile, "--ca-file", ca, "--work-dir", dir, "--log-level", "off"}
 	if out := jsonRun(t, nil, ExitOK, base...); !strings.Contains(out, `"task_id"`) {
 		t.Errorf("the task's report is missing:\n%s", out)

@@ -73,10 +73,7 @@ func newLedgerWiring(ws *wiring.Systems, log *slog.Logger) *ledgerWiring {
 func openLedger(ctx context.Context, cfg *wiring.Config) (*sqlstore.Ledger, func(), error) {
 	l, db, err := wiring.OpenLedger(ctx, cfg)
 	if err != nil {
-		if ConfigInvalid.Is(err) {
-			return nil, nil, usageErr(err)
-		}
-		return nil, nil, err
+		return nil, nil, configRefused(err)
 	}
 	return l, func() { _ = db.Close() }, nil
 }
@@ -278,11 +275,7 @@ runs the same pass on an interval.
 		if err := checkOutput(*out); err != nil {
 			return err
 		}
-		log, err := a.logger(cmd)
-		if err != nil {
-			return err
-		}
-		cfg, err := loadConfigFile(config)
+		log, cfg, err := a.loggerAndConfig(cmd, config)
 		if err != nil {
 			return err
 		}
@@ -317,9 +310,7 @@ func printProjection(w io.Writer, format string, rep enrollment.ProjectionReport
 		_, f, _ = hostforge.Classify(perr)
 	}
 	if format == formatJSON {
-		if rep.Changes == nil {
-			rep.Changes = []enrollment.ReferenceChange{}
-		}
+		rep.Changes = jsonList(rep.Changes)
 		if err := writeJSON(w, projectionJSON{rep, failureOut(f)}); err != nil {
 			return err
 		}

@@ -38,6 +38,15 @@ func writeJSON(w io.Writer, v any) error {
 	return enc.Encode(v)
 }
 
+// jsonList is s, or an empty list when s is nil: a list in a JSON
+// document is [] when it is empty, never null.
+func jsonList[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
+}
+
 // writeJSONLine writes v as one line of JSON.
 func writeJSONLine(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)

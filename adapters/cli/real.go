@@ -4,6 +4,8 @@ import (
 	"context"
 	"log/slog"
 
+	"github.com/spf13/cobra"
+
 	"github.com/hostforge/hostforge/adapters/wiring"
 	"github.com/hostforge/hostforge/clock"
 )
@@ -24,16 +26,43 @@ func loadConfigFile(path string) (*wiring.Config, error) {
 	return cfg, nil
 }
 
+// configRefused makes a config the wiring refuses a usage error (exit 2);
+// any other error, a system that refuses, keeps its own code.
+func configRefused(err error) error {
+	if ConfigInvalid.Is(err) {
+		return usageErr(err)
+	}
+	return err
+}
+
+// loggerAndConfig reads --log-level, then loads the config file: the
+// start of every command that runs on the systems a config names.
+func (a *app) loggerAndConfig(cmd *cobra.Command, path string) (*slog.Logger, *wiring.Config, error) {
+	log, err := a.logger(cmd)
+	if err != nil {
+		return nil, nil, err
+	}
+	cfg, err := loadConfigFile(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	return log, cfg, nil
+}
+
 // openWiring connects the systems a config file names through the one
 // wiring every command and the worker share. A config the wiring refuses is
 // a usage error; a system that refuses keeps its own code.
 func (a *app) openWiring(ctx context.Context, cfg *wiring.Config, log *slog.Logger) (*wiring.Systems, error) {
-	ws, err := wiring.Open(ctx, cfg, wiring.Options{Log: log, Getenv: a.getenv, Secrets: a.secrets})
+	return a.openWiringWith(ctx, cfg, wiring.Options{Log: log})
+}
+
+// openWiringWith is openWiring with the caller's options (a submit-only
+// opening); the environment and the secrets are always the app's.
+func (a *app) openWiringWith(ctx context.Context, cfg *wiring.Config, o wiring.Options) (*wiring.Systems, error) {
+	o.Getenv, o.Secrets = a.getenv, a.secrets
+	ws, err := wiring.Open(ctx, cfg, o)
 	if err != nil {
-		if ConfigInvalid.Is(err) {
-			return nil, usageErr(err)
-		}
-		return nil, err
+		return nil, configRefused(err)
 	}
 	return ws, nil
 }

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"sync"
 	"text/tabwriter"
 	"time"
 
@@ -98,13 +97,12 @@ history. Progress, summary and -o json (one object per host) are enroll's.
   hostforge retire --config lab1.yaml --temporal 127.0.0.1:7233 gpu-r1-u02`,
 	}
 	f := cmd.Flags()
-	f.StringVar(&o.config, "config", "", "config file naming the real systems (docs/config.md)")
+	configFlag(cmd, &o.config, "config file naming the real systems (docs/config.md)")
 	f.BoolVar(&o.noErase, "no-erase", false, "skip the erase (recorded in the result and NetBox's journal)")
 	f.BoolVar(&o.force, "force", false, "retire a device NetBox has offline although no retirement's journal entry says why")
 	f.IntVar(&o.maxAttempts, "max-attempts", 0, "attempt budget for retryable failures, replacing the site's (1 fails fast; 0 keeps the site's)")
 	f.IntVar(&o.parallel, "parallel", 1, "number of devices retired at once (local runs)")
 	o.temporal.add(cmd, "submit to this Temporal frontend (host:port) for 'hostforge worker' to run, instead of running in-process")
-	_ = cmd.MarkFlagFilename("config", "yaml", "yml")
 	logLevelFlag(cmd)
 	o.output = outputFlag(cmd)
 	cmd.RunE = func(cmd *cobra.Command, args []string) error {
@@ -127,11 +125,7 @@ history. Progress, summary and -o json (one object per host) are enroll's.
 		if o.temporal.address != "" {
 			return a.retireTemporal(cmd, o, args)
 		}
-		log, err := a.logger(cmd)
-		if err != nil {
-			return err
-		}
-		cfg, err := loadConfigFile(o.config)
+		log, cfg, err := a.loggerAndConfig(cmd, o.config)
 		if err != nil {
 			return err
 		}
@@ -183,22 +177,9 @@ func localRetirement(ws *wiring.Systems) (retireRunner, error) {
 // retireAll retires the devices, parallel at a time, in the order given.
 func retireAll(ctx context.Context, ws *wiring.Systems, run retireRunner, devices []string, p retirement.Params, parallel int, clk clock.Clock, log *slog.Logger, prog *progress) []retireResult {
 	results := make([]retireResult, len(devices))
-	next := make(chan int)
-	var wg sync.WaitGroup
-	for range min(parallel, len(devices)) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range next {
-				results[i] = retireOne(ctx, ws, run, devices[i], p, clk, log, prog)
-			}
-		}()
-	}
-	for i := range devices {
-		next <- i
-	}
-	close(next)
-	wg.Wait()
+	inParallel(len(devices), parallel, func(i int) {
+		results[i] = retireOne(ctx, ws, run, devices[i], p, clk, log, prog)
+	})
 	return results
 }
 
@@ -247,9 +228,7 @@ func printRetire(w io.Writer, format string, devices []string, results []retireR
 				until := res.ArchivedUntil.UTC()
 				j.ArchivedUntil = &until
 			}
-			if j.Phases == nil {
-				j.Phases = []retirement.PhaseRecord{}
-			}
+			j.Phases = jsonList(j.Phases)
 			if err := writeJSONLine(w, j); err != nil {
 				return err
 			}

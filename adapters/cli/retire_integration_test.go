@@ -38,21 +38,7 @@ import (
 // retireJSONLines runs 'hostforge retire' in-process and decodes its -o json.
 func retireJSONLines(t *testing.T, ctx context.Context, args ...string) ([]retireJSON, result) {
 	t.Helper()
-	var out, errb bytes.Buffer
-	code := Run(ctx, append(append([]string{"retire"}, args...), "-o", "json"), Streams{Out: &out, Err: &errb}, os.LookupEnv)
-	r := result{out: out.String(), err: errb.String(), code: code}
-	var lines []retireJSON
-	for _, l := range strings.Split(strings.TrimSpace(r.out), "\n") {
-		if l == "" {
-			continue
-		}
-		var j retireJSON
-		if err := json.Unmarshal([]byte(l), &j); err != nil {
-			t.Fatalf("-o json line %q: %v\nstderr:\n%s", l, err, r.err)
-		}
-		lines = append(lines, j)
-	}
-	return lines, r
+	return jsonLines[retireJSON](t, ctx, "retire", args...)
 }
 
 // TestRetireOnRealIronicAndEnrolAgain: a lab host enrolled on a real Ironic
@@ -80,14 +66,7 @@ func retireJSONLines(t *testing.T, ctx context.Context, args ...string) ([]retir
 func TestRetireOnRealIronicAndEnrolAgain(t *testing.T) {
 	ironicURL, inspectorURL := itEnv(t, "HOSTFORGE_IRONIC_AGENT_URL"), itEnv(t, "HOSTFORGE_IRONIC_AGENT_INSPECTOR_URL")
 	dhcpd := itEnv(t, "HOSTFORGE_DHCPD")
-	key, err := os.ReadFile(itEnv(t, "HOSTFORGE_SSHD_KEY"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	known, err := os.ReadFile(itEnv(t, "HOSTFORGE_SSHD_KNOWN_HOSTS"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	sshd := sshdTarget(t)
 	var rnd [3]byte
 	_, _ = rand.Read(rnd[:])
 	site := fakes.NewSite()
@@ -95,7 +74,7 @@ func TestRetireOnRealIronicAndEnrolAgain(t *testing.T) {
 	uniqueMACs(t, site, h, rnd)
 	l, err := lab.Start(context.Background(), lab.Options{
 		Dir: filepath.Join(t.TempDir(), "lab"), Site: site, IronicURL: ironicURL, InspectorURL: inspectorURL, Agent: true,
-		SSH: &lab.SSHTarget{Addr: itEnv(t, "HOSTFORGE_SSHD_ADDR"), User: itEnv(t, "HOSTFORGE_SSHD_USER"), PrivateKey: string(key), KnownHosts: string(known)},
+		SSH: sshd,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -327,6 +306,12 @@ func appendRetireSections(t *testing.T, config, receiver string) {
 	}
 	section := fmt.Sprintf("extensions:\n  definitions: %q\n  asset_cache: %q\n", defs, t.TempDir()) +
 		"retire:\n  erase: metadata\n  archive_retention: 720h\n  dns_zone: {name: lab.example.net, soa_email: admin.lab.example.net, name_servers: [ns1.example.net], ttl: 300}\n"
+	appendConfig(t, config, section)
+}
+
+// appendConfig adds section at the end of the config file.
+func appendConfig(t *testing.T, config, section string) {
+	t.Helper()
 	f, err := os.OpenFile(config, os.O_APPEND|os.O_WRONLY, 0)
 	if err != nil {
 		t.Fatal(err)

@@ -17,29 +17,12 @@ import (
 // retireTemporal submits every device's retirement to Temporal and follows
 // each run.
 func (a *app) retireTemporal(cmd *cobra.Command, o retireOpts, devices []string) error {
-	log, err := a.logger(cmd)
+	s, done, err := a.openTemporalSubmit(cmd, o.config, o.temporal)
 	if err != nil {
 		return err
 	}
-	cfg, err := loadConfigFile(o.config)
-	if err != nil {
-		return err
-	}
-	ctx := cmd.Context()
-	ws, err := wiring.Open(ctx, cfg, wiring.Options{Log: log, Getenv: a.getenv, SubmitOnly: true, Secrets: a.secrets})
-	if err != nil {
-		if ConfigInvalid.Is(err) {
-			return usageErr(err)
-		}
-		return err
-	}
-	defer ws.Close()
-	c, err := temporal.Dial(ctx, o.temporal.address, o.temporal.namespace, log)
-	if err != nil {
-		return err
-	}
-	defer c.Close()
-	sub := &temporal.Submitter{Client: c, TaskQueue: o.temporal.queue, NetBox: ws.NetBox, Log: log}
+	defer done()
+	ctx, ws, sub := cmd.Context(), s.ws, s.sub
 	var prog *progress
 	if *o.output == formatText {
 		prog = a.runProgress(cmd.OutOrStdout(), devices, time.Now)

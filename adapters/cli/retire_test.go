@@ -22,11 +22,7 @@ import (
 func TestRetireThroughTheLab(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	l, err := lab.Start(ctx, lab.Options{Dir: filepath.Join(t.TempDir(), "lab")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
+	l := startLab(t)
 	const host = "cpu-r1-u11" // Supermicro: no rotation, no reset
 	if r := run(t, "", nil, "enroll", "--config", l.Config, "--log-level", "off", host); r.code != ExitOK {
 		t.Fatalf("enroll: %d\n%s\n%s", r.code, r.out, r.err)

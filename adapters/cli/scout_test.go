@@ -23,36 +23,12 @@ import (
 func TestScoutCommand(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	script := []byte("#!/bin/sh\necho \"flashed $HOSTFORGE_FIRMWARE_VERSION\"\n")
-	sp := filepath.Join(dir, "upgrade.sh")
-	writeFW(t, sp, string(script))
-	if err := os.Chmod(sp, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	sum := sha256.Sum256(script)
-	store := firmwarefake.NewMemStore()
-	task := firmware.ScoutTask{ID: "scout-5e0c3b2a1d9f48e7b6a5c4d3e2f1a0b9", MachineID: "m1", Component: firmware.CX7, Version: "28.47.2682",
-		Script:   firmware.ScoutScript{Path: sp, SHA256: hex.EncodeToString(sum[:]), ExecutionTimeout: time.Minute, DownloadTimeout: time.Minute},
-		Deadline: time.Now().Add(time.Hour)}
-	if _, err := store.PutUpdate(ctx, firmware.HostUpdate{MachineID: "m1", Substate: firmware.WaitingForScoutUpgrade, Started: true, TaskID: task.ID}); err != nil {
-		t.Fatal(err)
-	}
-	if err := store.PutScoutTask(ctx, task); err != nil {
-		t.Fatal(err)
-	}
 	secret := []byte("cli-test-site-secret")
-	srv := httptest.NewTLSServer(&scout.Server{Store: store, Clock: clock.Real{}, SiteSecret: secret})
+	store, task, srv, ca := scoutServer(t, dir, "scout-5e0c3b2a1d9f48e7b6a5c4d3e2f1a0b9", []byte("#!/bin/sh\necho \"flashed $HOSTFORGE_FIRMWARE_VERSION\"\n"), secret)
 	defer srv.Close()
-	ca := filepath.Join(dir, "ca.pem")
-	writeFW(t, ca, string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw})))
 	tokens := map[string]string{}
 	for _, m := range []string{"m1", "m2"} {
-		tok, err := scout.MachineToken(secret, m)
-		if err != nil {
-			t.Fatal(err)
-		}
-		tokens[m] = filepath.Join(dir, m+".token")
-		writeFW(t, tokens[m], tok+"\n")
+		tokens[m] = scoutTokenFile(t, dir, secret, m)
 	}
 
 	// Without the CA the server's certificate is not trusted: nothing runs.
@@ -170,4 +146,46 @@ func TestScoutTokenCommand(t *testing.T) {
 	for _, args := range [][]string{{"--config", withScout}, {"--config", withScout, "--machine", "a/b"}, {"--machine", "m1"}} {
 		wantCode(t, run(t, "", nil, append([]string{"scout", "token"}, args...)...), ExitUsage)
 	}
+}
+
+// scoutServer serves the scout API over TLS for a site secret, on an
+// in-memory store holding one started update of m1 waiting for its scout
+// task id, whose script (written to dir, executable) is script. ca is the
+// file of the server's certificate; the caller closes srv.
+func scoutServer(t *testing.T, dir, id string, script, secret []byte) (store *firmwarefake.MemStore, task firmware.ScoutTask, srv *httptest.Server, ca string) {
+	t.Helper()
+	ctx := context.Background()
+	sp := filepath.Join(dir, "upgrade.sh")
+	writeFW(t, sp, string(script))
+	if err := os.Chmod(sp, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256(script)
+	store = firmwarefake.NewMemStore()
+	task = firmware.ScoutTask{ID: id, MachineID: "m1", Component: firmware.CX7, Version: "28.47.2682",
+		Script:   firmware.ScoutScript{Path: sp, SHA256: hex.EncodeToString(sum[:]), ExecutionTimeout: time.Minute, DownloadTimeout: time.Minute},
+		Deadline: time.Now().Add(time.Hour)}
+	if _, err := store.PutUpdate(ctx, firmware.HostUpdate{MachineID: "m1", Substate: firmware.WaitingForScoutUpgrade, Started: true, TaskID: task.ID}); err != nil {
+		t.Fatal(err)
+	}
+	if err := store.PutScoutTask(ctx, task); err != nil {
+		t.Fatal(err)
+	}
+	srv = httptest.NewTLSServer(&scout.Server{Store: store, Clock: clock.Real{}, SiteSecret: secret})
+	ca = filepath.Join(dir, "ca.pem")
+	writeFW(t, ca, string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw})))
+	return store, task, srv, ca
+}
+
+// scoutTokenFile writes machine's token under the site secret to
+// dir/MACHINE.token and returns the file.
+func scoutTokenFile(t *testing.T, dir string, secret []byte, machine string) string {
+	t.Helper()
+	tok, err := scout.MachineToken(secret, machine)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := filepath.Join(dir, machine+".token")
+	writeFW(t, f, tok+"\n")
+	return f
 }

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -13,7 +12,6 @@ import (
 	"github.com/hinshun/vt10x"
 
 	"github.com/hostforge/hostforge"
-	"github.com/hostforge/hostforge/adapters/lab"
 	"github.com/hostforge/hostforge/clock"
 	"github.com/hostforge/hostforge/enrollment"
 	"github.com/hostforge/hostforge/flow"
@@ -332,11 +330,7 @@ func TestEnrollLiveViewOverTheLab(t *testing.T) {
 		t.Run(fmt.Sprint(cols), func(t *testing.T) {
 			t.Parallel()
 			ctx := context.Background()
-			l, err := lab.Start(ctx, lab.Options{Dir: filepath.Join(t.TempDir(), "lab")})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer l.Close()
+			l := startLab(t)
 			// Tall enough that nothing the run prints scrolls away.
 			scr := newScreen(cols, 200)
 			chk := &liveViewChecker{t: t, hosts: l.Hosts, cols: cols}

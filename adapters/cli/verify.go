@@ -127,10 +127,7 @@ mismatch; 2 when a file cannot be read.
 		_, fl, _ := hostforge.Classify(rep.Err())
 		w := cmd.OutOrStdout()
 		if *out == formatJSON {
-			ms := rep.Mismatches
-			if ms == nil {
-				ms = []verify.Mismatch{}
-			}
+			ms := jsonList(rep.Mismatches)
 			if err := writeJSON(w, verifyJSON{Device: exp.Device, OK: rep.OK(), Mismatches: ms, Failure: failureOut(fl)}); err != nil {
 				return err
 			}

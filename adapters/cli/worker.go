@@ -62,13 +62,12 @@ printed once the worker polls (docs/json.md).
 		Args: cobra.NoArgs,
 	}
 	f := cmd.Flags()
-	f.StringVar(&config, "config", "", "config file naming the real systems (docs/config.md)")
+	configFlag(cmd, &config, "config file naming the real systems (docs/config.md)")
 	tf.add(cmd, "Temporal frontend host:port, e.g. 127.0.0.1:7233")
 	f.DurationVar(&stopTimeout, "stop-timeout", 30*time.Second, "on Ctrl-C, how long running steps may finish before they are cancelled")
 	f.IntVar(&maxSteps, "max-concurrent-steps", 0, "steps run at once by this worker (0: the Temporal SDK's default)")
 	f.StringVar(&metricsListen, "metrics-listen", "", "serve Prometheus metrics on http://ADDRESS/metrics (host:port; empty: none)")
 	f.DurationVar(&heartbeat, "heartbeat-timeout", temporal.DefaultHeartbeat, "how long a running step may go without a heartbeat before Temporal gives it to another worker (the wait a dead worker's steps cost)")
-	_ = cmd.MarkFlagFilename("config", "yaml", "yml")
 	logLevelFlag(cmd)
 	format := outputFlag(cmd)
 	cmd.RunE = func(cmd *cobra.Command, _ []string) error {
@@ -90,11 +89,7 @@ printed once the worker polls (docs/json.md).
 		// Interrupted, running steps get --stop-timeout to finish (the
 		// worker's promise), and the worker a second more to stop.
 		a.stopGrace.Store(int64(stopTimeout + time.Second))
-		log, err := a.logger(cmd)
-		if err != nil {
-			return err
-		}
-		cfg, err := loadConfigFile(config)
+		log, cfg, err := a.loggerAndConfig(cmd, config)
 		if err != nil {
 			return err
 		}

@@ -76,14 +76,7 @@ func newRealLab(t *testing.T, vendor string, linksDown bool, timing func(*lab.Op
 	t.Helper()
 	temporalAddr := itEnv(t, "HOSTFORGE_TEMPORAL_ADDRESS")
 	ironicURL, inspectorURL := itEnv(t, "HOSTFORGE_IRONIC_URL"), itEnv(t, "HOSTFORGE_IRONIC_INSPECTOR_URL")
-	key, err := os.ReadFile(itEnv(t, "HOSTFORGE_SSHD_KEY"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	known, err := os.ReadFile(itEnv(t, "HOSTFORGE_SSHD_KNOWN_HOSTS"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	sshd := sshdTarget(t)
 	var b [3]byte
 	_, _ = rand.Read(b[:])
 	suffix := hex.EncodeToString(b[:])
@@ -97,7 +90,7 @@ func newRealLab(t *testing.T, vendor string, linksDown bool, timing func(*lab.Op
 	}
 	o := lab.Options{
 		Dir: filepath.Join(t.TempDir(), "lab"), Site: site, SiteName: "it-" + suffix, IronicURL: ironicURL, InspectorURL: inspectorURL,
-		SSH: &lab.SSHTarget{Addr: itEnv(t, "HOSTFORGE_SSHD_ADDR"), User: itEnv(t, "HOSTFORGE_SSHD_USER"), PrivateKey: string(key), KnownHosts: string(known)},
+		SSH: sshd,
 	}
 	if timing != nil {
 		timing(&o)
@@ -115,6 +108,21 @@ func newRealLab(t *testing.T, vendor string, linksDown bool, timing func(*lab.Op
 	t.Cleanup(func() { r.deleteNode(t) })
 	t.Cleanup(func() { deleteSchedules(t, temporalAddr, "it-"+suffix) })
 	return r
+}
+
+// sshdTarget is the real sshd the integration run starts, as a lab's
+// DHCP server: its address, user, client key and known_hosts.
+func sshdTarget(t *testing.T) *lab.SSHTarget {
+	t.Helper()
+	key, err := os.ReadFile(itEnv(t, "HOSTFORGE_SSHD_KEY"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	known, err := os.ReadFile(itEnv(t, "HOSTFORGE_SSHD_KNOWN_HOSTS"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &lab.SSHTarget{Addr: itEnv(t, "HOSTFORGE_SSHD_ADDR"), User: itEnv(t, "HOSTFORGE_SSHD_USER"), PrivateKey: string(key), KnownHosts: string(known)}
 }
 
 // uniqueMACs gives the host's frontend NICs MACs no other test's host has:
@@ -291,15 +299,22 @@ func waitMetrics(t *testing.T, w *process, want ...string) string {
 // enrollJSONLines runs 'hostforge enroll' in-process and decodes its -o json.
 func enrollJSONLines(t *testing.T, ctx context.Context, args ...string) ([]enrollJSON, result) {
 	t.Helper()
+	return jsonLines[enrollJSON](t, ctx, "enroll", args...)
+}
+
+// jsonLines runs 'hostforge COMMAND ARGS -o json' in-process and decodes
+// each line it prints as a T.
+func jsonLines[T any](t *testing.T, ctx context.Context, command string, args ...string) ([]T, result) {
+	t.Helper()
 	var out, errb bytes.Buffer
-	code := Run(ctx, append(append([]string{"enroll"}, args...), "-o", "json"), Streams{Out: &out, Err: &errb}, os.LookupEnv)
+	code := Run(ctx, append(append([]string{command}, args...), "-o", "json"), Streams{Out: &out, Err: &errb}, os.LookupEnv)
 	r := result{out: out.String(), err: errb.String(), code: code}
-	var lines []enrollJSON
+	var lines []T
 	for _, l := range strings.Split(strings.TrimSpace(r.out), "\n") {
 		if l == "" {
 			continue
 		}
-		var j enrollJSON
+		var j T
 		if err := json.Unmarshal([]byte(l), &j); err != nil {
 			t.Fatalf("-o json line %q: %v\nstderr:\n%s", l, err, r.err)
 		}

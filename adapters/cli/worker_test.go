@@ -57,13 +57,7 @@ func TestWorkerHelp(t *testing.T) {
 // A worker that cannot reach Temporal fails at once with the code an
 // operator acts on, after checking the config.
 func TestWorkerTemporalUnreachable(t *testing.T) {
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	l, err := lab.Start(ctx, lab.Options{Dir: filepath.Join(t.TempDir(), "lab")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
+	l := startLab(t)
 	r := run(t, "", nil, "worker", "--config", l.Config, "--temporal", "127.0.0.1:1", "--log-level", "off")
 	wantCode(t, r, ExitInfra)
 	wantError(t, r, "TEMPORAL_UNAVAILABLE", "127.0.0.1:1")

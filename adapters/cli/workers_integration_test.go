@@ -114,14 +114,7 @@ type rackHost struct {
 func TestThreeWorkersOneKilled(t *testing.T) {
 	temporalAddr := itEnv(t, "HOSTFORGE_TEMPORAL_ADDRESS")
 	ironicURL, inspectorURL := itEnv(t, "HOSTFORGE_IRONIC_URL"), itEnv(t, "HOSTFORGE_IRONIC_INSPECTOR_URL")
-	key, err := os.ReadFile(itEnv(t, "HOSTFORGE_SSHD_KEY"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	known, err := os.ReadFile(itEnv(t, "HOSTFORGE_SSHD_KNOWN_HOSTS"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	sshd := sshdTarget(t)
 	dsn := freshPostgres(t)
 	ns := freshNamespace(t, temporalAddr, "it-workers-")
 	start := time.Now()
@@ -154,7 +147,7 @@ func TestThreeWorkersOneKilled(t *testing.T) {
 	}
 	l, err := lab.Start(context.Background(), lab.Options{
 		Dir: filepath.Join(t.TempDir(), "lab"), Site: site, SiteName: siteName, IronicURL: ironicURL, InspectorURL: inspectorURL,
-		SSH: &lab.SSHTarget{Addr: itEnv(t, "HOSTFORGE_SSHD_ADDR"), User: itEnv(t, "HOSTFORGE_SSHD_USER"), PrivateKey: string(key), KnownHosts: string(known)},
+		SSH: sshd,
 	})
 	if err != nil {
 		t.Fatal(err)
