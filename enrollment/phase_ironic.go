@@ -27,7 +27,7 @@ type IronicPhases interface {
 	Inspection(ctx context.Context, in ironic.InspectionIn) (ironic.InspectionOut, error)
 	SwitchToIPMI(ctx context.Context, spec ironic.NodeSpec) (ironic.SwitchResult, error)
 	Cleaning(ctx context.Context, in ironic.CleaningIn) (ironic.CleaningOut, error)
-	Finalize(ctx context.Context, spec ironic.NodeSpec) (ironic.FinalizeOut, error)
+	Finalize(ctx context.Context, in ironic.FinalizeIn) (ironic.FinalizeOut, error)
 }
 
 var _ IronicPhases = (*ironic.Phases)(nil)
@@ -44,10 +44,12 @@ type IronicCleaningIn struct {
 	In       ironic.CleaningIn `json:"in"`
 }
 
-// IronicNodeIn is the input of the steps that need only the node spec.
+// IronicNodeIn is the input of the steps that need only the node spec
+// (finalize also takes the cleaning half's last look at the node).
 type IronicNodeIn struct {
-	Instance string          `json:"instance"`
-	Spec     ironic.NodeSpec `json:"spec"`
+	Instance string           `json:"instance"`
+	Spec     ironic.NodeSpec  `json:"spec"`
+	Seen     *ironic.Sighting `json:"seen,omitempty"`
 }
 
 func (e *Executor) ironicSteps() []flow.Step {
@@ -100,5 +102,5 @@ func (e *Executor) IronicFinalize(ctx context.Context, in IronicNodeIn) (ironic.
 	if err != nil {
 		return ironic.FinalizeOut{}, err
 	}
-	return p.Finalize(ctx, in.Spec)
+	return p.Finalize(ctx, ironic.FinalizeIn{Spec: in.Spec, Seen: in.Seen})
 }

@@ -87,6 +87,9 @@ type execution struct {
 	// phaseStart is when the phase under way started: where the last one
 	// ended (phases run one after the other), on the runtime's clock.
 	phaseStart time.Time
+	// seen is the last Ironic step's look at the node that found it done,
+	// handed to the Ironic step that runs next (ironic.Sighting).
+	seen *ironic.Sighting
 }
 
 // Enroll is the enrollment workflow body, written once against Runtime. It

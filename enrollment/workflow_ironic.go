@@ -40,6 +40,9 @@ func (f *execution) ironic(ctx context.Context) error {
 			return err
 		}
 	}
+	if site.SwitchToIPMIAfterInspection {
+		f.seen = nil // the switch rewrote the node
+	}
 	err = f.ironicCleaningToTag(ctx)
 	f.part(ctx, PhaseIronicCleaning, err, since)
 	return err
@@ -51,7 +54,7 @@ func (f *execution) ironicCleaningToTag(ctx context.Context) error {
 		return err
 	}
 	var fin ironic.FinalizeOut
-	if err := f.ironicRun(ctx, StepIronicFinalize, IronicNodeIn{Instance: f.instance, Spec: ironicSpec(f.req, f.plan)}, &fin, f.newLockMeter(ctx, time.Time{})); err != nil {
+	if err := f.ironicRun(ctx, StepIronicFinalize, IronicNodeIn{Instance: f.instance, Spec: ironicSpec(f.req, f.plan), Seen: f.seen}, &fin, f.newLockMeter(ctx, time.Time{})); err != nil {
 		return err
 	}
 	f.res.ProvisionState = fin.Node.ProvisionState
@@ -117,6 +120,7 @@ func (f *execution) inspectionAttempt(ctx context.Context, attempt int) error {
 		in.In.Progress = out.Progress
 		f.res.ProvisionState = out.Node.ProvisionState
 		if out.Done {
+			f.seen = out.Seen
 			return nil
 		}
 		if f.rt.Now(ctx).Sub(start) > ironicAttemptLimit {
@@ -161,7 +165,8 @@ func (f *execution) cleaningAttempt(ctx context.Context, attempt int, deadline t
 			return err
 		}
 	}
-	in := IronicCleaningIn{Instance: f.instance, In: ironic.CleaningIn{Spec: ironicSpec(f.req, f.plan), Deadline: deadline}}
+	in := IronicCleaningIn{Instance: f.instance, In: ironic.CleaningIn{Spec: ironicSpec(f.req, f.plan), Deadline: deadline, Seen: f.seen}}
+	f.seen = nil // an attempt after this one reads the node
 	lock := f.newLockMeter(ctx, deadline)
 	var out ironic.CleaningOut // one per attempt, not per poll
 	for {
@@ -170,8 +175,10 @@ func (f *execution) cleaningAttempt(ctx context.Context, attempt int, deadline t
 			return err
 		}
 		in.In.Progress = out.Progress
+		in.In.Seen = nil // only the start uses it
 		f.res.ProvisionState = out.Node.ProvisionState
 		if out.Done {
+			f.seen = out.Seen
 			return nil
 		}
 		if err := f.rt.Sleep(ctx, out.Next); err != nil {

@@ -159,3 +159,40 @@ func TestIronicSwitchToIPMIInWorkflow(t *testing.T) {
 		t.Fatalf("driver %s, want ipmi", n.Driver)
 	}
 }
+
+// Each Ironic step after the first starts on the look its predecessor
+// ended with (ironic.Sighting), carried through JSON as under a remote
+// orchestrator: the cleaning half's start and finalize make no node read
+// of their own. After the switch to IPMI, which rewrites the node, the
+// cleaning start reads it again.
+func TestIronicStepsStartOnTheLastLook(t *testing.T) {
+	for _, sw := range []bool{false, true} {
+		w := newIronicWorld(t, fakes.HostSpec{Name: "h1"})
+		w.cfg.SwitchToIPMIAfterInspection = sw
+		reads := map[string][]int{} // node reads of each call, by step
+		last := w.site.Calls()
+		rt := &flow.Local{Steps: w.exec, Clock: w.site.Clock, RoundTrip: true, OnEvent: func(e flow.Event) {
+			if e.Kind != "step" {
+				return
+			}
+			now := w.site.Calls()
+			reads[e.Step] = append(reads[e.Step], now.Sub(last)[fakes.SysIronic].Ops["get_node"])
+			last = now
+		}}
+		res, err := enrollment.Enroll(context.Background(), rt, enrollment.NewRequest("h1", intent.ClassCPUBaremetal, "lab1", w.cfg, false, enrollment.Params{}))
+		if err != nil || res.ProvisionState != ironic.StateAvailable {
+			t.Fatalf("switch %v: %+v %v", sw, res, err)
+		}
+		clean, fin := reads[enrollment.StepIronicCleaning], reads[enrollment.StepIronicFinalize]
+		if len(clean) < 2 || len(fin) != 1 {
+			t.Fatalf("switch %v: node reads by call %v", sw, reads)
+		}
+		want := 0
+		if sw {
+			want = 1
+		}
+		if clean[0] != want || fin[0] != 0 {
+			t.Errorf("switch %v: the cleaning start read the node %d times (want %d), finalize %d (want 0); all: %v", sw, clean[0], want, fin[0], reads)
+		}
+	}
+}

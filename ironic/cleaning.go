@@ -16,6 +16,9 @@ type CleaningIn struct {
 	// Deadline is the overall cleaning deadline (across reruns of the start).
 	Deadline time.Time        `json:"deadline"`
 	Progress CleaningProgress `json:"progress"`
+	// Seen is the inspection half's last look at the node: fresh, it
+	// stands in for the start's guard read (see Sighting).
+	Seen *Sighting `json:"seen,omitempty"`
 }
 
 // CleaningProgress carries what one cleaning attempt has done so far.
@@ -43,6 +46,8 @@ type CleaningOut struct {
 	Done bool          `json:"done"`
 	Next time.Duration `json:"next,omitempty"`
 	Note string        `json:"note,omitempty"`
+	// Seen is the look that found the node done, for finalize.
+	Seen *Sighting `json:"seen,omitempty"`
 }
 
 // Cleaning runs one call of the cleaning half. clean failed is
@@ -64,7 +69,8 @@ func (p *Phases) cleaning(ctx context.Context, in CleaningIn) (out CleaningOut, 
 	out.Next = t.StatePoll
 
 	if !pr.Started {
-		node, res, err := p.prelude(ctx, spec, phase)
+		readAt := p.now()
+		node, res, err := p.prelude(ctx, spec, phase, in.Seen)
 		if err != nil {
 			return out, err
 		}
@@ -73,6 +79,10 @@ func (p *Phases) cleaning(ctx context.Context, in CleaningIn) (out CleaningOut, 
 		if res.Satisfied {
 			pr.Started, pr.Skipped, out.Done = true, true, true
 			out.Note = "found " + node.ProvisionState + "; nothing to clean"
+			out.Seen = in.Seen
+			if _, fresh := p.fresh(in.Seen); !fresh {
+				out.Seen = sight(node, readAt)
+			}
 			return out, nil
 		}
 		if node.ProvisionState != StateManageable {
@@ -113,7 +123,7 @@ func (p *Phases) cleaning(ctx context.Context, in CleaningIn) (out CleaningOut, 
 	pr.Probes++
 	switch node.ProvisionState {
 	case StateAvailable:
-		out.Done = true
+		out.Done, out.Seen = true, sight(node, now)
 		out.Note = "available"
 		log.Info("cleaning done; node available", "step", "clean_poll", "took", now.Sub(pr.ProvidedAt))
 		return out, nil
@@ -177,6 +187,14 @@ func beforeDeadline(d time.Duration, now, deadline time.Time) time.Duration {
 	return d
 }
 
+// FinalizeIn is finalize's input.
+type FinalizeIn struct {
+	Spec NodeSpec `json:"spec"`
+	// Seen is the cleaning half's last look at the node: fresh, finalize
+	// decides on it instead of reading the node again (see Sighting).
+	Seen *Sighting `json:"seen,omitempty"`
+}
+
 // FinalizeOut is what finalize did.
 type FinalizeOut struct {
 	Node NodeStatus `json:"node"`
@@ -186,22 +204,29 @@ type FinalizeOut struct {
 
 // Finalize powers the node on, unless it is deployed or owned (no power
 // churn on a node the scheduler may own). The NetBox tag is the workflow's.
-func (p *Phases) Finalize(ctx context.Context, spec NodeSpec) (FinalizeOut, error) {
-	out, err := p.finalize(ctx, spec)
+func (p *Phases) Finalize(ctx context.Context, in FinalizeIn) (FinalizeOut, error) {
+	out, err := p.finalize(ctx, in)
 	return out, hostforge.Classified(err)
 }
 
-func (p *Phases) finalize(ctx context.Context, spec NodeSpec) (FinalizeOut, error) {
+func (p *Phases) finalize(ctx context.Context, in FinalizeIn) (FinalizeOut, error) {
 	const phase = PhaseCleaning
-	node, err := p.Client.GetNode(ctx, spec.Name, statusFields...)
-	if err != nil {
-		return FinalizeOut{}, p.classify(ctx, phase, spec.Name, err, "reading node %s", spec.Name)
+	spec := in.Spec
+	// On a sighting the node is named as the read would have found it.
+	node, fresh := p.fresh(in.Seen)
+	ident := spec.Name
+	if !fresh {
+		var err error
+		if node, err = p.Client.GetNode(ctx, spec.Name, statusFields...); err != nil {
+			return FinalizeOut{}, p.classify(ctx, phase, spec.Name, err, "reading node %s", spec.Name)
+		}
+		ident = node.UUID
 	}
 	out := FinalizeOut{Node: status(node)}
 	if node.ProvisionState == StateActive || node.InstanceUUID != "" || node.PowerState == PowerOn || node.TargetPowerState == PowerOn {
 		return out, nil
 	}
-	if err := p.Client.ChangePowerState(ctx, node.UUID, PowerOn); err != nil {
+	if err := p.Client.ChangePowerState(ctx, ident, PowerOn); err != nil {
 		return out, p.classify(ctx, phase, spec.Name, err, "powering on node %s", spec.Name)
 	}
 	p.log(spec.Name, phase).Info("power on requested", "step", "finalize")

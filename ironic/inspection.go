@@ -62,6 +62,9 @@ type InspectionOut struct {
 	Next time.Duration `json:"next,omitempty"`
 	// Note says what this call did, for the step timeline.
 	Note string `json:"note,omitempty"`
+	// Seen is the look that found the node done, for the cleaning half's
+	// start.
+	Seen *Sighting `json:"seen,omitempty"`
 }
 
 // Inspection runs one call of the inspection half (phase 5): prelude,
@@ -80,14 +83,15 @@ func (p *Phases) inspection(ctx context.Context, in InspectionIn) (out Inspectio
 	out.Next = t.StatePoll
 	log := p.log(spec.Name, phase)
 	var node Node
+	readAt := p.now()
 	if !pr.PreludeDone {
-		n, res, err := p.prelude(ctx, spec, phase)
+		n, res, err := p.prelude(ctx, spec, phase, nil)
 		if err != nil {
 			return out, err
 		}
 		node, pr.PreludeDone, pr.Prelude = n, true, res
 		if res.Satisfied {
-			out.Node, out.Progress, out.Done = status(node), pr, true
+			out.Node, out.Progress, out.Done, out.Seen = status(node), pr, true, sight(node, readAt)
 			if !in.Inspect {
 				out.Note = "enrolment-satisfied; run_inspection off"
 				return out, nil
@@ -145,7 +149,11 @@ func (p *Phases) inspection(ctx context.Context, in InspectionIn) (out Inspectio
 		return out, nil
 
 	case StateManageable:
-		return p.inspectManageable(ctx, in, node, &pr, out, now)
+		out, err = p.inspectManageable(ctx, in, node, &pr, out, now)
+		if err == nil && out.Done {
+			out.Seen = sight(node, readAt)
+		}
+		return out, err
 
 	case StateInspecting, StateInspectWait:
 		if pr.InspectedAt.IsZero() {

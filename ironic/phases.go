@@ -81,6 +81,11 @@ type Timing struct {
 	// InventoryGrace is how long a missing inventory is retried after
 	// inspection lands in manageable (Ironic writes it a moment later; 1 min).
 	InventoryGrace time.Duration
+	// FreshLook is how old the previous step's last look at the node (a
+	// Sighting) may be and still stand in for the read that guards the
+	// next step's first write (2 s: the steps run back to back, and on a
+	// loaded Ironic a read's own answer is about that old when it is used).
+	FreshLook time.Duration
 }
 
 // DefaultTiming is the Timing a zero Timing stands for: the production
@@ -104,6 +109,7 @@ func (t Timing) withDefaults() Timing {
 	def(&t.CleanPollMin, 15*time.Second)
 	def(&t.CleanPollMax, 2*time.Minute)
 	def(&t.InventoryGrace, time.Minute)
+	def(&t.FreshLook, 2*time.Second)
 	return t
 }
 
@@ -183,16 +189,21 @@ func (p *Phases) log(node, phase string) *slog.Logger {
 
 // NodeStatus is a node's state as a step reports it.
 type NodeStatus struct {
-	UUID           string `json:"uuid,omitempty"`
-	Driver         string `json:"driver,omitempty"`
-	ProvisionState string `json:"provision_state,omitempty"`
-	PowerState     string `json:"power_state,omitempty"`
-	InstanceUUID   string `json:"instance_uuid,omitempty"`
-	Maintenance    bool   `json:"maintenance,omitempty"`
+	UUID                 string `json:"uuid,omitempty"`
+	Driver               string `json:"driver,omitempty"`
+	ProvisionState       string `json:"provision_state,omitempty"`
+	TargetProvisionState string `json:"target_provision_state,omitempty"`
+	PowerState           string `json:"power_state,omitempty"`
+	TargetPowerState     string `json:"target_power_state,omitempty"`
+	InstanceUUID         string `json:"instance_uuid,omitempty"`
+	Maintenance          bool   `json:"maintenance,omitempty"`
 }
 
 func status(n Node) NodeStatus {
-	return NodeStatus{UUID: n.UUID, Driver: n.Driver, ProvisionState: n.ProvisionState, PowerState: n.PowerState, InstanceUUID: n.InstanceUUID, Maintenance: n.Maintenance}
+	return NodeStatus{
+		UUID: n.UUID, Driver: n.Driver, ProvisionState: n.ProvisionState, TargetProvisionState: n.TargetProvisionState,
+		PowerState: n.PowerState, TargetPowerState: n.TargetPowerState, InstanceUUID: n.InstanceUUID, Maintenance: n.Maintenance,
+	}
 }
 
 // Satisfied reports whether a node is enrolment-satisfied: active,
@@ -241,17 +252,29 @@ type PreludeResult struct {
 // Prelude runs the shared prelude on its own: get-or-create the node, the
 // Nova guard, the stable-state wait, recovery and convergence.
 func (p *Phases) Prelude(ctx context.Context, spec NodeSpec) (PreludeResult, error) {
-	_, res, err := p.prelude(ctx, spec, PhasePrelude)
+	_, res, err := p.prelude(ctx, spec, PhasePrelude, nil)
 	return res, hostforge.Classified(err)
 }
 
-func (p *Phases) prelude(ctx context.Context, spec NodeSpec, phase string) (Node, PreludeResult, error) {
+// prelude is the shared prelude. A fresh sighting from the previous step
+// stands in for its read (see Sighting) unless the node needs recovery or
+// review, which read what a sighting lacks (the maintenance reason, the
+// last error); convergence then learns the node's hint and interfaces from
+// its own PATCH's answer.
+func (p *Phases) prelude(ctx context.Context, spec NodeSpec, phase string, seen *Sighting) (Node, PreludeResult, error) {
 	var res PreludeResult
 	if err := spec.Validate(); err != nil {
 		return Node{}, res, err
 	}
 	log := p.log(spec.Name, phase)
-	node, err := p.Client.GetNode(ctx, spec.Name, preludeFields...)
+	node, known := p.fresh(seen)
+	var err error
+	if known && (strings.HasSuffix(node.ProvisionState, "failed") || node.ProvisionState == StateError) {
+		known = false
+	}
+	if !known {
+		node, err = p.Client.GetNode(ctx, spec.Name, preludeFields...)
+	}
 	if errors.Is(err, hostforge.ErrNotFound) {
 		cred, err := p.credential(ctx, spec)
 		if err != nil {
@@ -317,7 +340,7 @@ func (p *Phases) prelude(ctx context.Context, spec NodeSpec, phase string) (Node
 		return node, res, f
 	}
 
-	node, changes, err := p.converge(ctx, spec, node, phase)
+	node, changes, err := p.converge(ctx, spec, node, phase, !known)
 	res.Changes = changes
 	res.Node = status(node)
 	return node, res, err
@@ -371,21 +394,64 @@ var interfaceChangeStates = map[string]bool{
 	StateEnroll: true, StateManageable: true, StateAvailable: true, StateInspecting: true, StateInspectWait: true,
 }
 
-// converge rewrites what can drift on an existing node.
-func (p *Phases) converge(ctx context.Context, spec NodeSpec, node Node, phase string) (Node, []string, error) {
+// converge rewrites what can drift on an existing node: the credentials
+// always, the root-device hint and the RAID interface when they differ
+// from the spec. With read set, node was read with preludeFields and the
+// drift is known before the PATCH, which carries it; without, node is a
+// sighting (states only), and the drift is judged on the node the
+// credentials' PATCH answers — a second PATCH only when something drifted.
+// That PATCH names the node by its name, as the read the sighting stands
+// in for would have found it.
+func (p *Phases) converge(ctx context.Context, spec NodeSpec, node Node, phase string, read bool) (Node, []string, error) {
 	log := p.log(spec.Name, phase)
-	var changes []string
 	cred, err := p.credential(ctx, spec)
 	if err != nil {
 		return node, nil, err
 	}
-	var ops []PatchOp
 	// Credentials keyed off the node's actual driver. Ironic masks stored
 	// passwords, so the password is always rewritten.
 	_, userKey, passKey := credentialKeys(node.Driver)
-	ops = append(ops, Add("/driver_info/"+userKey, cred.Username), Add("/driver_info/"+passKey, cred.Password))
-	changes = append(changes, "credentials")
+	ops := []PatchOp{Add("/driver_info/"+userKey, cred.Username), Add("/driver_info/"+passKey, cred.Password)}
+	changes := []string{"credentials"}
+	if read {
+		more, what := p.drift(spec, node, log)
+		ops, changes = append(ops, more...), append(changes, what...)
+	}
+	ident := node.UUID
+	if !read {
+		ident = spec.Name
+	}
+	n, err := p.Client.UpdateNode(ctx, ident, ops)
+	if err != nil {
+		return node, nil, p.classify(ctx, phase, spec.Name, err, "converging node %s", spec.Name)
+	}
+	node = n
+	if !read {
+		if more, what := p.drift(spec, node, log); len(more) > 0 {
+			n, err := p.Client.UpdateNode(ctx, node.UUID, more)
+			if err != nil {
+				return node, changes, p.classify(ctx, phase, spec.Name, err, "converging node %s", spec.Name)
+			}
+			node, changes = n, append(changes, what...)
+		}
+	}
+	if want := ArchTrait(spec.CPUArch); want != "" && !node.HasTrait(want) {
+		traits := append(append([]string(nil), node.Traits...), want)
+		if err := p.Client.SetTraits(ctx, node.UUID, traits); err != nil {
+			return node, changes, p.classify(ctx, phase, spec.Name, err, "adding trait %s to node %s", want, spec.Name)
+		}
+		node.Traits = traits
+		changes = append(changes, "trait "+want)
+	}
+	log.Info("node converged", "step", "converge", "changes", changes)
+	return node, changes, nil
+}
 
+// drift is the patch that brings node's RAID interface and root-device
+// hint to the spec, and what it changes.
+func (p *Phases) drift(spec NodeSpec, node Node, log *slog.Logger) ([]PatchOp, []string) {
+	var ops []PatchOp
+	var changes []string
 	if spec.TargetRAIDConfig != nil {
 		if want := spec.Interfaces["raid"]; want != "" && node.Interfaces["raid"] != want {
 			if interfaceChangeStates[node.ProvisionState] {
@@ -409,21 +475,7 @@ func (p *Phases) converge(ctx context.Context, spec NodeSpec, node Node, phase s
 			log.Warn("NetBox sets no root-device hint but the node has one; it is the OS-disk pin and is kept", "step", "converge", "root_device", have)
 		}
 	}
-	n, err := p.Client.UpdateNode(ctx, node.UUID, ops)
-	if err != nil {
-		return node, nil, p.classify(ctx, phase, spec.Name, err, "converging node %s", spec.Name)
-	}
-	node = n
-	if want := ArchTrait(spec.CPUArch); want != "" && !node.HasTrait(want) {
-		traits := append(append([]string(nil), node.Traits...), want)
-		if err := p.Client.SetTraits(ctx, node.UUID, traits); err != nil {
-			return node, changes, p.classify(ctx, phase, spec.Name, err, "adding trait %s to node %s", want, spec.Name)
-		}
-		node.Traits = traits
-		changes = append(changes, "trait "+want)
-	}
-	log.Info("node converged", "step", "converge", "changes", changes)
-	return node, changes, nil
+	return ops, changes
 }
 
 // classify turns a client error into a Failure of this phase, or a wait for

@@ -430,7 +430,7 @@ func TestCleaningAndFinalize(t *testing.T) {
 	if n.ProvisionState != ironic.StateAvailable || n.Maintenance || n.TargetRAIDConfig == nil {
 		t.Fatalf("after cleaning: %+v", n)
 	}
-	fin, err := w.p.Finalize(context.Background(), w.spec)
+	fin, err := w.p.Finalize(context.Background(), ironic.FinalizeIn{Spec: w.spec})
 	if err != nil || !fin.PoweredOn {
 		t.Fatalf("finalize: %+v %v", fin, err)
 	}
@@ -440,7 +440,7 @@ func TestCleaningAndFinalize(t *testing.T) {
 	if err != nil || !out.Progress.Skipped {
 		t.Fatalf("second cleaning: %+v %v", out.Progress, err)
 	}
-	if fin, err = w.p.Finalize(context.Background(), w.spec); err != nil || fin.PoweredOn {
+	if fin, err = w.p.Finalize(context.Background(), ironic.FinalizeIn{Spec: w.spec}); err != nil || fin.PoweredOn {
 		t.Fatalf("second finalize: %+v %v", fin, err)
 	}
 }

@@ -159,6 +159,6 @@ func (w *world) enrol(t *testing.T, inspect bool) error {
 	if err != nil {
 		return err
 	}
-	_, err = w.p.Finalize(context.Background(), w.spec)
+	_, err = w.p.Finalize(context.Background(), ironic.FinalizeIn{Spec: w.spec})
 	return err
 }

@@ -102,8 +102,8 @@ func (n *notingPhases) Cleaning(ctx context.Context, in ironic.CleaningIn) (iron
 	return out, err
 }
 
-func (n *notingPhases) Finalize(ctx context.Context, spec ironic.NodeSpec) (ironic.FinalizeOut, error) {
-	out, err := n.Phases.Finalize(ctx, spec)
+func (n *notingPhases) Finalize(ctx context.Context, in ironic.FinalizeIn) (ironic.FinalizeOut, error) {
+	out, err := n.Phases.Finalize(ctx, in)
 	note := ""
 	if out.PoweredOn {
 		note = "power on requested"

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"flag"
 	"io"
 	"math"
@@ -55,7 +56,7 @@ func TestProxyCounts(t *testing.T) {
 		}
 	}))
 	defer ironic.Close()
-	px, err := startProxy(ironic.URL)
+	px, err := startProxy(ironic.URL, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,6 +90,64 @@ func TestProxyCounts(t *testing.T) {
 	}
 	if again := px.k.take(); again.Total() != 0 {
 		t.Fatalf("take did not reset: %+v", again)
+	}
+	http.DefaultClient.CloseIdleConnections()
+}
+
+// With a trace, the proxy writes every call as a JSON line: timed from
+// the side's start, the node its path names, and the states a node read
+// or creation answered — the body reaching the client unchanged.
+func TestProxyTrace(t *testing.T) {
+	node := `{"uuid":"u-1","name":"n1","provision_state":"verifying","target_provision_state":"manageable","power_state":null}`
+	ironic := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost {
+			w.WriteHeader(http.StatusCreated)
+		}
+		io.WriteString(w, node)
+	}))
+	defer ironic.Close()
+	var buf bytes.Buffer
+	tr := newTracer(&buf)
+	px, err := startProxy(ironic.URL, tr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer px.Close()
+	tr.begin("hostforge", 2)
+	for _, c := range []struct{ method, path string }{{http.MethodPost, "/v1/nodes"}, {http.MethodGet, "/v1/nodes/n1"}, {http.MethodPut, "/v1/nodes/u-1/states/power"}} {
+		req, _ := http.NewRequest(c.method, px.URL+c.path, strings.NewReader("{}"))
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if string(b) != node {
+			t.Fatalf("%s %s: the client got %q", c.method, c.path, b)
+		}
+	}
+	if err := tr.flush(); err != nil {
+		t.Fatal(err)
+	}
+	var got []TraceEvent
+	for _, line := range strings.Split(strings.TrimSpace(buf.String()), "\n") {
+		var e TraceEvent
+		if err := json.Unmarshal([]byte(line), &e); err != nil {
+			t.Fatalf("%q: %v", line, err)
+		}
+		if e.Side != "hostforge" || e.Round != 2 || e.At < 0 || e.Took < 0 || e.Time.IsZero() {
+			t.Errorf("event %+v: side, round or times missing", e)
+		}
+		e.Side, e.Round, e.At, e.Took, e.Time = "", 0, 0, 0, time.Time{}
+		got = append(got, e)
+	}
+	want := []TraceEvent{
+		{Method: "POST", Route: "/v1/nodes", Status: 201, UUID: "u-1", Name: "n1", ProvisionState: "verifying", TargetProvisionState: "manageable"},
+		{Method: "GET", Route: "/v1/nodes/{id}", Ident: "n1", Status: 200, UUID: "u-1", Name: "n1", ProvisionState: "verifying", TargetProvisionState: "manageable"},
+		{Method: "PUT", Route: "/v1/nodes/{id}/states/power", Ident: "u-1", Status: 200},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("trace\n%+v\nwant\n%+v", got, want)
 	}
 	http.DefaultClient.CloseIdleConnections()
 }
@@ -254,16 +313,23 @@ func TestIronicConf(t *testing.T) {
 	}
 }
 
-// hostforge runs its production timing scaled: every duration, none left
-// at its production value.
+// hostforge runs its production timing scaled: every duration but
+// FreshLook (a round trip's age, and the round trips are real), none left at
+// its production value.
 func TestScaledTiming(t *testing.T) {
 	got, prod := scaledTiming(0.1), ironic.DefaultTiming()
 	if got.StatePoll != prod.StatePoll/10 || got.StatePollMax != prod.StatePollMax/10 || got.CleanPollMin != prod.CleanPollMin/10 ||
 		got.CleanPollMax != prod.CleanPollMax/10 || got.PowerOnTimeout != prod.PowerOnTimeout/10 || got.InspectionPoll != prod.InspectionPoll/10 {
 		t.Fatalf("scaled timing %+v", got)
 	}
+	if got.FreshLook != prod.FreshLook {
+		t.Errorf("FreshLook scaled to %v, want the production %v", got.FreshLook, prod.FreshLook)
+	}
 	g, p := reflect.ValueOf(got), reflect.ValueOf(prod)
 	for i := 0; i < g.NumField(); i++ {
+		if g.Type().Field(i).Name == "FreshLook" {
+			continue
+		}
 		if g.Field(i).Type() == reflect.TypeFor[time.Duration]() && (g.Field(i).Int() == p.Field(i).Int() || g.Field(i).Int() <= 0) {
 			t.Errorf("%s not scaled: %v", g.Type().Field(i).Name, g.Field(i))
 		}

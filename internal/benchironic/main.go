@@ -57,6 +57,8 @@ type options struct {
 	output     string
 	detail     bool
 	verbose    bool
+	// trace is the file every call goes to as a JSON line (-trace).
+	trace string
 }
 
 func parse(args []string, stderr io.Writer) (options, error) {
@@ -78,6 +80,7 @@ func parse(args []string, stderr io.Writer) (options, error) {
 	fs.StringVar(&o.output, "o", "text", "output: text or json")
 	fs.BoolVar(&o.detail, "detail", false, "also print the calls per route of each side")
 	fs.BoolVar(&o.verbose, "v", false, "log hostforge's phases to stderr")
+	fs.StringVar(&o.trace, "trace", "", "write every call (side, round, start and duration from the side's start, route, node, status) to this file as JSON lines")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
@@ -167,7 +170,17 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	px, err := startProxy(o.ironic)
+	var trace *tracer
+	if o.trace != "" {
+		f, err := os.Create(o.trace)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		trace = newTracer(f)
+		defer trace.flush()
+	}
+	px, err := startProxy(o.ironic, trace)
 	if err != nil {
 		return err
 	}
@@ -201,6 +214,7 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) error {
 				return err
 			}
 			px.k.take()
+			px.trace.begin(rep.Sides[i].Label, round+1)
 			var wall time.Duration
 			switch side {
 			case SideLoop:

@@ -89,12 +89,15 @@ func route(path string) string {
 
 // countingTransport counts each round trip by method, route and status.
 type countingTransport struct {
-	next http.RoundTripper
-	k    *counter
+	next  http.RoundTripper
+	k     *counter
+	trace *tracer
 }
 
 func (t *countingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	started := time.Now()
 	resp, err := t.next.RoundTrip(r)
+	t.trace.record(r, resp, started)
 	status := 0
 	if resp != nil {
 		status = resp.StatusCode
@@ -122,13 +125,15 @@ func (b *countingBody) Read(p []byte) (int, error) {
 // side of the benchmark talks to Ironic through it, so all are counted the
 // same way (openstacksdk included, which no Go RoundTripper can see).
 type proxy struct {
-	URL  string
-	k    counter
-	srv  *http.Server
-	done chan struct{}
+	URL   string
+	k     counter
+	trace *tracer
+	srv   *http.Server
+	done  chan struct{}
 }
 
-func startProxy(target string) (*proxy, error) {
+// startProxy starts the proxy; a non-nil trace gets every call (-trace).
+func startProxy(target string, trace *tracer) (*proxy, error) {
 	u, err := url.Parse(target)
 	if err != nil || u.Host == "" {
 		return nil, errors.New("the Ironic URL must be absolute, e.g. http://127.0.0.1:6385")
@@ -137,11 +142,11 @@ func startProxy(target string) (*proxy, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &proxy{URL: "http://" + ln.Addr().String(), done: make(chan struct{})}
+	p := &proxy{URL: "http://" + ln.Addr().String(), trace: trace, done: make(chan struct{})}
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	tr.MaxIdleConnsPerHost = 256
 	rp := httputil.NewSingleHostReverseProxy(u)
-	rp.Transport = &countingTransport{next: tr, k: &p.k}
+	rp.Transport = &countingTransport{next: tr, k: &p.k, trace: trace}
 	// Ironic's version discovery answers with absolute links to itself;
 	// clients that follow them (openstacksdk) must stay on the proxy.
 	rp.ModifyResponse = func(r *http.Response) error {
