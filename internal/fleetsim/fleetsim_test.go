@@ -4,8 +4,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"reflect"
+	"runtime"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/hostforge/hostforge/clock"
 	"github.com/hostforge/hostforge/fakes"
@@ -138,5 +142,47 @@ func TestSimClockOverlapsSleeps(t *testing.T) {
 	}
 	if got := base.Now().Sub(clock.Epoch); got != 15e9 {
 		t.Fatalf("%d hosts sleeping 10s then 5s at once took %s of virtual time, want 15s", n, got)
+	}
+}
+
+// TestSimClockEachStartsEveryoneFirst: a participant that sleeps at once
+// does not move the clock before the others have started, and a bounded
+// pool takes its next host without letting the clock run ahead.
+func TestSimClockEachStartsEveryoneFirst(t *testing.T) {
+	base := clock.NewFake(clock.Epoch)
+	c := fleetsim.NewSimClock(base)
+	const n = 200
+	started := make([]time.Time, n)
+	c.Each(n, 0, func(i int) {
+		started[i] = c.Now()
+		if i == 0 {
+			_ = c.Sleep(context.Background(), time.Hour)
+			return
+		}
+		runtime.Gosched()
+		_ = c.Sleep(context.Background(), time.Second)
+	})
+	for i, at := range started {
+		if !at.Equal(clock.Epoch) {
+			t.Fatalf("participant %d started %s after the first, which had only gone to sleep", i, at.Sub(clock.Epoch))
+		}
+	}
+	if got := base.Now().Sub(clock.Epoch); got != time.Hour {
+		t.Errorf("the run took %s of virtual time, want the longest sleep, 1h", got)
+	}
+
+	base = clock.NewFake(clock.Epoch)
+	c = fleetsim.NewSimClock(base)
+	var mu sync.Mutex
+	at := map[time.Duration]int{}
+	c.Each(7, 2, func(int) {
+		mu.Lock()
+		at[c.Now().Sub(clock.Epoch)]++
+		mu.Unlock()
+		_ = c.Sleep(context.Background(), 10*time.Second)
+	})
+	want := map[time.Duration]int{0: 2, 10 * time.Second: 2, 20 * time.Second: 2, 30 * time.Second: 1}
+	if !reflect.DeepEqual(at, want) {
+		t.Errorf("7 hosts of 10 s on 2 workers started at %v, want %v", at, want)
 	}
 }

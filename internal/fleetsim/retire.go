@@ -6,7 +6,6 @@ import (
 	"log/slog"
 	"maps"
 	"path"
-	"sync"
 	"time"
 
 	"github.com/hostforge/hostforge"
@@ -199,31 +198,24 @@ type retireOutcome struct {
 func (f *Fleet) runRetire(ctx context.Context, rig retireRig, hosts []string, runs map[string]string) ([]retireOutcome, *heapSampler) {
 	heap := newHeapSampler()
 	out := make([]retireOutcome, len(hosts))
-	var wg sync.WaitGroup
-	for i, name := range hosts {
-		f.Clock.Enter()
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			defer f.Clock.Leave()
-			o := &out[i]
-			o.Device = name
-			defer func() {
-				if p := recover(); p != nil {
-					o.Panic = p
-				}
-			}()
-			h, _ := f.Site.Host(name)
-			rt := &flow.Local{Steps: rig.steps, Clock: f.Clock, Log: rig.log, Subject: name, SubjectKey: "device", OnEvent: func(flow.Event) { heap.tick() }}
-			req := retirement.NewRequest(name, h.Spec.Class, SiteSlug, runs[name], "fm-"+name, rig.cfg, retirement.Params{})
-			res, err := rig.wf.Run(ctx, rt, req)
-			o.Result = res
-			if err != nil {
-				_, o.Failure, _ = hostforge.Classify(err)
+	f.Clock.Each(len(hosts), 0, func(i int) {
+		name := hosts[i]
+		o := &out[i]
+		o.Device = name
+		defer func() {
+			if p := recover(); p != nil {
+				o.Panic = p
 			}
 		}()
-	}
-	wg.Wait()
+		h, _ := f.Site.Host(name)
+		rt := &flow.Local{Steps: rig.steps, Clock: f.Clock, Log: rig.log, Subject: name, SubjectKey: "device", OnEvent: func(flow.Event) { heap.tick() }}
+		req := retirement.NewRequest(name, h.Spec.Class, SiteSlug, runs[name], "fm-"+name, rig.cfg, retirement.Params{})
+		res, err := rig.wf.Run(ctx, rt, req)
+		o.Result = res
+		if err != nil {
+			_, o.Failure, _ = hostforge.Classify(err)
+		}
+	})
 	heap.read()
 	return out, heap
 }

@@ -170,30 +170,9 @@ func (f *Fleet) Run(ctx context.Context, o Options) RunStats {
 		names = f.Names
 	}
 	out := make([]HostOutcome, len(names))
-	var sem chan struct{}
-	if o.Workers > 0 {
-		sem = make(chan struct{}, o.Workers)
-	}
-	sim := f.Clock
-	var wg sync.WaitGroup
-	for i, name := range names {
-		if sem != nil {
-			sem <- struct{}{}
-		}
-		// Enter before the goroutine starts, so that the clock cannot move
-		// on before every host admitted so far has had its turn.
-		sim.Enter()
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			if sem != nil {
-				defer func() { <-sem }()
-			}
-			defer sim.Leave()
-			out[i] = f.enrolOne(ctx, name, o, sim, heap)
-		}()
-	}
-	wg.Wait()
+	f.Clock.Each(len(names), o.Workers, func(i int) {
+		out[i] = f.enrolOne(ctx, names[i], o, f.Clock, heap)
+	})
 	heap.read()
 	st := RunStats{Outcomes: out, Calls: f.Site.Calls().Sub(before), PeakHeap: heap.peak, Config: *o.SiteConfig, PlatformClass: !o.PlatformClassOff}
 	if o.Wall != nil {

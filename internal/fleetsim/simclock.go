@@ -4,6 +4,7 @@ import (
 	"container/heap"
 	"context"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hostforge/hostforge/clock"
@@ -140,4 +141,37 @@ func (h *wakeHeap) Pop() any {
 	old[len(old)-1] = nil
 	*h = old[:len(old)-1]
 	return w
+}
+
+// Each calls do(i) for every i from 0 to n-1 as participants of the clock,
+// at most workers at a time (0: all at once). Every participant enters
+// before any starts, so the clock cannot move on while hosts are still being
+// started (a host that reached its first sleep before the next was admitted
+// would otherwise move the clock alone), and a participant takes its next i
+// without leaving: the virtual times a run sees do not depend on how the
+// machine scheduled its goroutines.
+func (c *SimClock) Each(n, workers int, do func(i int)) {
+	if workers <= 0 || workers > n {
+		workers = n
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range workers {
+		c.Enter()
+	}
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer c.Leave()
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= n {
+					return
+				}
+				do(i)
+			}
+		}()
+	}
+	wg.Wait()
 }

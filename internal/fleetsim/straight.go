@@ -125,23 +125,14 @@ func (f *Fleet) StraightLine(ctx context.Context, exec *enrollment.Executor, scr
 			}
 		}
 	}
-	var wg sync.WaitGroup
-	for _, name := range f.Names {
-		calls := script[name]
-		f.Clock.Enter()
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			defer f.Clock.Leave()
-			for _, c := range calls {
-				if c.Step == "" {
-					_ = f.Clock.Sleep(ctx, c.Sleep)
-					continue
-				}
-				_ = steps[c.Step](ctx, c.In) // the recording already knows what each call returns
+	f.Clock.Each(len(f.Names), 0, func(i int) {
+		for _, c := range script[f.Names[i]] {
+			if c.Step == "" {
+				_ = f.Clock.Sleep(ctx, c.Sleep)
+				continue
 			}
-		}()
-	}
-	wg.Wait()
+			_ = steps[c.Step](ctx, c.In) // the recording already knows what each call returns
+		}
+	})
 	return nil
 }

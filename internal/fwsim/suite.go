@@ -157,17 +157,7 @@ func CheckSchedule(ctx context.Context, s Schedule, o SuiteOptions) ScheduleResu
 			}
 			return
 		}
-		var wg sync.WaitGroup
-		for _, i := range which {
-			sim.Enter()
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				defer sim.Leave()
-				runOne(i, faulted)
-			}()
-		}
-		wg.Wait()
+		sim.Each(len(which), 0, func(k int) { runOne(which[k], faulted) })
 	}
 	all := make([]int, len(s.Hosts))
 	for i := range all {
