@@ -334,6 +334,33 @@ ledger: {driver: postgres, dsn_file: %s}
 		}
 	}
 
+	// Watch Ironic: each node enters the update's maintenance and leaves it.
+	// The watch starts before the worker: its first pass can start an update
+	// (the script route's is over in about a second) before the worker has
+	// even said where it serves.
+	stopWatch := make(chan struct{})
+	endWatch := sync.OnceFunc(func() { close(stopWatch) })
+	var watch sync.WaitGroup
+	t.Cleanup(func() { endWatch(); watch.Wait() })
+	watch.Add(1)
+	go func() {
+		defer watch.Done()
+		for {
+			for _, h := range hosts {
+				if n, err := ic.GetNode(ctx, h.machine); err == nil && n.Maintenance && strings.HasPrefix(n.MaintenanceReason, firmware.ReportName) {
+					hookMu.Lock()
+					h.maintenanceSeen = true
+					hookMu.Unlock()
+				}
+			}
+			select {
+			case <-stopWatch:
+				return
+			case <-time.After(100 * time.Millisecond):
+			}
+		}
+	}()
+
 	queue := "it-fw-" + suffix
 	w := startProcess(t, "worker", "--config", config, "--temporal", temporalAddr, "--task-queue", queue, "--log-level", "info",
 		"--stop-timeout", "5s", "--metrics-listen", "127.0.0.1:0")
@@ -366,28 +393,6 @@ ledger: {driver: postgres, dsn_file: %s}
 	agent := startProcess(t, "scout", "--server", "https://"+agentAddr[1], "--machine", byRoute["scout"].machine, "--ca-file", scoutCert,
 		"--token-file", tokenFiles["scout"], "--wait", "4m", "--poll", "1s", "--work-dir", dir, "-o", "json", "--log-level", "info")
 
-	// Watch Ironic: each node enters the update's maintenance and leaves it.
-	stopWatch := make(chan struct{})
-	var watch sync.WaitGroup
-	watch.Add(1)
-	go func() {
-		defer watch.Done()
-		for {
-			for _, h := range hosts {
-				if n, err := ic.GetNode(ctx, h.machine); err == nil && n.Maintenance && strings.HasPrefix(n.MaintenanceReason, firmware.ReportName) {
-					hookMu.Lock()
-					h.maintenanceSeen = true
-					hookMu.Unlock()
-				}
-			}
-			select {
-			case <-stopWatch:
-				return
-			case <-time.After(200 * time.Millisecond):
-			}
-		}
-	}()
-
 	deadline := time.Now().Add(4 * time.Minute)
 	for {
 		done := 0
@@ -408,7 +413,7 @@ ledger: {driver: postgres, dsn_file: %s}
 		}
 		time.Sleep(500 * time.Millisecond)
 	}
-	close(stopWatch)
+	endWatch()
 	watch.Wait()
 
 	// Each route did its own work.
