@@ -107,11 +107,10 @@ func (p *Phases) cleaning(ctx context.Context, in CleaningIn) (out CleaningOut, 
 			return out, p.classify(ctx, phase, spec.Name, err, "provide of node %s", spec.Name)
 		}
 		pr.Started, pr.ProvidedAt = true, asked
-		pr.Polls.Start(PollClean, ActionProvide, asked)
 		log.Info("provide requested; cleaning", "step", "clean_start")
 		out.Note = "provide requested"
 		at := p.now()
-		out.Next = beforeDeadline(NextPoll(t.Policy(PollClean), pr.Polls.History, at), at, in.Deadline)
+		out.Next = beforeDeadline(p.begin(&pr.Polls, PollClean, ActionProvide, spec, asked, at), at, in.Deadline)
 		return out, nil
 	}
 
@@ -123,6 +122,7 @@ func (p *Phases) cleaning(ctx context.Context, in CleaningIn) (out CleaningOut, 
 	pr.Probes++
 	switch node.ProvisionState {
 	case StateAvailable:
+		p.ended(&pr.Polls, node, now)
 		out.Done, out.Seen = true, sight(node, now)
 		out.Note = "available"
 		log.Info("cleaning done; node available", "step", "clean_poll", "took", now.Sub(pr.ProvidedAt))

@@ -133,10 +133,9 @@ func (p *Phases) inspection(ctx context.Context, in InspectionIn) (out Inspectio
 			return out, p.classify(ctx, phase, spec.Name, err, "manage of node %s", spec.Name)
 		}
 		pr.ManageRequested, pr.ManageRequestedAt = true, asked
-		pr.Polls.Start(PollVerify, ActionManage, asked)
 		log.Info("manage requested", "step", "manage", "networking", changes)
 		out.Note = "networking ensured; manage requested"
-		out.Next = NextPoll(t.Policy(PollVerify), pr.Polls.History, p.now())
+		out.Next = p.begin(&pr.Polls, PollVerify, ActionManage, spec, asked, p.now())
 		return out, nil
 
 	case StateVerifying:
@@ -149,6 +148,9 @@ func (p *Phases) inspection(ctx context.Context, in InspectionIn) (out Inspectio
 		return out, nil
 
 	case StateManageable:
+		if pr.Polls.Kind == PollVerify || pr.Polls.Kind == PollInspect {
+			p.ended(&pr.Polls, node, now) // verification or inspection over
+		}
 		out, err = p.inspectManageable(ctx, in, node, &pr, out, now)
 		if err == nil && out.Done {
 			out.Seen = sight(node, readAt)
@@ -242,9 +244,8 @@ func (p *Phases) inspectManageable(ctx context.Context, in InspectionIn, node No
 				}
 				pr.InspectedAt = now
 				pr.Link = LinkGuard{}
-				pr.Polls.Start(PollInspect, ActionInspect, now)
 				log.Info("inspection requested", "step", "inspect", "forced", in.Force)
-				out.Note, out.Next = "inspection requested", NextPoll(t.Policy(PollInspect), pr.Polls.History, now)
+				out.Note, out.Next = "inspection requested", p.begin(&pr.Polls, PollInspect, ActionInspect, spec, now, now)
 				return out, nil
 			}
 		} else {
@@ -264,6 +265,9 @@ func (p *Phases) inspectManageable(ctx context.Context, in InspectionIn, node No
 		}
 	}
 	if node.PowerState == PowerOn {
+		if pr.Polls.Kind == PollPower {
+			p.ended(&pr.Polls, node, now)
+		}
 		out.Done = true
 		out.Note = "manageable, verified and powered on"
 		if !in.Inspect {
@@ -288,11 +292,10 @@ func (p *Phases) inspectManageable(ctx context.Context, in InspectionIn, node No
 	if pr.PowerOnAt.IsZero() {
 		pr.PowerOnAt = asked
 	}
-	pr.Polls.Start(PollPower, PowerOn, asked)
 	log.Info("power on requested", "step", "power")
 	out.Note = "power on requested"
 	at := p.now()
-	out.Next = t.bounded(NextPoll(t.Policy(PollPower), pr.Polls.History, at), at, pr.PowerOnAt, t.PowerOnTimeout, t.StatePoll)
+	out.Next = t.bounded(p.begin(&pr.Polls, PollPower, PowerOn, spec, asked, at), at, pr.PowerOnAt, t.PowerOnTimeout, t.StatePoll)
 	return out, nil
 }
 

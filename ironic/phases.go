@@ -54,6 +54,11 @@ type LinkReader interface {
 //
 // While the frontend-link guard samples the BMC, the pause is also at most
 // InspectionPoll.
+//
+// With a Pace (Phases.Pace), the waits hostforge requested whose end Ironic
+// dates (verify, inspect, clean, and a retirement's erase) get one more
+// look when nine in ten of the same transitions on this Ironic's nodes of
+// the same class were over, the policy's own looks unmoved (Paced).
 type Timing struct {
 	// StatePoll is the first poll after manage or power on, and of a node
 	// found in someone else's transition (10 s).
@@ -147,6 +152,10 @@ type Phases struct {
 	Clock    clock.Clock
 	Log      *slog.Logger
 	Timing   Timing
+	// Pace, when set, learns how long this Ironic's transitions take and
+	// places each wait's looks within that span (see Pace); one per
+	// instance, for the worker's life. nil: the policy alone.
+	Pace *Pace
 }
 
 func (p *Phases) now() time.Time {
@@ -166,7 +175,40 @@ func (p *Phases) look(polls *Polls, k PollKind, node Node, now time.Time) time.D
 		*polls = Polls{Kind: k}
 	}
 	polls.Add(Observe(node, now))
-	return NextPoll(p.timing().Policy(k), polls.History, now)
+	return p.next(polls, now)
+}
+
+// begin starts a wait of kind k on the action hostforge sent at asked and
+// Ironic answered by now, for the node of spec, and returns the pause
+// before its first look.
+func (p *Phases) begin(polls *Polls, k PollKind, action string, spec NodeSpec, asked, now time.Time) time.Duration {
+	polls.Start(k, action, asked)
+	polls.Since, polls.Class = now, PaceClass(spec)
+	return p.next(polls, now)
+}
+
+// next is the pause before the next look of the wait polls holds: the
+// policy of its kind (NextPoll), with one more look when its siblings'
+// transitions were over (Paced); it keeps the policy's own look in
+// polls.Planned when it adds one.
+func (p *Phases) next(polls *Polls, now time.Time) time.Duration {
+	span, _ := p.Pace.Span(polls.Kind, polls.Action, polls.Class)
+	d, planned := Paced(p.timing().Policy(polls.Kind), *polls, span, now)
+	polls.Planned = planned
+	return d
+}
+
+// ended records the look at node that found the wait polls holds over,
+// teaches Pace how long its transition took, and empties polls, so that
+// a call that ends the same wait again teaches nothing twice.
+func (p *Phases) ended(polls *Polls, node Node, now time.Time) {
+	if polls.Action != "" {
+		polls.Add(Observe(node, now))
+		if d, ok := polls.Took(); ok {
+			p.Pace.Learn(polls.Kind, polls.Action, polls.Class, d)
+		}
+	}
+	*polls = Polls{}
 }
 
 // settle is the pause before looking again at a node found in a

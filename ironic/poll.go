@@ -99,11 +99,25 @@ func (o Observation) same(p Observation) bool {
 type Polls struct {
 	Kind    PollKind      `json:"kind,omitempty"`
 	History []Observation `json:"history,omitempty"`
+	// Action is the request that began the wait (empty for a wait
+	// hostforge did not start) and Since when Ironic answered it: the
+	// learned pace (Pace) is reckoned from them, after the history has
+	// moved on past the request. Ironic starts the transition before it
+	// answers, so its length from the answer does not carry the request's
+	// own latency.
+	Action string    `json:"action,omitempty"`
+	Since  time.Time `json:"since,omitzero"`
+	// Class is the node's class for Pace (PaceClass).
+	Class string `json:"class,omitempty"`
+	// Planned is the policy's own next look when the next one is Pace's
+	// extra look at the siblings' Hi (Paced): it is made as planned if
+	// the extra one finds the node unmoved.
+	Planned time.Time `json:"planned,omitzero"`
 }
 
 // Start begins a wait of kind k with the action hostforge just requested.
 func (p *Polls) Start(k PollKind, action string, at time.Time) {
-	p.Kind = k
+	p.Kind, p.Action, p.Since, p.Class, p.Planned = k, action, at, "", time.Time{}
 	p.History = []Observation{{At: at, Action: action}}
 }
 
@@ -154,7 +168,7 @@ func (p *Polls) Add(o Observation) {
 // between hostforge's own looks and never after now, so a skewed clock
 // costs at most one gap of lateness, never a busy loop.
 func NextPoll(pol PollPolicy, history []Observation, now time.Time) time.Duration {
-	first, limit := pol.First, max(pol.Max, pol.First)
+	first, limit := pol.First, pol.capFor(history)
 	if first <= 0 {
 		return 0
 	}
@@ -163,9 +177,6 @@ func NextPoll(pol PollPolicy, history []Observation, now time.Time) time.Duratio
 		return first
 	}
 	last := history[n-1]
-	if pol.WaitMax > 0 && RamdiskWait(last.ProvisionState) {
-		limit = max(pol.WaitMax, first)
-	}
 	if last.Action != "" {
 		return first
 	}

@@ -304,9 +304,10 @@ func (p *Phases) erase(ctx context.Context, in EraseIn) (out EraseOut, err error
 	log := p.log(in.Name, phase)
 	now := p.now()
 	// poll paces the next look at the erasing node by the poll policy of a
-	// cleaning, never past the deadline.
+	// cleaning, with one more look when the same erase on this Ironic's
+	// nodes was over lately (Pace), never past the deadline.
 	poll := func(note string) (EraseOut, error) {
-		out.Next, out.Note = beforeDeadline(NextPoll(t.Policy(PollClean), pr.Polls.History, now), now, in.Deadline), note
+		out.Next, out.Note = beforeDeadline(p.next(&pr.Polls, now), now, in.Deadline), note
 		return out, nil
 	}
 	settle := func(note string) (EraseOut, error) {
@@ -317,6 +318,7 @@ func (p *Phases) erase(ctx context.Context, in EraseIn) (out EraseOut, err error
 		pr.Probes++
 		switch {
 		case node.ProvisionState == StateManageable && Stable(node):
+			p.ended(&pr.Polls, node, now)
 			out.Done, out.Erased, out.Note = true, true, "erased: "+stepNames(in.Steps)
 			log.Info("erase finished; node manageable", "step", "erase_poll", "took", now.Sub(pr.StartedAt))
 			return out, nil
@@ -372,6 +374,7 @@ func (p *Phases) erase(ctx context.Context, in EraseIn) (out EraseOut, err error
 	}
 	pr.Started, pr.StartedAt = true, now
 	pr.Polls.Start(PollClean, ActionClean, now)
+	pr.Polls.Since, pr.Polls.Class = p.now(), "erase "+stepNames(in.Steps) // the same erase on this Ironic's nodes
 	log.Info("erase requested as a manual clean", "step", "erase_start", "clean_steps", stepNames(in.Steps))
 	return poll("manual clean requested: " + stepNames(in.Steps))
 }

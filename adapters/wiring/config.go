@@ -66,6 +66,9 @@ type IronicConfig struct {
 	DeviceClasses      []string `yaml:"device_classes"`
 	CAFile             string   `yaml:"ca_file"`
 	InsecureSkipVerify bool     `yaml:"insecure_skip_verify"`
+	// LearnedPace turns the learned pace (ironic.Pace) on, the default, or
+	// off (false: the poll policy alone).
+	LearnedPace *bool `yaml:"learned_pace"`
 	// Timing tunes the Ironic phases' polls and budgets; absent fields take
 	// ironic.Timing's defaults.
 	Timing IronicTiming `yaml:"timing"`

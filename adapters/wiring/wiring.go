@@ -397,7 +397,7 @@ func openIronic(ctx context.Context, cfg *Config, s *Systems, timeout time.Durat
 			}
 			return nil, err
 		}
-		out[ic.Name] = &ironic.Phases{
+		ph := &ironic.Phases{
 			Client:      client,
 			Credentials: ironic.VaultCredentials{Vault: s.Vault},
 			Links:       links,
@@ -406,6 +406,10 @@ func openIronic(ctx context.Context, cfg *Config, s *Systems, timeout time.Durat
 			Log:         log,
 			Timing:      ic.Timing.Phases(),
 		}
+		if ic.LearnedPace == nil || *ic.LearnedPace {
+			ph.Pace = ironic.NewPace() // one per instance, for the worker's life
+		}
+		out[ic.Name] = ph
 	}
 	return out, nil
 }

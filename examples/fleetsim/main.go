@@ -23,6 +23,7 @@ import (
 
 	"github.com/hostforge/hostforge/clock"
 	"github.com/hostforge/hostforge/internal/fleetsim"
+	"github.com/hostforge/hostforge/ironic"
 )
 
 func main() {
@@ -38,6 +39,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	workers := fs.Int("workers", 0, "hosts enrolled at once (0: all of them)")
 	out := fs.String("o", "text", "output: text or json (one JSON document)")
 	noPC := fs.Bool("no-platform-class", false, "run with the platform_class_activity_ready gate off")
+	noPace := fs.Bool("no-pace", false, "run the Ironic phases without a learned pace (the poll policy alone)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -54,7 +56,16 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, err)
 		return 2
 	}
-	rep := fleet.Simulate(context.Background(), fleetsim.Options{Wall: clock.Real{}, Workers: *workers, PlatformClassOff: *noPC})
+	o := fleetsim.Options{Wall: clock.Real{}, Workers: *workers, PlatformClassOff: *noPC}
+	if *noPace {
+		o.Exec = fleet.Executor(nil)
+		for _, ph := range o.Exec.Ironic {
+			if p, ok := ph.(*ironic.Phases); ok {
+				p.Pace = nil
+			}
+		}
+	}
+	rep := fleet.Simulate(context.Background(), o)
 	if *out == "json" {
 		err = rep.WriteJSON(stdout)
 	} else {

@@ -15,6 +15,7 @@ import (
 	"github.com/hostforge/hostforge/enrolltest"
 	"github.com/hostforge/hostforge/fakes"
 	"github.com/hostforge/hostforge/flow"
+	"github.com/hostforge/hostforge/ironic"
 )
 
 // Options tune one simulation run.
@@ -106,6 +107,12 @@ func (f *Fleet) Executor(log *slog.Logger) *enrollment.Executor {
 	e.Secrets = hostforge.NewSecrets()
 	if c, ok := e.BMC.(*bmc.Configurator); ok && c != nil {
 		c.Clock, c.Secrets = f.Clock, e.Secrets
+	}
+	// One learned pace per Ironic instance, as the real wiring keeps.
+	for _, ph := range e.Ironic {
+		if p, ok := ph.(*ironic.Phases); ok && p != nil {
+			p.Pace = ironic.NewPace()
+		}
 	}
 	return e
 }
