@@ -20,8 +20,9 @@ import (
 
 // runHostforge enrols every host of the site concurrently through the
 // enrollment workflow (flow.Local on the real clock), Ironic phases
-// only, over the adapter pointed at the proxy.
-func runHostforge(ctx context.Context, endpoint string, site *fakes.Site, timing ironic.Timing, log *slog.Logger) (time.Duration, error) {
+// only, over the adapter pointed at the proxy; pace is the run's learned
+// Pace (nil: the poll policy alone).
+func runHostforge(ctx context.Context, endpoint string, site *fakes.Site, timing ironic.Timing, pace *ironic.Pace, log *slog.Logger) (time.Duration, error) {
 	c, err := adapter.New(ctx, adapter.Config{Endpoint: endpoint, Timeout: clientTimeout})
 	if err != nil {
 		return 0, err
@@ -29,7 +30,7 @@ func runHostforge(ctx context.Context, endpoint string, site *fakes.Site, timing
 	exec := enrolltest.Executor(site, log)
 	exec.Ironic = map[string]enrollment.IronicPhases{"ironic": &ironic.Phases{Verifier: verify.Verifier{},
 		Client: c, Credentials: ironic.VaultCredentials{Vault: site.Vault}, Links: site.BMCs,
-		Clock: clock.Real{}, Log: log, Timing: timing,
+		Clock: clock.Real{}, Log: log, Timing: timing, Pace: pace,
 	}}
 	cfg := enrollment.SiteConfig{IronicEnrol: true, IronicInstances: classes}
 	off := false

@@ -41,6 +41,7 @@ import (
 	"time"
 
 	adapter "github.com/hostforge/hostforge/adapters/ironic"
+	"github.com/hostforge/hostforge/ironic"
 )
 
 type options struct {
@@ -76,7 +77,7 @@ func parse(args []string, stderr io.Writer) (options, error) {
 	fs.Float64Var(&o.timingScale, "timing-scale", 0, "hostforge runs its production ironic.Timing (StatePoll 10 s, CleanPollMin 15 s, …) times this (default 1/40: StatePoll 250 ms; with -delays 1/10: StatePoll 1 s)")
 	fs.BoolVar(&o.ironicConf, "ironic-conf", false, "print the INI text these flags need appended to ironic.conf (empty without delays) and exit")
 	fs.StringVar(&o.python, "python", "/usr/bin/python3", "the Python with python3-openstacksdk")
-	fs.StringVar(&sides, "sides", strings.Join([]string{SideLoop, SideHostforge, SideSDK}, ","), "sides to run, comma-separated")
+	fs.StringVar(&sides, "sides", strings.Join([]string{SideLoop, SideHostforge, SideSDK}, ","), "sides to run, comma-separated (also "+SidePolicy+": hostforge without a learned Pace)")
 	fs.StringVar(&o.output, "o", "text", "output: text or json")
 	fs.BoolVar(&o.detail, "detail", false, "also print the calls per route of each side")
 	fs.BoolVar(&o.verbose, "v", false, "log hostforge's phases to stderr")
@@ -134,7 +135,7 @@ func parse(args []string, stderr io.Writer) (options, error) {
 	}
 	for _, s := range strings.Split(sides, ",") {
 		switch s = strings.TrimSpace(s); s {
-		case SideLoop, SideHostforge, SideSDK:
+		case SideLoop, SideHostforge, SidePolicy, SideSDK:
 			o.sides = append(o.sides, s)
 		default:
 			return o, fmt.Errorf("-sides: unknown side %q", s)
@@ -198,11 +199,16 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) error {
 				rep.Sides = append(rep.Sides, SideResult{Side: SideLoop, Label: label, Poll: p})
 			}
 		case SideHostforge:
-			rep.Sides = append(rep.Sides, SideResult{Side: s, Label: fmt.Sprintf("hostforge, polls from %s, capped", timing.StatePoll), Poll: timing.StatePoll})
+			rep.Sides = append(rep.Sides, SideResult{Side: s, Label: fmt.Sprintf("hostforge, polls from %s, paced", timing.StatePoll), Poll: timing.StatePoll})
+		case SidePolicy:
+			rep.Sides = append(rep.Sides, SideResult{Side: s, Label: fmt.Sprintf("hostforge, polls from %s, no Pace", timing.StatePoll), Poll: timing.StatePoll})
 		case SideSDK:
 			rep.Sides = append(rep.Sides, SideResult{Side: s, Label: "openstacksdk, wait_for 2s", Poll: 2 * time.Second})
 		}
 	}
+	// One Pace for the run, as a worker keeps one per Ironic for its life:
+	// the first round starts it empty.
+	pace := ironic.NewPace()
 	for round := 0; round < o.rounds; round++ {
 		for k := range rep.Sides {
 			i := (k + round) % len(rep.Sides)
@@ -220,7 +226,9 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) error {
 			case SideLoop:
 				wall, err = runLoop(ctx, px.URL, nodes, poll)
 			case SideHostforge:
-				wall, err = runHostforge(ctx, px.URL, site, timing, log)
+				wall, err = runHostforge(ctx, px.URL, site, timing, pace, log)
+			case SidePolicy:
+				wall, err = runHostforge(ctx, px.URL, site, timing, nil, log)
 			case SideSDK:
 				wall, err = runSDK(ctx, o.python, px.URL, nodes)
 			}
@@ -250,6 +258,8 @@ func short(side string) string {
 		return "loop"
 	case SideHostforge:
 		return "hf"
+	case SidePolicy:
+		return "hfp"
 	case SideSDK:
 		return "sdk"
 	}

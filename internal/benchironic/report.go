@@ -14,7 +14,10 @@ import (
 const (
 	SideLoop      = "loop"
 	SideHostforge = "hostforge"
-	SideSDK       = "openstacksdk"
+	// SidePolicy is hostforge without a Pace: the poll policy alone, for
+	// comparison (not run by default).
+	SidePolicy = "hostforge-policy"
+	SideSDK    = "openstacksdk"
 )
 
 // Run is one side's run of the scenario.
