@@ -185,14 +185,3 @@ func Paced(pol PollPolicy, polls Polls, span Span, now time.Time) (time.Duration
 	}
 	return d, time.Time{}
 }
-
-// capFor is the longest pause the policy makes after history's latest
-// look: Max, or WaitMax in a ramdisk wait when it is set; never below
-// First.
-func (pol PollPolicy) capFor(history []Observation) time.Duration {
-	limit := max(pol.Max, pol.First)
-	if n := len(history); n > 0 && pol.WaitMax > 0 && RamdiskWait(history[n-1].ProvisionState) {
-		limit = max(pol.WaitMax, pol.First)
-	}
-	return limit
-}

@@ -153,8 +153,8 @@ type Phases struct {
 	Log      *slog.Logger
 	Timing   Timing
 	// Pace, when set, learns how long this Ironic's transitions take and
-	// places each wait's looks within that span (see Pace); one per
-	// instance, for the worker's life. nil: the policy alone.
+	// adds one look to a wait when its siblings' were over (see Pace); one
+	// per instance, for the worker's life. nil: the policy alone.
 	Pace *Pace
 }
 

@@ -168,7 +168,7 @@ func (p *Polls) Add(o Observation) {
 // between hostforge's own looks and never after now, so a skewed clock
 // costs at most one gap of lateness, never a busy loop.
 func NextPoll(pol PollPolicy, history []Observation, now time.Time) time.Duration {
-	first, limit := pol.First, pol.capFor(history)
+	first, limit := pol.First, max(pol.Max, pol.First)
 	if first <= 0 {
 		return 0
 	}
@@ -177,6 +177,9 @@ func NextPoll(pol PollPolicy, history []Observation, now time.Time) time.Duratio
 		return first
 	}
 	last := history[n-1]
+	if pol.WaitMax > 0 && RamdiskWait(last.ProvisionState) {
+		limit = max(pol.WaitMax, first)
+	}
 	if last.Action != "" {
 		return first
 	}

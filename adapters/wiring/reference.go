@@ -32,7 +32,7 @@ hardware.`,
 			{Name: "device_classes", Value: "[GPU_COMPUTE]", Required: true, Doc: "The device classes routed here: GPU_COMPUTE, CPU_BAREMETAL, HYPERVISOR (each to one instance)."},
 			{Name: "ca_file", Value: "/etc/hostforge/ironic-ca.pem", Doc: "Optional: a CA bundle trusted for this instance."},
 			{Name: "insecure_skip_verify", Value: "false", Default: "false", Doc: "Opt-in: TLS to this instance is not verified (logged)."},
-			{Name: "learned_pace", Value: "true", Default: "true", Doc: "Each wait's looks are placed by how long the same transition took lately on this instance's nodes of the same driver and resource class (ironic.Pace, kept in memory); false: the poll policy alone."},
+			{Name: "learned_pace", Value: "true", Default: "true", Doc: "A wait on a verification, inspection or cleaning also looks when nine in ten of the same transitions on this instance's nodes of the same driver and resource class were over (ironic.Pace, kept in memory; the poll policy's own looks stay); false: the poll policy alone."},
 		}, {
 			{Name: "name", Value: "ironic-cpu"},
 			{Name: "url", Value: "https://ironic-cpu.example.net:6385"},
